@@ -1,0 +1,168 @@
+"""Settings from the environment (``PUSHCORE_*``) and an optional TOML file, validated once.
+
+Every setting has a default that works for the embedded case (SQLite in
+``./data``). The environment wins over the file. An invalid value fails at
+start with a message that names the environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pushcore.domain.errors import ConfigError
+
+HS_ALGORITHMS = frozenset({"HS256", "HS384", "HS512"})
+ASYMMETRIC_ALGORITHMS = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+)
+
+
+@attrs.frozen
+class Settings:
+    """Everything configurable. Build with :func:`load_settings`."""
+
+    data_dir: Path = Path("data")
+    database_url: str | None = None
+    config_file: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "info"
+    jwt_secret: str | None = None
+    jwks: str | None = None
+    jwt_algorithms: tuple[str, ...] = ()
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    allow_private_networks: bool = False
+    ca_file: Path | None = None
+    apns_key_file: Path | None = None
+    apns_key_id: str | None = None
+    apns_team_id: str | None = None
+    apns_topic: str | None = None
+    apns_environment: str = "production"
+    apns_url: str | None = None
+    fcm_service_account_file: Path | None = None
+    fcm_url: str = "https://fcm.googleapis.com"
+    vapid_subject: str | None = None
+
+    @property
+    def effective_database_url(self) -> str:
+        """The database URL, defaulting to the SQLite file in the data directory."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'pushcore.db'}"
+
+    @property
+    def effective_jwt_algorithms(self) -> tuple[str, ...]:
+        """The accepted JWT algorithms: configured, or HS256 / RS256+ES256 by key kind."""
+        if self.jwt_algorithms:
+            return self.jwt_algorithms
+        return ("RS256", "ES256") if self.jwks else ("HS256",)
+
+
+def _env_name(field: str) -> str:
+    return f"PUSHCORE_{field.upper()}"
+
+
+def _convert(field: attrs.Attribute[Any], raw: Any) -> Any:
+    name = _env_name(field.name)
+    kind = str(field.type)  # annotations are strings here (from __future__)
+    if raw is None or raw == "":
+        return None if "None" in kind else field.default
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name}: must be true or false, not {raw!r}")
+    if kind == "int":
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name}: must be an integer, not {raw!r}") from None
+    if kind == "tuple[str, ...]":
+        items = raw if isinstance(raw, list) else str(raw).replace(",", " ").split()
+        return tuple(str(i) for i in items)
+    if "Path" in kind:
+        return Path(str(raw)).expanduser()
+    return str(raw)
+
+
+def load_settings(
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Settings from ``overrides`` > environment > TOML file > defaults, validated."""
+    env = os.environ if env is None else env
+    config_file = config_file or (
+        Path(env["PUSHCORE_CONFIG"]) if env.get("PUSHCORE_CONFIG") else None
+    )
+    from_file: dict[str, Any] = {}
+    if config_file is not None:
+        try:
+            from_file = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(
+                f"PUSHCORE_CONFIG: cannot read {config_file}: {exc.strerror}"
+            ) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"PUSHCORE_CONFIG: {config_file} is not valid TOML: {exc}") from None
+    fields = {f.name: f for f in attrs.fields(Settings)}
+    unknown = sorted(set(from_file) - set(fields))
+    if unknown:
+        raise ConfigError(f"PUSHCORE_CONFIG: unknown setting {unknown[0]!r} in {config_file}")
+    values: dict[str, Any] = {"config_file": config_file}
+    for name, field in fields.items():
+        if name == "config_file":
+            continue
+        raw: Any = from_file.get(name)
+        if _env_name(name) in env:
+            raw = env[_env_name(name)]
+        if name in overrides and overrides[name] is not None:
+            raw = overrides[name]
+        if raw is not None:
+            values[name] = _convert(field, raw)
+    settings = Settings(**values)
+    validate(settings)
+    return settings
+
+
+def validate(settings: Settings) -> None:
+    """Raise ConfigError naming the first setting that is wrong."""
+    if not 0 <= settings.port <= 65535:
+        raise ConfigError("PUSHCORE_PORT: must be from 0 to 65535")
+    url = settings.effective_database_url
+    if not url.startswith(("sqlite:///", "memory:", "postgresql://", "postgres://")):
+        raise ConfigError(
+            "PUSHCORE_DATABASE_URL: must start with sqlite:///, postgresql:// or memory://"
+        )
+    if settings.jwt_secret and settings.jwks:
+        raise ConfigError("PUSHCORE_JWKS: set PUSHCORE_JWT_SECRET or PUSHCORE_JWKS, not both")
+    if settings.jwt_secret is not None and len(settings.jwt_secret) < 32:
+        raise ConfigError("PUSHCORE_JWT_SECRET: must be at least 32 characters")
+    algorithms = set(settings.effective_jwt_algorithms)
+    allowed = ASYMMETRIC_ALGORITHMS if settings.jwks else HS_ALGORITHMS
+    wrong = sorted(algorithms - allowed)
+    if wrong:
+        kind = "a JWKS (asymmetric keys)" if settings.jwks else "a shared secret (HS*)"
+        raise ConfigError(f"PUSHCORE_JWT_ALGORITHMS: {', '.join(wrong)} cannot be used with {kind}")
+    if settings.apns_environment not in ("production", "sandbox"):
+        raise ConfigError("PUSHCORE_APNS_ENVIRONMENT: must be production or sandbox")
+    if settings.log_level.lower() not in ("critical", "error", "warning", "info", "debug"):
+        raise ConfigError(
+            "PUSHCORE_LOG_LEVEL: must be one of critical, error, warning, info, debug"
+        )
+    for name in ("ca_file", "apns_key_file", "fcm_service_account_file"):
+        path = getattr(settings, name)
+        if path is not None and not path.is_file():
+            raise ConfigError(f"{_env_name(name)}: no such file: {path}")
+    is_url = settings.jwks is not None and settings.jwks.startswith(("https://", "http://"))
+    if settings.jwks and not is_url and not Path(settings.jwks).is_file():
+        raise ConfigError(f"PUSHCORE_JWKS: no such file: {settings.jwks}")

@@ -1,0 +1,24 @@
+"""JSON <-> domain: one cattrs converter, request structuring, and response views by resource."""
+
+from pushcore.converter._base import (
+    camel,
+    converter,
+    format_timestamp,
+    maybe_timestamp,
+    parse_timestamp,
+    structure_request,
+)
+from pushcore.converter.devices import device_json
+from pushcore.converter.keys import api_key_created_json, api_key_json
+
+__all__ = [
+    "api_key_created_json",
+    "api_key_json",
+    "camel",
+    "converter",
+    "device_json",
+    "format_timestamp",
+    "maybe_timestamp",
+    "parse_timestamp",
+    "structure_request",
+]

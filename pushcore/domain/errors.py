@@ -1,0 +1,132 @@
+"""The one error tree of pushcore.
+
+Every failure a caller can act on is a subclass of :class:`PushcoreError`.
+Adapters map these classes once (HTTP status table, CLI exit code table),
+looked up along the class hierarchy, so a new subclass inherits the mapping
+of its parent until it needs its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+
+@attrs.frozen
+class FieldError:
+    """One invalid field of a request: where it is and what is wrong."""
+
+    field: str
+    message: str
+
+
+class PushcoreError(Exception):
+    """Base of every error pushcore raises on purpose."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ValidationError(PushcoreError):
+    """The input is well-formed JSON but breaks a rule; lists every bad field."""
+
+    code = "validation_error"
+
+    def __init__(self, details: Sequence[FieldError], message: str | None = None) -> None:
+        if message is None:
+            fields = ", ".join(d.field for d in details)
+            message = f"Invalid request: {fields}" if fields else "Invalid request"
+        super().__init__(message)
+        self.details = tuple(details)
+
+
+class InvalidJson(PushcoreError):
+    """The body is not JSON, or not a JSON object where one is required."""
+
+    code = "invalid_json"
+
+
+class Unauthorized(PushcoreError):
+    """Credentials are missing, invalid, revoked, expired or lack a scope."""
+
+    code = "unauthorized"
+
+
+class Forbidden(PushcoreError):
+    """The caller is known but a business rule refuses the action."""
+
+    code = "forbidden"
+
+
+class PlanLimit(Forbidden):
+    """The account's plan does not allow more of this resource."""
+
+    code = "plan_limit"
+
+
+class OwnStream(Forbidden):
+    """A stream's creator tried to subscribe to their own stream."""
+
+    code = "own_stream"
+
+
+class NotFound(PushcoreError):
+    """No such resource in the caller's account (whether or not it exists elsewhere)."""
+
+    code = "not_found"
+
+
+class DeviceNotFound(NotFound):
+    """A notification names a device token the account has not registered."""
+
+    code = "device_not_found"
+
+
+class Conflict(PushcoreError):
+    """The resource's current state does not allow the action."""
+
+    code = "conflict"
+
+
+class AlreadySubscribed(Conflict):
+    """The caller already has a subscription to this stream."""
+
+    code = "already_subscribed"
+
+
+class NotCancellable(Conflict):
+    """The notification has been handed to a gateway, settled or cancelled."""
+
+    code = "not_cancellable"
+
+
+class IllegalTransition(Conflict):
+    """A state machine was asked for a transition its table does not have."""
+
+    code = "illegal_transition"
+
+
+class PayloadTooLarge(PushcoreError):
+    """The request body is over the size limit."""
+
+    code = "payload_too_large"
+
+
+class RateLimited(PushcoreError):
+    """Too many requests; ``retry_after`` says how many seconds to wait."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ConfigError(PushcoreError):
+    """A setting is invalid; the message names the setting."""
+
+    code = "config_error"

@@ -1,0 +1,200 @@
+"""The entities of pushcore as frozen attrs classes.
+
+State changes return new objects (``attrs.evolve``); the storage adapters
+turn rows into these and back, so nothing above storage sees a row.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import datetime
+
+import attrs
+
+from pushcore.domain.scopes import Failure, Outcome, Scope, Success
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
+
+
+class Plan(enum.StrEnum):
+    """An account's plan; it sets how many streams the account may hold."""
+
+    FREE = "free"
+    PRO = "pro"
+
+
+class Platform(enum.StrEnum):
+    """How a device is reached."""
+
+    IOS = "ios"
+    ANDROID = "android"
+    WEB = "web"
+    WEBHOOK = "webhook"
+
+
+class IconStyle(enum.StrEnum):
+    """The small glyph the app shows beside a notification."""
+
+    BOLT = "bolt"
+    BELL = "bell"
+    TERMINAL = "terminal"
+    STACK = "stack"
+
+
+class Sound(enum.StrEnum):
+    """The sound a notification plays."""
+
+    DEFAULT = "default"
+    SOFT = "soft"
+    CRITICAL = "critical"
+
+
+class Priority(enum.StrEnum):
+    """How urgently a notification should interrupt."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+@attrs.frozen
+class Account:
+    """Whoever owns keys, devices, notifications and streams; the JWT ``sub``."""
+
+    id: str
+    plan: Plan
+    created_at: datetime
+
+
+@attrs.frozen
+class ApiKey:
+    """An API key as stored: only its hash and displayable prefix, never the secret."""
+
+    id: str
+    account_id: str
+    name: str
+    key_hash: str
+    key_prefix: str
+    scopes: tuple[Scope, ...]
+    expires_at: datetime | None
+    created_at: datetime
+    is_active: bool = True
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+    def check_usable(self, now: datetime) -> Outcome:
+        """Success unless the key is revoked or expired at ``now``."""
+        if not self.is_active:
+            return Failure("API key revoked")
+        if self.expires_at is not None and self.expires_at <= now:
+            return Failure("API key expired")
+        return Success()
+
+    def revoked(self, now: datetime) -> ApiKey:
+        """This key revoked; revoking twice keeps the first revocation time."""
+        if not self.is_active:
+            return self
+        return attrs.evolve(self, is_active=False, revoked_at=now)
+
+
+@attrs.frozen
+class WebPushKeys:
+    """A Web Push subscription's keys (base64url, as the browser gives them)."""
+
+    p256dh: str
+    auth: str
+
+
+@attrs.frozen
+class Device:
+    """A registered device of an account."""
+
+    id: str
+    account_id: str
+    platform: Platform
+    token: str
+    name: str | None
+    created_at: datetime
+    keys: WebPushKeys | None = None
+    is_active: bool = True
+    last_delivered_at: datetime | None = None
+
+    @property
+    def token_prefix(self) -> str:
+        """The displayable first 8 characters of the token."""
+        return self.token[:8]
+
+
+@attrs.frozen
+class StreamRef:
+    """What a notification remembers of the stream it was sent to."""
+
+    id: str
+    name: str
+    code: str
+
+
+@attrs.frozen
+class Notification:
+    """A scheduled push notification and everything its request said."""
+
+    id: str
+    account_id: str
+    title: str
+    body: str
+    icon_style: IconStyle
+    sound: Sound
+    priority: Priority
+    delay: str
+    custom_delay: int | None
+    target_device_token: str | None
+    metadata: Mapping[str, str]
+    scheduled_at: datetime
+    sender_name: str | None
+    sender_icon: str | None
+    status: NotificationStatus
+    created_at: datetime
+    devices_targeted: int
+    failure_reason: str | None = None
+    stream: StreamRef | None = None
+
+
+@attrs.frozen
+class Delivery:
+    """One notification on its way to one device."""
+
+    id: str
+    notification_id: str
+    account_id: str
+    device_id: str
+    status: DeliveryStatus
+    due_at: datetime
+    attempts: int = 0
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    failure_reason: str | None = None
+    settled_at: datetime | None = None
+
+
+@attrs.frozen
+class Stream:
+    """A publish/subscribe channel with a shareable code."""
+
+    id: str
+    account_id: str
+    name: str
+    code: str
+    description: str
+    icon_url: str | None
+    created_at: datetime
+
+
+@attrs.frozen
+class Subscription:
+    """A user's subscription to a stream."""
+
+    id: str
+    account_id: str
+    stream_id: str
+    created_at: datetime

@@ -1,0 +1,47 @@
+"""The SSRF guard: user-given URLs may only reach public addresses (unless allowed).
+
+The host is resolved here and every address it resolves to is checked;
+callers that then connect should connect to one of the returned addresses,
+so that a DNS answer that changes between check and use (DNS rebinding)
+cannot slip a private address through.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from pushcore.domain.addresses import IPAddress, is_forbidden_address
+
+
+class NetworkGuard:
+    """Checks URLs against the private, loopback and link-local ranges."""
+
+    def __init__(self, allow_private: bool = False) -> None:
+        self.allow_private = allow_private
+
+    def resolve(self, url: str) -> list[IPAddress]:
+        """The allowed addresses of the URL's host; ValueError when none may be used."""
+        parts = urlsplit(url)
+        host = parts.hostname
+        if parts.scheme not in ("http", "https") or not host:
+            raise ValueError("must be an http or https URL")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            addresses: list[IPAddress] = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except (socket.gaierror, UnicodeError):
+                raise ValueError(f"host {host!r} cannot be resolved") from None
+            addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+        if not self.allow_private:
+            for address in addresses:
+                if is_forbidden_address(address):
+                    raise ValueError("must not point at a private, loopback or link-local address")
+        return addresses
+
+    def check(self, url: str) -> None:
+        """ValueError unless the URL may be fetched or posted to."""
+        self.resolve(url)

@@ -1,0 +1,46 @@
+"""The use cases, one module per area; orchestration over domain rules and ports."""
+
+from __future__ import annotations
+
+import attrs
+
+from pushcore.config import Settings
+from pushcore.ports import Clock, Store
+from pushcore.services.accounts import AccountService
+from pushcore.services.auth import AuthService, CredentialKind, Principal
+from pushcore.services.devices import DeviceService, Registration
+from pushcore.services.keys import CreatedKey, KeyService
+from pushcore.services.tokens import TokenIssuer, TokenVerifier
+
+
+@attrs.frozen
+class Services:
+    """Everything the front doors (HTTP, CLI, library users) call. Built by bootstrap."""
+
+    settings: Settings
+    store: Store
+    clock: Clock
+    accounts: AccountService
+    auth: AuthService
+    keys: KeyService
+    devices: DeviceService
+    tokens: TokenIssuer
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.store.close()
+
+
+__all__ = [
+    "AccountService",
+    "AuthService",
+    "CreatedKey",
+    "CredentialKind",
+    "DeviceService",
+    "KeyService",
+    "Principal",
+    "Registration",
+    "Services",
+    "TokenIssuer",
+    "TokenVerifier",
+]

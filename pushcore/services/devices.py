@@ -1,0 +1,76 @@
+"""Devices: register (idempotent upsert), list, remove."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.inputs import NewDevice, device_errors
+from pushcore.domain.model import Device, Platform
+from pushcore.ports import Clock, IdGenerator, Store, UrlGuard
+
+
+@attrs.frozen
+class Registration:
+    """The registered device, and whether it is new (201) or was already there (200)."""
+
+    device: Device
+    created: bool
+
+
+class DeviceService:
+    """Use cases on devices."""
+
+    def __init__(self, store: Store, clock: Clock, ids: IdGenerator, guard: UrlGuard) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = ids
+        self._guard = guard
+
+    def register(self, account_id: str, request: NewDevice) -> Registration:
+        """Register a device, or refresh and reactivate the one with the same token."""
+        errors = device_errors(request)
+        if not errors and request.platform is Platform.WEBHOOK:
+            try:
+                self._guard.check(request.token)
+            except ValueError as exc:
+                errors.append(FieldError("token", str(exc)))
+        if errors:
+            raise ValidationError(errors)
+        with self._store.transaction() as tx:
+            existing = tx.devices.find_by_token(account_id, request.token)
+            if existing is not None:
+                updated = attrs.evolve(
+                    existing,
+                    platform=request.platform,
+                    name=request.name if request.name is not None else existing.name,
+                    keys=request.keys,
+                    is_active=True,
+                )
+                if updated != existing:
+                    tx.devices.update(updated)
+                return Registration(updated, created=False)
+            device = Device(
+                id=self._ids.new_id("dev"),
+                account_id=account_id,
+                platform=request.platform,
+                token=request.token,
+                name=request.name,
+                created_at=self._clock.now(),
+                keys=request.keys,
+            )
+            tx.devices.add(device)
+            return Registration(device, created=True)
+
+    def list(self, account_id: str) -> Sequence[Device]:
+        """The account's devices, newest first, deactivated ones included."""
+        with self._store.read() as tx:
+            return tx.devices.list(account_id)
+
+    def remove(self, account_id: str, device_id: str) -> None:
+        """Remove a device of this account; NotFound for any other id."""
+        with self._store.transaction() as tx:
+            if not tx.devices.delete(account_id, device_id):
+                raise NotFound("Device not found")

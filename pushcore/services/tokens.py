@@ -1,0 +1,144 @@
+"""JWT verification and issuing (joserfc), with algorithms fixed by configuration.
+
+The accepted algorithm list never comes from the token: ``alg: none``, an
+HS256 token signed with an RSA public key, or any algorithm the operator did
+not list are refused before a signature is even looked at.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet, OctKey
+from joserfc.jwt import JWTClaimsRegistry
+
+from pushcore.domain.errors import ConfigError, Unauthorized
+from pushcore.ports import Clock
+
+# Identity providers and this service rarely share a clock to the second.
+CLOCK_LEEWAY_SECONDS = 30
+MAX_TOKEN_LENGTH = 8192
+MAX_SUBJECT_LENGTH = 255
+JWKS_REFRESH_SECONDS = 600
+JWKS_MIN_REFETCH_SECONDS = 60
+
+
+class JwksSource:
+    """A JWKS from a file or URL, cached; a URL is fetched again at most once a minute."""
+
+    def __init__(self, location: str, ca_file: Path | None = None) -> None:
+        self._location = location
+        self._ca_file = ca_file
+        self._lock = threading.Lock()
+        self._keys: KeySet | None = None
+        self._fetched_at = 0.0
+
+    def _load(self) -> KeySet:
+        if self._location.startswith(("https://", "http://")):
+            verify: Any = str(self._ca_file) if self._ca_file else True
+            response = httpx.get(self._location, timeout=5.0, verify=verify)
+            response.raise_for_status()
+            data = response.json()
+        else:
+            data = json.loads(Path(self._location).read_text(encoding="utf-8"))
+        return KeySet.import_key_set(data)
+
+    def keys(self, refresh: bool = False) -> KeySet:
+        """The key set; ``refresh`` asks for a new copy (honoured at most once a minute)."""
+        with self._lock:
+            age = time.monotonic() - self._fetched_at
+            stale = self._keys is None or age > JWKS_REFRESH_SECONDS
+            if stale or (refresh and age > JWKS_MIN_REFETCH_SECONDS):
+                try:
+                    self._keys = self._load()
+                    self._fetched_at = time.monotonic()
+                except (OSError, ValueError, httpx.HTTPError, JoseError) as exc:
+                    if self._keys is None:
+                        raise ConfigError(
+                            f"PUSHCORE_JWKS: cannot load {self._location}: {exc}"
+                        ) from exc
+            assert self._keys is not None
+            return self._keys
+
+
+class TokenVerifier:
+    """Checks bearer tokens: signature with the configured key, algorithm, exp, iss, aud."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        algorithms: Sequence[str],
+        secret: str | None = None,
+        jwks: JwksSource | None = None,
+        issuer: str | None = None,
+        audience: str | None = None,
+    ) -> None:
+        if (secret is None) == (jwks is None):
+            raise ConfigError("PUSHCORE_JWT_SECRET: exactly one of a secret or a JWKS is needed")
+        self._clock = clock
+        self._algorithms = list(algorithms)
+        self._secret = OctKey.import_key(secret.encode()) if secret else None
+        self._jwks = jwks
+        claims: dict[str, Any] = {"exp": {"essential": True}, "sub": {"essential": True}}
+        if issuer:
+            claims["iss"] = {"essential": True, "value": issuer}
+        if audience:
+            claims["aud"] = {"essential": True, "value": audience}
+        self._registry = JWTClaimsRegistry(
+            now=lambda: int(self._clock.now().timestamp()), leeway=CLOCK_LEEWAY_SECONDS, **claims
+        )
+
+    def _decode(self, token: str, refresh: bool) -> jwt.Token:
+        key: OctKey | KeySet
+        key = self._secret if self._secret is not None else self._jwks.keys(refresh)  # type: ignore[union-attr]
+        return jwt.decode(token, key, algorithms=self._algorithms)
+
+    def verify(self, token: str) -> str:
+        """The account id (``sub``) of a valid token; Unauthorized("Invalid token") otherwise."""
+        if not token or len(token) > MAX_TOKEN_LENGTH:
+            raise Unauthorized("Invalid token")
+        try:
+            try:
+                decoded = self._decode(token, refresh=False)
+            except JoseError:
+                if self._jwks is None:
+                    raise
+                # The identity provider may have rotated its keys since we fetched them.
+                decoded = self._decode(token, refresh=True)
+            self._registry.validate(decoded.claims)
+        except (JoseError, ValueError, TypeError, KeyError):
+            raise Unauthorized("Invalid token") from None
+        subject = decoded.claims.get("sub")
+        if not isinstance(subject, str) or not 0 < len(subject) <= MAX_SUBJECT_LENGTH:
+            raise Unauthorized("Invalid token")
+        return subject
+
+
+class TokenIssuer:
+    """Signs HS256 tokens with the configured secret (``pushctl token issue``)."""
+
+    def __init__(self, clock: Clock, secret: str | None) -> None:
+        self._clock = clock
+        self._key = OctKey.import_key(secret.encode()) if secret else None
+
+    def issue(self, account_id: str, ttl: timedelta) -> str:
+        """A token for ``account_id`` that expires after ``ttl``."""
+        if self._key is None:
+            raise ConfigError(
+                "PUSHCORE_JWKS: tokens come from your identity provider when a JWKS is"
+                " configured; pushctl can only issue tokens with PUSHCORE_JWT_SECRET"
+            )
+        if not 0 < len(account_id) <= MAX_SUBJECT_LENGTH:
+            raise ValueError("account id must be 1 to 255 characters")
+        now = int(self._clock.now().timestamp())
+        claims = {"sub": account_id, "iat": now, "exp": now + int(ttl.total_seconds())}
+        return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, self._key)

@@ -1,0 +1,60 @@
+"""The one place that resolves credentials and decides which kind each endpoint takes."""
+
+from __future__ import annotations
+
+import enum
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from pushcore.domain.errors import Unauthorized
+from pushcore.domain.scopes import Scope
+from pushcore.services import Principal, Services
+
+
+class Accepts(enum.Enum):
+    """Which credentials an endpoint takes (the spec's table, API.md's decisions)."""
+
+    USER = "user"  # a JWT only
+    KEY = "key"  # an API key only
+    EITHER = "either"
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Invalid token")
+    return token.strip()
+
+
+async def authenticate(
+    request: Request, services: Services, accepts: Accepts, scope: Scope | None = None
+) -> Principal:
+    """The caller of ``request``; 401 with API.md's message when it may not call."""
+    key = request.headers.get("x-api-key")
+    token = _bearer(request)
+    principal: Principal
+    if accepts is Accepts.USER:
+        if token is None:
+            if key is not None:
+                raise Unauthorized("This endpoint requires a user token")
+            raise Unauthorized("Authentication required")
+        principal = await run_in_threadpool(services.auth.authenticate_token, token)
+    elif accepts is Accepts.KEY:
+        if key is None:
+            if token is not None:
+                raise Unauthorized("This endpoint requires an API key")
+            raise Unauthorized("Authentication required")
+        principal = await run_in_threadpool(services.auth.authenticate_key, key)
+    elif key is not None:
+        principal = await run_in_threadpool(services.auth.authenticate_key, key)
+    elif token is not None:
+        principal = await run_in_threadpool(services.auth.authenticate_token, token)
+    else:
+        raise Unauthorized("Authentication required")
+    if scope is not None:
+        principal.require(scope)
+    return principal

@@ -1,0 +1,50 @@
+"""/api/devices: register (idempotent), list and remove devices (JWT or a devices:* key)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pushcore.converter import device_json, structure_request
+from pushcore.domain.inputs import NewDevice
+from pushcore.domain.scopes import Scope
+from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.body import read_json
+from pushcore_http.routes import services_of
+
+
+class Devices(HTTPEndpoint):
+    """/api/devices"""
+
+    async def post(self, request: Request) -> Response:
+        """Register: 201 when new, 200 when the token was already registered."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
+        new = structure_request(NewDevice, await read_json(request))
+        result = await run_in_threadpool(services.devices.register, caller.account_id, new)
+        return JSONResponse(device_json(result.device), 201 if result.created else 200)
+
+    async def get(self, request: Request) -> Response:
+        """The caller's devices, deactivated ones included."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_READ)
+        devices = await run_in_threadpool(services.devices.list, caller.account_id)
+        return JSONResponse([device_json(d) for d in devices])
+
+
+class Device(HTTPEndpoint):
+    """/api/devices/:id"""
+
+    async def delete(self, request: Request) -> Response:
+        """Remove a device."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
+        device_id = request.path_params["device_id"]
+        await run_in_threadpool(services.devices.remove, caller.account_id, device_id)
+        return JSONResponse({"success": True, "id": device_id})
+
+
+routes = [Route("/api/devices", Devices), Route("/api/devices/{device_id}", Device)]

@@ -1,0 +1,49 @@
+"""/api/keys: create, list and revoke API keys (JWT only: a key cannot manage keys)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pushcore.converter import api_key_created_json, api_key_json, structure_request
+from pushcore.domain.inputs import NewApiKey
+from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.body import read_json
+from pushcore_http.routes import services_of
+
+
+class Keys(HTTPEndpoint):
+    """/api/keys"""
+
+    async def post(self, request: Request) -> Response:
+        """Create a key; the only response that ever carries the full key."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        new = structure_request(NewApiKey, await read_json(request))
+        created = await run_in_threadpool(services.keys.create, user.account_id, new)
+        return JSONResponse(api_key_created_json(created.key, created.secret), 201)
+
+    async def get(self, request: Request) -> Response:
+        """The caller's keys, masked."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        keys = await run_in_threadpool(services.keys.list, user.account_id)
+        return JSONResponse([api_key_json(k) for k in keys])
+
+
+class Key(HTTPEndpoint):
+    """/api/keys/:id"""
+
+    async def delete(self, request: Request) -> Response:
+        """Revoke (idempotent)."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        key_id = request.path_params["key_id"]
+        key = await run_in_threadpool(services.keys.revoke, user.account_id, key_id)
+        return JSONResponse({"success": True, "id": key.id})
+
+
+routes = [Route("/api/keys", Keys), Route("/api/keys/{key_id}", Key)]

@@ -1,0 +1,83 @@
+"""Shared fixtures: settings in a temporary data dir, services on SQLite, an HTTP client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from pushcore import Services, build_services, load_settings
+from pushcore.config import Settings
+from pushcore_http import create_app
+from tests.fakes.clock import FakeClock
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Embedded defaults (SQLite) in a temporary data directory.
+
+    PUSHCORE_TEST_DATABASE_URL runs the same tests on another store.
+    """
+    return load_settings(
+        env={},
+        data_dir=tmp_path / "data",
+        database_url=os.environ.get("PUSHCORE_TEST_DATABASE_URL"),
+    )
+
+
+@pytest.fixture
+def services(settings: Settings) -> Iterator[Services]:
+    """Services on SQLite with the real clock."""
+    built = build_services(settings)
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def client(services: Services) -> Iterator[TestClient]:
+    """An HTTP client for the app built on ``services``."""
+    with TestClient(create_app(services), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+class Api:
+    """Small conveniences for HTTP tests: tokens and keys for named accounts."""
+
+    def __init__(self, client: TestClient, services: Services) -> None:
+        self.client = client
+        self.services = services
+
+    def token(self, account: str) -> dict[str, str]:
+        """Headers carrying a fresh JWT for ``account``."""
+        token = self.services.tokens.issue(account, timedelta(hours=1))
+        return {"Authorization": f"Bearer {token}"}
+
+    def key(self, account: str, *scopes: str) -> dict[str, str]:
+        """Headers carrying a new API key of ``account`` with ``scopes`` (all when none)."""
+        wanted = list(scopes) or [
+            "notifications:read",
+            "notifications:write",
+            "devices:read",
+            "devices:write",
+        ]
+        response = self.client.post(
+            "/api/keys", json={"name": "test", "scopes": wanted}, headers=self.token(account)
+        )
+        assert response.status_code == 201, response.text
+        return {"X-API-Key": response.json()["key"]}
+
+
+@pytest.fixture
+def api(client: TestClient, services: Services) -> Api:
+    """The :class:`Api` helper."""
+    return Api(client, services)
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """A clock that moves only when told."""
+    return FakeClock()
