@@ -42,7 +42,7 @@ class _ApiKeys:
         self._t = t
 
     def add(self, key: ApiKey) -> None:
-        if key.id in self._t.api_keys:
+        if key.id in self._t.api_keys or self.find_by_hash(key.key_hash) is not None:
             raise KeyError(key.id)
         self._t.api_keys[key.id] = key
 
@@ -58,7 +58,9 @@ class _ApiKeys:
         return sorted(keys, key=lambda k: k.id, reverse=True)
 
     def update(self, key: ApiKey) -> None:
-        self._t.api_keys[key.id] = key
+        # Like SQL's UPDATE: a deleted row stays deleted.
+        if key.id in self._t.api_keys:
+            self._t.api_keys[key.id] = key
 
     def touch_last_used(self, key_id: str, at: datetime, older_than: datetime) -> bool:
         key = self._t.api_keys.get(key_id)
@@ -73,12 +75,13 @@ class _Devices:
         self._t = t
 
     def add(self, device: Device) -> None:
-        if self.find_by_token(device.account_id, device.token) is not None:
+        if device.id in self._t.devices or self.find_by_token(device.account_id, device.token):
             raise KeyError(device.token)
         self._t.devices[device.id] = device
 
     def update(self, device: Device) -> None:
-        self._t.devices[device.id] = device
+        if device.id in self._t.devices:
+            self._t.devices[device.id] = device
 
     def get(self, account_id: str, device_id: str) -> Device | None:
         device = self._t.devices.get(device_id)

@@ -1,0 +1,230 @@
+"""What only the SQLite store promises: durability, migrations, WAL, locking, threads."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from pushcore.domain.model import Account, Plan
+from pushcore.storage import sqlite as sqlite_module
+from pushcore.storage.sqlite import Migration, SqliteStore, load_migrations, split_statements
+from tests.contract.test_store_contract import T0, make_device, make_key
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """Where the database file goes."""
+    return tmp_path / "pushcore.db"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[SqliteStore]:
+    """An open SQLite store at ``path``."""
+    opened = SqliteStore(path)
+    yield opened
+    opened.close()
+
+
+def migration_rows(path: Path) -> list[tuple[int, str, str]]:
+    """``schema_migrations`` as (version, name, applied_at), read without the store."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
+        ).fetchall()
+    return [(int(v), str(n), str(a)) for v, n, a in rows]
+
+
+def run_in_threads(count: int, work: Callable[[int], None]) -> None:
+    """Run ``work(i)`` in ``count`` threads released together; re-raise the first error."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def test_data_survives_a_restart(path: Path) -> None:
+    first = SqliteStore(path)
+    with first.transaction() as tx:
+        tx.accounts.ensure(Account("acc_a", Plan.PRO, T0))
+        tx.api_keys.add(make_key())
+        tx.devices.add(make_device())
+    first.close()
+    second = SqliteStore(path)
+    try:
+        with second.read() as tx:
+            assert tx.accounts.get("acc_a") == Account("acc_a", Plan.PRO, T0)
+            assert tx.api_keys.get("acc_a", "key_01") == make_key()
+            assert tx.devices.get("acc_a", "dev_01") == make_device()
+    finally:
+        second.close()
+
+
+def test_the_parent_directory_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "not" / "yet" / "there.db"
+    SqliteStore(path).close()
+    assert path.is_file()
+
+
+def test_migrations_are_recorded_once(path: Path) -> None:
+    SqliteStore(path).close()
+    recorded = migration_rows(path)
+    assert [(v, n) for v, n, _ in recorded] == [(m.version, m.name) for m in load_migrations()]
+    assert recorded[0][:2] == (1, "initial")
+    assert datetime.fromisoformat(recorded[0][2]).tzinfo == UTC
+    SqliteStore(path).close()
+    assert migration_rows(path) == recorded
+
+
+def test_processes_starting_together_apply_each_migration_once(path: Path) -> None:
+    # Separate stores have separate connections, which SQLite locks exactly
+    # as it would separate processes.
+    opened: list[SqliteStore] = []
+    run_in_threads(4, lambda _: opened.append(SqliteStore(path)))
+    for each in opened:
+        each.close()
+    assert [v for v, _, _ in migration_rows(path)] == [m.version for m in load_migrations()]
+
+
+def test_a_failing_migration_leaves_no_trace(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = Migration(2, "broken", "CREATE TABLE half_done (x);\nINSERT INTO nowhere VALUES (1);")
+    monkeypatch.setattr(sqlite_module, "load_migrations", lambda: [*load_migrations(), broken])
+    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+        SqliteStore(path)
+    assert [v for v, _, _ in migration_rows(path)] == [1]
+    assert "half_done" not in sqlite_utils.Database(path).table_names()
+    monkeypatch.undo()
+    SqliteStore(path).close()  # the good migrations still open the database
+
+
+def test_the_schema_has_its_tables_and_indexes(store: SqliteStore, path: Path) -> None:
+    db = sqlite_utils.Database(path)
+    assert set(db.table_names()) == {"schema_migrations", "accounts", "api_keys", "devices"}
+    key_indexes = {tuple(i.columns): i.unique for i in db.table("api_keys").indexes}
+    assert key_indexes[("key_hash",)] == 1
+    assert key_indexes[("account_id", "id")] == 0
+    device_indexes = {tuple(i.columns): i.unique for i in db.table("devices").indexes}
+    assert device_indexes[("account_id", "token")] == 1
+    assert device_indexes[("account_id", "id")] == 0
+
+
+def test_wal_mode_is_on(store: SqliteStore, path: Path) -> None:
+    assert sqlite_utils.Database(path).journal_mode == "wal"
+
+
+def test_times_are_stored_as_utc_milliseconds(store: SqliteStore, path: Path) -> None:
+    created = datetime(2026, 11, 21, 10, 15, 30, 123456, tzinfo=UTC)
+    with store.transaction() as tx:
+        tx.accounts.ensure(Account("acc_a", Plan.FREE, created))
+    with sqlite3.connect(path) as conn:
+        (raw,) = conn.execute("SELECT created_at FROM accounts").fetchone()
+    assert raw == int(T0.timestamp() * 1000) == 1_795_256_130_123
+    with store.read() as tx:
+        # Sub-millisecond digits are cut, not rounded: the contract is milliseconds.
+        assert tx.accounts.get("acc_a") == Account("acc_a", Plan.FREE, T0)
+
+
+def test_a_naive_time_is_refused(store: SqliteStore) -> None:
+    with pytest.raises(ValueError, match="naive"), store.transaction() as tx:
+        tx.accounts.ensure(Account("acc_a", Plan.FREE, T0.replace(tzinfo=None)))
+    with store.read() as tx:
+        assert tx.accounts.get("acc_a") is None
+
+
+def test_writing_inside_read_raises_and_writes_nothing(store: SqliteStore) -> None:
+    with pytest.raises(sqlite3.OperationalError, match="readonly"), store.read() as tx:
+        tx.devices.add(make_device("dev_01"))
+    # The connection is writable again once the read is over.
+    with store.transaction() as tx:
+        assert tx.devices.get("acc_a", "dev_01") is None
+        tx.devices.add(make_device("dev_02"))
+    with store.read() as tx:
+        assert [d.id for d in tx.devices.list("acc_a")] == ["dev_02"]
+
+
+def test_concurrent_writers_all_succeed(store: SqliteStore) -> None:
+    def write_fifty(thread: int) -> None:
+        for i in range(50):
+            with store.transaction() as tx:
+                tx.devices.add(make_device(f"dev_{thread}_{i:02}"))
+
+    run_in_threads(2, write_fifty)
+    with store.read() as tx:
+        assert len(tx.devices.list("acc_a")) == 100
+
+
+def test_a_writer_waits_for_the_write_lock_instead_of_failing(store: SqliteStore) -> None:
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with store.transaction() as tx:
+            tx.devices.add(make_device("dev_01"))
+            locked.set()
+            release.wait(timeout=5)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert locked.wait(timeout=5)
+        threading.Timer(0.3, release.set).start()
+        with store.transaction() as tx:  # blocks in BEGIN IMMEDIATE until the holder commits
+            assert tx.devices.get("acc_a", "dev_01") == make_device("dev_01")
+            tx.devices.add(make_device("dev_02"))
+    finally:
+        release.set()
+        holder.join()
+    with store.read() as tx:
+        assert [d.id for d in tx.devices.list("acc_a")] == ["dev_02", "dev_01"]
+
+
+def test_close_releases_connections_of_every_thread(path: Path) -> None:
+    store = SqliteStore(path)
+    worker = threading.Thread(target=store.ping)
+    worker.start()
+    worker.join()
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.ping()
+    with pytest.raises(sqlite3.ProgrammingError):
+        # A thread that never used the store cannot open a new connection either.
+        run_in_threads(1, lambda _: store.ping())
+
+
+def test_split_statements_respects_quotes_comments_and_triggers() -> None:
+    script = """
+        -- a comment; with a semicolon
+        CREATE TABLE t (x TEXT DEFAULT 'a;b');
+        CREATE TRIGGER tr AFTER INSERT ON t BEGIN
+            UPDATE t SET x = 'c;d'; DELETE FROM t WHERE x = ';';
+        END;
+        /* closing ; comment */
+    """
+    statements = split_statements(script)
+    assert len(statements) == 3
+    assert statements[0].startswith("-- a comment")
+    assert statements[0].endswith("'a;b');")
+    assert statements[1].startswith("CREATE TRIGGER tr")
+    assert statements[1].endswith("END;")
+    assert statements[2] == "/* closing ; comment */"
+    conn = sqlite3.connect(":memory:")
+    for statement in statements:
+        conn.execute(statement)
+    conn.close()
