@@ -17,7 +17,17 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
-from pushcore.domain.model import Account, ApiKey, Device, Plan
+from pushcore.domain.model import (
+    Account,
+    ApiKey,
+    Delivery,
+    DeliveryCounts,
+    Device,
+    Notification,
+    NotificationStats,
+    Plan,
+)
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
 
 
 class Clock(Protocol):
@@ -111,12 +121,127 @@ class DeviceRepository(Protocol):
         """The account's device with this token, or None."""
         ...
 
+    def active_targets(self, account_id: str, token: str | None) -> Sequence[Device]:
+        """The account's active devices, or its active device with ``token``."""
+        ...
+
+    def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
+        """The devices with these ids (any account; for the engine)."""
+        ...
+
     def list(self, account_id: str) -> Sequence[Device]:
         """The account's devices, newest first, deactivated ones included."""
         ...
 
     def delete(self, account_id: str, device_id: str) -> bool:
         """Remove the device; False when the account has no such device."""
+        ...
+
+
+class NotificationRepository(Protocol):
+    """Notifications. Reads by the API are scoped by account; the engine's are not."""
+
+    def add(self, notification: Notification) -> None:
+        """Insert a new notification."""
+        ...
+
+    def get(self, account_id: str, notification_id: str) -> Notification | None:
+        """The notification with this id in this account, or None."""
+        ...
+
+    def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
+        """The notifications with these ids (any account; for the engine)."""
+        ...
+
+    def list(
+        self,
+        account_id: str,
+        status: NotificationStatus | None,
+        limit: int,
+        before_id: str | None,
+    ) -> Sequence[Notification]:
+        """The account's notifications, newest first, optionally of one status,
+        with ids below ``before_id`` (the paging cursor)."""
+        ...
+
+    def update(self, notification: Notification) -> None:
+        """Store the changed state (status, failure_reason, wake_at, settled_at)."""
+        ...
+
+    def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
+        """Notifications a new or reactivated device with ``token`` should also get.
+
+        Those SCHEDULED (waiting for a device), and those QUEUED and not yet
+        due (their targets are resolved at the due time), that target all
+        devices or this token.
+        """
+        ...
+
+    def due_wakeups(self, now: datetime, limit: int) -> Sequence[Notification]:
+        """Notifications whose ``wake_at`` has come, earliest first."""
+        ...
+
+    def next_wake_at(self) -> datetime | None:
+        """The earliest ``wake_at``, or None."""
+        ...
+
+    def stats(self, account_id: str, since: datetime) -> NotificationStats:
+        """Counts by status, delivery counts, and what happened since ``since``."""
+        ...
+
+
+class DeliveryRepository(Protocol):
+    """Deliveries: the engine's queue. Claims are leases decided by the database."""
+
+    def add_many(self, deliveries: Sequence[Delivery]) -> None:
+        """Insert new deliveries (in bulk)."""
+        ...
+
+    def counts(self, notification_id: str) -> DeliveryCounts:
+        """How the notification's deliveries stand."""
+        ...
+
+    def for_notification(self, notification_id: str) -> Sequence[Delivery]:
+        """The notification's deliveries."""
+        ...
+
+    def claim_due(
+        self, now: datetime, owner: str, lease_until: datetime, limit: int
+    ) -> Sequence[Delivery]:
+        """Lease up to ``limit`` deliveries to ``owner``: PENDING ones due at ``now``,
+        earliest first, and IN_FLIGHT ones whose lease has run out. Each claim
+        adds one to ``attempts``. Two owners never hold the same delivery."""
+        ...
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest time a claim could find work (a due time or a lease end)."""
+        ...
+
+    def settle(
+        self,
+        delivery_id: str,
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> bool:
+        """DELIVERED or FAILED, if ``owner`` still holds the lease; whether it did."""
+        ...
+
+    def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
+        """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease."""
+        ...
+
+    def release(self, delivery_ids: Sequence[str], owner: str) -> int:
+        """Hand leased deliveries back unsent: PENDING, the claim's attempt undone."""
+        ...
+
+    def cancel_unsent(self, notification_id: str, reason: str) -> int:
+        """Cancel the notification's PENDING deliveries never handed to a gateway."""
+        ...
+
+    def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
+        """Cancel the device's PENDING deliveries; the ids of the notifications touched."""
         ...
 
 
@@ -136,6 +261,16 @@ class Transaction(Protocol):
     @property
     def devices(self) -> DeviceRepository:
         """Devices."""
+        ...
+
+    @property
+    def notifications(self) -> NotificationRepository:
+        """Notifications."""
+        ...
+
+    @property
+    def deliveries(self) -> DeliveryRepository:
+        """Deliveries."""
         ...
 
 

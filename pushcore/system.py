@@ -40,7 +40,8 @@ class UlidGenerator:
 
     Written here rather than taken from a package because the clock must be
     injectable and ids must stay ordered when many are made in one millisecond
-    (a bulk fan-out): the random part is incremented instead of redrawn.
+    (a bulk fan-out): when a fresh draw would not sort after the last id, the
+    last id plus one is used instead.
     """
 
     def __init__(self, clock: SystemClock | None = None) -> None:

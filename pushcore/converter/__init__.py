@@ -3,13 +3,13 @@
 from pushcore.converter._base import (
     camel,
     converter,
-    format_timestamp,
     maybe_timestamp,
     parse_timestamp,
     structure_request,
 )
 from pushcore.converter.devices import device_json
 from pushcore.converter.keys import api_key_created_json, api_key_json
+from pushcore.domain.timefmt import format_timestamp
 
 __all__ = [
     "api_key_created_json",

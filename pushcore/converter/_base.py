@@ -18,6 +18,7 @@ import attrs
 import cattrs
 
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
+from pushcore.domain.timefmt import format_timestamp
 
 T = TypeVar("T")
 
@@ -60,11 +61,6 @@ def parse_timestamp(value: Any, _type: Any = datetime) -> datetime:
 
 
 converter.register_structure_hook(datetime, parse_timestamp)
-
-
-def format_timestamp(value: datetime) -> str:
-    """UTC, millisecond precision, with a ``Z``: ``2026-11-21T10:15:30.123Z``."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def maybe_timestamp(value: datetime | None) -> str | None:

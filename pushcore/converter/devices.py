@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pushcore.converter._base import format_timestamp, maybe_timestamp
+from pushcore.converter._base import maybe_timestamp
 from pushcore.domain.model import Device
+from pushcore.domain.timefmt import format_timestamp
 
 
 def device_json(device: Device) -> dict[str, Any]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pushcore.converter._base import format_timestamp, maybe_timestamp
+from pushcore.converter._base import maybe_timestamp
 from pushcore.domain.model import ApiKey
+from pushcore.domain.timefmt import format_timestamp
 
 
 def api_key_created_json(key: ApiKey, secret: str) -> dict[str, Any]:

@@ -19,6 +19,8 @@ def is_forbidden_address(address: IPAddress) -> bool:
             embedded = address.teredo[1]
         if embedded is not None:
             return is_forbidden_address(embedded)
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return True  # deprecated fec0::/10, which ipaddress counts as global
     return (
         address.is_loopback
         or address.is_private

@@ -9,15 +9,29 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import string
 from datetime import datetime
 
 import attrs
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
-from pushcore.domain.model import Platform, WebPushKeys
-from pushcore.domain.scheduling import DEVICE_NAME_MAX, DEVICE_TOKEN_MAX, KEY_NAME_MAX
+from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
+from pushcore.domain.scheduling import (
+    BODY_MAX,
+    CUSTOM_DELAY_MAX,
+    CUSTOM_DELAY_MIN,
+    DEVICE_NAME_MAX,
+    DEVICE_TOKEN_MAX,
+    KEY_NAME_MAX,
+    METADATA_MAX_BYTES,
+    METADATA_MAX_KEYS,
+    SENDER_NAME_MAX,
+    TITLE_MAX,
+    Delay,
+)
 from pushcore.domain.scopes import Scope
 
 
@@ -48,12 +62,29 @@ class NewDevice:
 _HEX = frozenset(string.hexdigits)
 
 
-def _b64url_len(value: str) -> int | None:
-    """Length of the bytes a base64url string (padding optional) decodes to, or None."""
+_B64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+
+
+def b64url_decode(value: str) -> bytes | None:
+    """The bytes of a base64url string (padding optional), or None when it is not one."""
+    # urlsafe_b64decode silently drops characters outside the alphabet; refuse them.
+    if not _B64URL.fullmatch(value):
+        return None
     try:
-        return len(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+        return base64.urlsafe_b64decode(value.rstrip("=") + "=" * (-len(value.rstrip("=")) % 4))
     except (binascii.Error, ValueError):
         return None
+
+
+def _is_p256_point(value: str) -> bool:
+    raw = b64url_decode(value)
+    if raw is None or len(raw) != 65 or raw[0] != 0x04:
+        return False
+    try:
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
+    except ValueError:
+        return False  # not on the curve
+    return True
 
 
 def device_errors(device: NewDevice) -> list[FieldError]:
@@ -73,12 +104,38 @@ def device_errors(device: NewDevice) -> list[FieldError]:
         if device.keys is None:
             errors.append(FieldError("keys", "is required for web devices (p256dh and auth)"))
         else:
-            if _b64url_len(device.keys.p256dh) != 65 or not device.keys.p256dh:
+            if not _is_p256_point(device.keys.p256dh):
                 errors.append(
                     FieldError("keys.p256dh", "must be a base64url uncompressed P-256 point")
                 )
-            if _b64url_len(device.keys.auth) != 16:
+            auth = b64url_decode(device.keys.auth)
+            if auth is None or len(auth) != 16:
                 errors.append(FieldError("keys.auth", "must be a base64url 16-byte secret"))
     elif device.keys is not None:
         errors.append(FieldError("keys", "is only for web devices"))
     return errors
+
+
+@attrs.frozen
+class NewNotification:
+    """A request to schedule a notification (POST /api/notifications)."""
+
+    title: str = attrs.field(validator=v.text(1, TITLE_MAX))
+    body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
+    icon_style: IconStyle = IconStyle.BOLT
+    sound: Sound = Sound.DEFAULT
+    # None means "not given": the default preset applies, and customDelay is refused.
+    delay: Delay | None = None
+    custom_delay: int | None = attrs.field(
+        default=None, validator=v.int_range(CUSTOM_DELAY_MIN, CUSTOM_DELAY_MAX)
+    )
+    priority: Priority = Priority.NORMAL
+    target_device_token: str | None = attrs.field(
+        default=None, validator=v.text(1, DEVICE_TOKEN_MAX)
+    )
+    metadata: dict[str, str] | None = attrs.field(
+        default=None, validator=v.string_map(METADATA_MAX_KEYS, METADATA_MAX_BYTES)
+    )
+    scheduled_at: datetime | None = None
+    sender_name: str | None = attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX))
+    sender_icon: str | None = attrs.field(default=None, validator=v.http_url)

@@ -158,6 +158,38 @@ class Notification:
     devices_targeted: int
     failure_reason: str | None = None
     stream: StreamRef | None = None
+    # When the scheduler must look at the notification itself (not a delivery):
+    # a QUEUED one with no delivery at its due time, a SCHEDULED one at the end
+    # of its wait for a device. None otherwise.
+    wake_at: datetime | None = None
+    settled_at: datetime | None = None
+
+
+@attrs.frozen
+class DeliveryCounts:
+    """How a notification's deliveries stand (IN_FLIGHT counts as pending)."""
+
+    pending: int = 0
+    delivered: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    handed: int = 0  # deliveries that were ever handed to a gateway (attempts > 0)
+
+
+@attrs.frozen
+class NotificationStats:
+    """An account's notification counts (GET /api/notifications/stats)."""
+
+    by_status: Mapping[str, int]
+    deliveries: DeliveryCounts
+    created_24h: int
+    delivered_24h: int
+    failed_24h: int
+
+    @property
+    def total(self) -> int:
+        """Every notification of the account."""
+        return sum(self.by_status.values())
 
 
 @attrs.frozen

@@ -10,7 +10,8 @@ from datetime import datetime
 
 import attrs
 
-from pushcore.domain.model import Account, ApiKey, Device, Plan
+from pushcore.domain.model import Account, ApiKey, Delivery, Device, Notification, Plan
+from pushcore.storage.memory_queue import Deliveries, Notifications
 
 
 @attrs.define
@@ -18,6 +19,8 @@ class _Tables:
     accounts: dict[str, Account] = attrs.Factory(dict)
     api_keys: dict[str, ApiKey] = attrs.Factory(dict)
     devices: dict[str, Device] = attrs.Factory(dict)
+    notifications: dict[str, Notification] = attrs.Factory(dict)
+    deliveries: dict[str, Delivery] = attrs.Factory(dict)
 
 
 class _Accounts:
@@ -97,6 +100,14 @@ class _Devices:
             None,
         )
 
+    def active_targets(self, account_id: str, token: str | None) -> Sequence[Device]:
+        return [
+            d for d in self.list(account_id) if d.is_active and (token is None or d.token == token)
+        ]
+
+    def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
+        return [self._t.devices[i] for i in device_ids if i in self._t.devices]
+
     def list(self, account_id: str) -> Sequence[Device]:
         devices = [d for d in self._t.devices.values() if d.account_id == account_id]
         return sorted(devices, key=lambda d: d.id, reverse=True)
@@ -113,6 +124,8 @@ class _Transaction:
         self.accounts = _Accounts(tables)
         self.api_keys = _ApiKeys(tables)
         self.devices = _Devices(tables)
+        self.notifications = Notifications(tables)
+        self.deliveries = Deliveries(tables)
 
 
 class MemoryStore:

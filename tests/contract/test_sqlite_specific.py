@@ -12,8 +12,8 @@ import pytest
 import sqlite_utils
 
 from pushcore.domain.model import Account, Plan
-from pushcore.storage import sqlite as sqlite_module
 from pushcore.storage.sqlite import Migration, SqliteStore, load_migrations, split_statements
+from pushcore.storage.sqlite import store as sqlite_module
 from tests.contract.test_store_contract import T0, make_device, make_key
 
 
@@ -87,7 +87,9 @@ def test_the_parent_directory_is_created(tmp_path: Path) -> None:
 def test_migrations_are_recorded_once(path: Path) -> None:
     SqliteStore(path).close()
     recorded = migration_rows(path)
-    assert [(v, n) for v, n, _ in recorded] == [(m.version, m.name) for m in load_migrations()]
+    assert [(v, n) for v, n, _ in recorded] == [
+        (m.version, m.name) for m in load_migrations("sqlite")
+    ]
     assert recorded[0][:2] == (1, "initial")
     assert datetime.fromisoformat(recorded[0][2]).tzinfo == UTC
     SqliteStore(path).close()
@@ -101,15 +103,17 @@ def test_processes_starting_together_apply_each_migration_once(path: Path) -> No
     run_in_threads(4, lambda _: opened.append(SqliteStore(path)))
     for each in opened:
         each.close()
-    assert [v for v, _, _ in migration_rows(path)] == [m.version for m in load_migrations()]
+    assert [v for v, _, _ in migration_rows(path)] == [m.version for m in load_migrations("sqlite")]
 
 
 def test_a_failing_migration_leaves_no_trace(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    broken = Migration(2, "broken", "CREATE TABLE half_done (x);\nINSERT INTO nowhere VALUES (1);")
-    monkeypatch.setattr(sqlite_module, "load_migrations", lambda: [*load_migrations(), broken])
+    broken = Migration(99, "broken", "CREATE TABLE half_done (x);\nINSERT INTO nowhere VALUES (1);")
+    monkeypatch.setattr(
+        sqlite_module, "load_migrations", lambda _dialect: [*load_migrations("sqlite"), broken]
+    )
     with pytest.raises(sqlite3.OperationalError, match="nowhere"):
         SqliteStore(path)
-    assert [v for v, _, _ in migration_rows(path)] == [1]
+    assert [v for v, _, _ in migration_rows(path)] == [m.version for m in load_migrations("sqlite")]
     assert "half_done" not in sqlite_utils.Database(path).table_names()
     monkeypatch.undo()
     SqliteStore(path).close()  # the good migrations still open the database
@@ -117,7 +121,14 @@ def test_a_failing_migration_leaves_no_trace(path: Path, monkeypatch: pytest.Mon
 
 def test_the_schema_has_its_tables_and_indexes(store: SqliteStore, path: Path) -> None:
     db = sqlite_utils.Database(path)
-    assert set(db.table_names()) == {"schema_migrations", "accounts", "api_keys", "devices"}
+    assert set(db.table_names()) == {
+        "schema_migrations",
+        "accounts",
+        "api_keys",
+        "devices",
+        "notifications",
+        "deliveries",
+    }
     key_indexes = {tuple(i.columns): i.unique for i in db.table("api_keys").indexes}
     assert key_indexes[("key_hash",)] == 1
     assert key_indexes[("account_id", "id")] == 0

@@ -8,13 +8,20 @@ from pathlib import Path
 
 import attrs
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from tests.conftest import Api
 
 IOS_TOKEN = "a1" * 32
-P256DH = base64.urlsafe_b64encode(b"\x04" + b"\x11" * 64).rstrip(b"=").decode()
+_POINT = (
+    ec.generate_private_key(ec.SECP256R1())
+    .public_key()
+    .public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+)
+P256DH = base64.urlsafe_b64encode(_POINT).rstrip(b"=").decode()
 AUTH = base64.urlsafe_b64encode(b"\x22" * 16).rstrip(b"=").decode()
 
 

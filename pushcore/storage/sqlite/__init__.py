@@ -1,0 +1,6 @@
+"""The SQLite store (the embedded default)."""
+
+from pushcore.storage.migrate import Migration, load_migrations, split_statements
+from pushcore.storage.sqlite.store import SqliteStore
+
+__all__ = ["Migration", "SqliteStore", "load_migrations", "split_statements"]

@@ -1,0 +1,93 @@
+"""The commands, one module per resource, and what they share: settings, services, --account."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pushcore.bootstrap import build_services
+from pushcore.config import Settings, load_settings
+from pushcore.services import Services
+from pushcore.services.tokens import MAX_SUBJECT_LENGTH
+
+
+class CliState:
+    """The root options, and the settings and services made from them when first needed.
+
+    Lazy so that ``--help`` works even with a broken configuration, and so
+    that a command that needs no database opens none.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path | None = None,
+        config_file: Path | None = None,
+        database_url: str | None = None,
+    ) -> None:
+        self._data_dir = data_dir
+        self._config_file = config_file
+        self._database_url = database_url
+        self._settings: Settings | None = None
+        self._services: Services | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings: root options over the environment over the TOML file."""
+        if self._settings is None:
+            self._settings = load_settings(
+                config_file=self._config_file,
+                data_dir=self._data_dir,
+                database_url=self._database_url,
+            )
+        return self._settings
+
+    @property
+    def services(self) -> Services:
+        """The services, built once through the composition root."""
+        if self._services is None:
+            self._services = build_services(self.settings)
+        return self._services
+
+    def close(self) -> None:
+        """Close the services if they were built."""
+        if self._services is not None:
+            services, self._services = self._services, None
+            services.close()
+
+
+def state_of(ctx: typer.Context) -> CliState:
+    """The :class:`CliState` the root callback put in the context."""
+    state = ctx.find_object(CliState)
+    if state is None:  # only when a command is invoked without the root group
+        raise RuntimeError("pushctl commands must run under the pushctl root group")
+    return state
+
+
+def check_account(account: str, hint: str) -> str:
+    """``account`` when it can be an account id (a JWT ``sub``); a usage error otherwise."""
+    if not 0 < len(account) <= MAX_SUBJECT_LENGTH:
+        raise typer.BadParameter(
+            f"an account id has 1 to {MAX_SUBJECT_LENGTH} characters", param_hint=hint
+        )
+    return account
+
+
+def acting_as(ctx: typer.Context, account: str) -> Services:
+    """The services, with ``account`` created (free plan) if it has never been seen."""
+    check_account(account, "'--account'")
+    services = state_of(ctx).services
+    services.accounts.ensure(account)
+    return services
+
+
+AccountOption = Annotated[
+    str,
+    typer.Option(
+        "--account",
+        "-a",
+        help="The account to act as (the JWT subject); created on first use.",
+        metavar="ACCOUNT",
+    ),
+]

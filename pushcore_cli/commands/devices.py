@@ -1,0 +1,121 @@
+"""pushctl devices: register (idempotent), list, remove."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from pushcore.converter import device_json, structure_request
+from pushcore.domain.inputs import NewDevice
+from pushcore.domain.model import Device, Platform
+from pushcore_cli import output
+from pushcore_cli.commands import AccountOption, acting_as
+
+app = typer.Typer(
+    help="Manage an account's devices.\n\nExample: pushctl devices list --account alice",
+    no_args_is_help=True,
+)
+
+
+def _record(device: Device) -> list[tuple[str, str | None]]:
+    masked = device.token_prefix + ("…" if len(device.token) > len(device.token_prefix) else "")
+    return [
+        ("id", device.id),
+        ("name", device.name),
+        ("platform", device.platform.value),
+        ("token", masked),
+        ("active", output.yes_no(device.is_active)),
+        ("created", output.when(device.created_at)),
+        ("last delivered", output.when(device.last_delivered_at)),
+    ]
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    account: AccountOption,
+    platform: Annotated[Platform, typer.Option("--platform", help="How the device is reached.")],
+    token: Annotated[
+        str,
+        typer.Option(
+            "--token",
+            help="APNs token (hex), FCM registration token, Web Push endpoint or webhook URL.",
+        ),
+    ],
+    name: Annotated[str | None, typer.Option("--name", help="A label for the device.")] = None,
+    p256dh: Annotated[
+        str | None, typer.Option("--p256dh", help="Web Push only: the subscription's p256dh key.")
+    ] = None,
+    auth: Annotated[
+        str | None, typer.Option("--auth", help="Web Push only: the subscription's auth secret.")
+    ] = None,
+    json_output: output.JsonOption = False,
+) -> None:
+    """Register a device; registering the same token again refreshes and reactivates it.
+
+    Example: pushctl devices add --account alice --platform webhook --token https://example.com/hook
+    """
+    if (p256dh is None) != (auth is None):
+        raise typer.BadParameter(
+            "--p256dh and --auth go together", param_hint="'--p256dh' / '--auth'"
+        )
+    services = acting_as(ctx, account)
+    # The same JSON body the HTTP API takes, so both front doors validate alike.
+    body: dict[str, Any] = {"token": token, "platform": platform.value}
+    if name is not None:
+        body["name"] = name
+    if p256dh is not None:
+        body["keys"] = {"p256dh": p256dh, "auth": auth}
+    registration = services.devices.register(account, structure_request(NewDevice, body))
+    device = registration.device
+    if json_output:
+        output.print_json(device_json(device))
+    else:
+        output.print_record(_record(device))
+    if registration.created:
+        output.say(f"Registered device {device.id}.")
+    else:
+        output.say(f"Device {device.id} was already registered, refreshed.")
+
+
+@app.command("list")
+def list_devices(
+    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+) -> None:
+    """List the account's devices, deactivated ones included.
+
+    Example: pushctl devices list --account alice
+    """
+    services = acting_as(ctx, account)
+    devices = services.devices.list(account)
+    if json_output:
+        output.print_json([device_json(d) for d in devices])
+        return
+    if not devices:
+        output.say(f"No devices. Register one with: pushctl devices add --account {account} ...")
+        return
+    records = [_record(d) for d in devices]
+    output.print_table(
+        [field for field, _ in records[0]], ([value for _, value in r] for r in records)
+    )
+
+
+@app.command("remove")
+def remove(
+    ctx: typer.Context,
+    account: AccountOption,
+    device_id: Annotated[
+        str, typer.Argument(metavar="DEVICE_ID", help="The device's id (dev_...).")
+    ],
+    json_output: output.JsonOption = False,
+) -> None:
+    """Remove a device: it receives nothing more (registering its token again adds it anew).
+
+    Example: pushctl devices remove --account alice dev_01JD0000000000000000000000
+    """
+    services = acting_as(ctx, account)
+    services.devices.remove(account, device_id)
+    if json_output:
+        output.print_json({"success": True, "id": device_id})
+    output.say(f"Removed device {device_id}.")

@@ -1,0 +1,61 @@
+"""The one error map of pushctl: error class -> exit code, looked up along the class hierarchy.
+
+API.md fixes the codes: 0 on success, 1 when the service refuses, 2 for usage
+errors (those are Typer's own and never reach this map). The table still
+names the families so that a new one can get its own code in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from pushcore.domain import errors as e
+from pushcore_cli import output
+
+EXIT_REFUSED = 1
+
+EXIT_CODES: dict[type[e.PushcoreError], int] = {
+    e.ValidationError: EXIT_REFUSED,
+    e.InvalidJson: EXIT_REFUSED,
+    e.Unauthorized: EXIT_REFUSED,
+    e.Forbidden: EXIT_REFUSED,
+    e.NotFound: EXIT_REFUSED,
+    e.Conflict: EXIT_REFUSED,
+    e.RateLimited: EXIT_REFUSED,
+    e.ConfigError: EXIT_REFUSED,
+    e.PushcoreError: EXIT_REFUSED,
+}
+
+
+def exit_code_for(error: e.PushcoreError) -> int:
+    """The exit code of an error: that of the nearest class in :data:`EXIT_CODES`."""
+    for cls in type(error).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return EXIT_REFUSED
+
+
+def report(error: e.PushcoreError) -> None:
+    """Print an expected error on stderr, with one line per invalid field."""
+    details = error.details if isinstance(error, e.ValidationError) else ()
+    output.error(error.message, details)
+
+
+class PushctlGroup(TyperGroup):
+    """The root command group: every subcommand runs inside it, so errors are mapped here once."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        """Run the command line; expected errors become a message and an exit code."""
+        try:
+            return super().invoke(ctx)
+        except e.PushcoreError as error:
+            report(error)
+            raise typer.Exit(exit_code_for(error)) from None
+        except OSError as error:
+            # An unreadable data directory or a port in use is the operator's to fix,
+            # not a bug: a message, not a traceback.
+            output.error(str(error))
+            raise typer.Exit(EXIT_REFUSED) from None

@@ -1,0 +1,88 @@
+"""The pushctl application: root options, the command tree, and the console entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import pushcore
+from pushcore_cli.commands import CliState, accounts, devices, keys, serve, tokens
+from pushcore_cli.errors import PushctlGroup
+
+app = typer.Typer(
+    name="pushctl",
+    cls=PushctlGroup,
+    help=(
+        "Self-hosted push notifications: run the server and manage accounts, keys and"
+        " devices on the same services it uses.\n\n"
+        "Example: pushctl --data-dir ./data keys list --account alice"
+    ),
+    no_args_is_help=True,
+    # A traceback here means a bug; its locals could include a secret key or token.
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pushctl {pushcore.__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            envvar="PUSHCORE_DATA_DIR",
+            file_okay=False,
+            help="Where the SQLite database and generated secrets live. Default: ./data.",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            envvar="PUSHCORE_CONFIG",
+            dir_okay=False,
+            help="A TOML settings file (environment variables win over it).",
+        ),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            envvar="PUSHCORE_DATABASE_URL",
+            help="sqlite:///path, postgresql://... or memory://. Default: SQLite in --data-dir.",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Settings and services are made lazily, when a command first needs them."""
+    state = CliState(data_dir=data_dir, config_file=config, database_url=database_url)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+app.command("serve")(serve.serve)
+app.add_typer(tokens.app, name="token")
+app.add_typer(accounts.app, name="accounts")
+app.add_typer(keys.app, name="keys")
+app.add_typer(devices.app, name="devices")
+
+
+def main() -> None:
+    """The ``pushctl`` console entry point."""
+    app(prog_name="pushctl")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""pushctl serve end to end: a real server process, a token from pushctl, keys over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+STARTUP_TIMEOUT = 20.0
+SHUTDOWN_TIMEOUT = 10.0
+
+
+def pushctl(data_dir: Path, *args: str) -> list[str]:
+    """The command line of pushctl run by this interpreter (so the venv's packages are used)."""
+    return [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir), *args]
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without the developer's own PUSHCORE_* settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")}
+
+
+def free_port() -> int:
+    """A port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until_healthy(base_url: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    """Poll /healthz until it answers 200; fail early if the server dies."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"server exited with {server.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base_url}/healthz", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"server not healthy after {STARTUP_TIMEOUT}s:\n{log.read_text()}")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``pushctl serve`` on a free port; yields its base URL, process and log file."""
+    port = free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            pushctl(tmp_path, "serve", "--port", str(port)),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=clean_env(),
+        )
+    try:
+        yield f"http://127.0.0.1:{port}", process, log
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+def test_serve_token_and_keys_end_to_end(
+    tmp_path: Path, server: tuple[str, subprocess.Popen[bytes], Path]
+) -> None:
+    base_url, process, log = server
+    wait_until_healthy(base_url, process, log)
+    assert f"serving on {base_url}" in log.read_text()
+
+    issued = subprocess.run(
+        pushctl(tmp_path, "token", "issue", "alice"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=30,
+        check=True,
+    )
+    headers = {"Authorization": f"Bearer {issued.stdout.strip()}"}
+
+    with httpx.Client(base_url=base_url, headers=headers, timeout=10.0) as client:
+        created = client.post("/api/keys", json={"name": "e2e", "scopes": ["devices:read"]})
+        assert created.status_code == 201, created.text
+        secret = created.json()["key"]
+
+        listed = client.get("/api/keys")
+        assert listed.status_code == 200, listed.text
+        [item] = listed.json()
+        assert item["id"] == created.json()["id"]
+        assert item["keyPrefix"] == secret[:12]
+        assert secret not in listed.text
+
+    process.send_signal(signal.SIGTERM)
+    # uvicorn shuts down gracefully, then re-raises the signal it caught.
+    assert process.wait(timeout=SHUTDOWN_TIMEOUT) in (0, -signal.SIGTERM)
