@@ -10,19 +10,30 @@ import base64
 import logging
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
+import httpx
+
 from pushcore.config import Settings
-from pushcore.net import NetworkGuard
-from pushcore.ports import Clock, IdGenerator, Random, Store, UrlGuard
+from pushcore.delivery import DeliveryEngine, EngineConfig
+from pushcore.domain.model import Platform
+from pushcore.domain.retry import RetryPolicy
+from pushcore.gateways.log import LogGateway
+from pushcore.gateways.webhook import WebhookGateway
+from pushcore.icons import HttpIconProbe
+from pushcore.net import NetworkGuard, tls_context
+from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
 from pushcore.services import (
     AccountService,
     AuthService,
     DeviceService,
     KeyService,
+    NotificationService,
     Services,
     TokenIssuer,
     TokenVerifier,
+    WakeHub,
 )
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
@@ -56,7 +67,8 @@ def build_services(
     clock: Clock | None = None,
     ids: IdGenerator | None = None,
     random: Random | None = None,
-    guard: UrlGuard | None = None,
+    guard: NetworkGuard | None = None,
+    icons: IconProbe | None = None,
 ) -> Services:
     """Wire the services for ``settings``; any port may be overridden (tests pass fakes)."""
     clock = clock or SystemClock()
@@ -64,6 +76,12 @@ def build_services(
     random = random or SecretsRandom()
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
     store = store or open_store(settings.effective_database_url)
+    if icons is None:
+        client = httpx.Client(
+            timeout=httpx.Timeout(3.0), verify=tls_context(settings.ca_file), trust_env=False
+        )
+        icons = HttpIconProbe(guard, client)
+    hub = WakeHub()
 
     secret = settings.jwt_secret
     jwks = None
@@ -87,6 +105,53 @@ def build_services(
         accounts=accounts,
         auth=AuthService(store, clock, verifier, accounts),
         keys=KeyService(store, clock, ids, random),
-        devices=DeviceService(store, clock, ids, guard),
+        devices=DeviceService(store, clock, ids, guard, hub),
+        notifications=NotificationService(store, clock, ids, icons, hub),
         tokens=TokenIssuer(clock, secret),
+        hub=hub,
     )
+
+
+def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
+    """A gateway per platform: webhook always; the others log and fail until configured."""
+    guard = NetworkGuard(allow_private=settings.allow_private_networks)
+    client = httpx.AsyncClient(
+        timeout=httpx.Timeout(10.0, connect=5.0),
+        verify=tls_context(settings.ca_file),
+        trust_env=False,
+        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+    )
+    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: WebhookGateway(guard, client, clock)}
+    missing = {
+        Platform.IOS: "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)",
+        Platform.ANDROID: "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)",
+        Platform.WEB: "Web Push is not configured (set PUSHCORE_VAPID_SUBJECT)",
+    }
+    for platform, reason in missing.items():
+        log.warning("%s: deliveries to %s devices will fail", reason, platform.value)
+        gateways[platform] = LogGateway(reason)
+    return gateways
+
+
+def build_engine(
+    services: Services,
+    gateways: dict[Platform, Gateway] | None = None,
+    owner: str | None = None,
+) -> DeliveryEngine:
+    """The delivery engine for ``services``, registered to receive their wake-ups."""
+    settings = services.settings
+    config = EngineConfig(
+        batch_size=settings.delivery_batch_size,
+        lease=timedelta(seconds=settings.delivery_lease_seconds),
+        tick=settings.scheduler_tick_seconds,
+        retry=RetryPolicy(max_attempts=settings.delivery_max_attempts),
+    )
+    engine = DeliveryEngine(
+        services.store,
+        services.clock,
+        gateways if gateways is not None else build_gateways(settings, services.clock),
+        config,
+        owner,
+    )
+    services.hub.engine = engine
+    return engine

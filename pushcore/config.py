@@ -49,6 +49,10 @@ class Settings:
     fcm_service_account_file: Path | None = None
     fcm_url: str = "https://fcm.googleapis.com"
     vapid_subject: str | None = None
+    delivery_max_attempts: int = 5
+    delivery_lease_seconds: int = 60
+    delivery_batch_size: int = 256
+    scheduler_tick_seconds: float = 1.0
 
     @property
     def effective_database_url(self) -> str:
@@ -86,6 +90,11 @@ def _convert(field: attrs.Attribute[Any], raw: Any) -> Any:
             return int(raw)
         except (TypeError, ValueError):
             raise ConfigError(f"{name}: must be an integer, not {raw!r}") from None
+    if kind == "float":
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name}: must be a number, not {raw!r}") from None
     if kind == "tuple[str, ...]":
         items = raw if isinstance(raw, list) else str(raw).replace(",", " ").split()
         return tuple(str(i) for i in items)
@@ -153,6 +162,7 @@ def validate(settings: Settings) -> None:
     if wrong:
         kind = "a JWKS (asymmetric keys)" if settings.jwks else "a shared secret (HS*)"
         raise ConfigError(f"PUSHCORE_JWT_ALGORITHMS: {', '.join(wrong)} cannot be used with {kind}")
+    _validate_delivery(settings)
     if settings.apns_environment not in ("production", "sandbox"):
         raise ConfigError("PUSHCORE_APNS_ENVIRONMENT: must be production or sandbox")
     if settings.log_level.lower() not in ("critical", "error", "warning", "info", "debug"):
@@ -166,3 +176,14 @@ def validate(settings: Settings) -> None:
     is_url = settings.jwks is not None and settings.jwks.startswith(("https://", "http://"))
     if settings.jwks and not is_url and not Path(settings.jwks).is_file():
         raise ConfigError(f"PUSHCORE_JWKS: no such file: {settings.jwks}")
+
+
+def _validate_delivery(settings: Settings) -> None:
+    if settings.delivery_max_attempts < 1:
+        raise ConfigError("PUSHCORE_DELIVERY_MAX_ATTEMPTS: must be at least 1")
+    if settings.delivery_lease_seconds < 5:
+        raise ConfigError("PUSHCORE_DELIVERY_LEASE_SECONDS: must be at least 5")
+    if not 1 <= settings.delivery_batch_size <= 10_000:
+        raise ConfigError("PUSHCORE_DELIVERY_BATCH_SIZE: must be from 1 to 10000")
+    if not 0.01 <= settings.scheduler_tick_seconds <= 60:
+        raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")

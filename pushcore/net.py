@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from urllib.parse import urlsplit
+import ssl
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pushcore.domain.addresses import IPAddress, is_forbidden_address
 
@@ -45,3 +48,27 @@ class NetworkGuard:
     def check(self, url: str) -> None:
         """ValueError unless the URL may be fetched or posted to."""
         self.resolve(url)
+
+
+def pinned_request(url: str, address: IPAddress) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The URL rewritten to connect to ``address``, with the Host header and TLS server
+    name of the original host: what was checked is what gets connected to."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    netloc = literal + (f":{parts.port}" if parts.port else "")
+    rewritten = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    headers = {"Host": parts.netloc.rpartition("@")[2]}
+    extensions: dict[str, Any] = {}
+    if parts.scheme == "https":
+        # httpcore verifies the certificate against this name, not the IP.
+        extensions["sni_hostname"] = host
+    return rewritten, headers, extensions
+
+
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """The system's trusted roots, plus PUSHCORE_CA_FILE when set."""
+    context = ssl.create_default_context()
+    if ca_file is not None:
+        context.load_verify_locations(cafile=str(ca_file))
+    return context

@@ -27,6 +27,7 @@ from pushcore.domain.model import (
     NotificationStats,
     Plan,
 )
+from pushcore.domain.outcomes import Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 
 
@@ -127,6 +128,14 @@ class DeviceRepository(Protocol):
 
     def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
         """The devices with these ids (any account; for the engine)."""
+        ...
+
+    def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
+        """Set last_delivered_at of these devices (those that still exist)."""
+        ...
+
+    def deactivate(self, device_id: str) -> bool:
+        """Mark the device inactive (its token is dead); False when it is gone."""
         ...
 
     def list(self, account_id: str) -> Sequence[Device]:
@@ -295,6 +304,36 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+class Gateway(Protocol):
+    """A push gateway (APNs, FCM, Web Push, webhook): sends and reports per delivery."""
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        """One outcome per dispatch, in order. Never raises for a delivery's failure:
+        a failure is an outcome (Retry, TokenInvalid, Failed)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close connections."""
+        ...
+
+
+class IconProbe(Protocol):
+    """Checks that a URL serves an icon the apps can show."""
+
+    def check(self, url: str) -> None:
+        """Raise ValueError (with a message for people) unless the URL serves a PNG or
+        JPEG of at most 5 MB from an allowed address."""
+        ...
+
+
+class Waker(Protocol):
+    """Tells the delivery engine that work may be due earlier than it planned."""
+
+    def wake(self, at: datetime) -> None:
+        """Work is due at ``at``. Safe to call from any thread."""
         ...
 
 

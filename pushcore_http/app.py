@@ -2,30 +2,50 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 
+from pushcore.bootstrap import build_engine
+from pushcore.delivery import DeliveryEngine
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
-from pushcore_http.routes import devices, health, keys
+from pushcore_http.routes import devices, health, keys, notifications
 
 
-def create_app(services: Services) -> Starlette:
-    """An ASGI app serving the API on ``services``; the lifespan closes them at shutdown."""
+def create_app(
+    services: Services, *, engine: DeliveryEngine | None = None, run_engine: bool = True
+) -> Starlette:
+    """An ASGI app serving the API on ``services``.
+
+    Its lifespan runs the delivery engine beside the API (unless ``run_engine``
+    is False: an API-only process in a scaled-out deployment), and at shutdown
+    lets in-flight deliveries finish or hands them back, then closes the store.
+    """
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        running: DeliveryEngine | None = None
+        task: asyncio.Task[None] | None = None
+        if run_engine:
+            running = engine or build_engine(services)
+            task = running.start()
+        app.state.engine = running
         try:
             yield
         finally:
+            if running is not None and task is not None:
+                await running.stop()
+                await task
             services.close()
 
     app = Starlette(
-        routes=[*health.routes, *keys.routes, *devices.routes],
+        routes=[*health.routes, *keys.routes, *devices.routes, *notifications.routes],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )
     app.state.services = services
+    app.state.engine = None
     return app

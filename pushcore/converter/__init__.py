@@ -9,6 +9,14 @@ from pushcore.converter._base import (
 )
 from pushcore.converter.devices import device_json
 from pushcore.converter.keys import api_key_created_json, api_key_json
+from pushcore.converter.notifications import (
+    decode_cursor,
+    encode_cursor,
+    notification_created_json,
+    notification_json,
+    parse_list_query,
+    stats_json,
+)
 from pushcore.domain.timefmt import format_timestamp
 
 __all__ = [
@@ -16,9 +24,15 @@ __all__ = [
     "api_key_json",
     "camel",
     "converter",
+    "decode_cursor",
     "device_json",
+    "encode_cursor",
     "format_timestamp",
     "maybe_timestamp",
+    "notification_created_json",
+    "notification_json",
+    "parse_list_query",
     "parse_timestamp",
+    "stats_json",
     "structure_request",
 ]

@@ -10,6 +10,12 @@ from pushcore.services.accounts import AccountService
 from pushcore.services.auth import AuthService, CredentialKind, Principal
 from pushcore.services.devices import DeviceService, Registration
 from pushcore.services.keys import CreatedKey, KeyService
+from pushcore.services.notifications import (
+    NotificationDetail,
+    NotificationService,
+    Page,
+    WakeHub,
+)
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
 
 
@@ -24,7 +30,9 @@ class Services:
     auth: AuthService
     keys: KeyService
     devices: DeviceService
+    notifications: NotificationService
     tokens: TokenIssuer
+    hub: WakeHub
 
     def close(self) -> None:
         """Release the database connections."""
@@ -38,9 +46,13 @@ __all__ = [
     "CredentialKind",
     "DeviceService",
     "KeyService",
+    "NotificationDetail",
+    "NotificationService",
+    "Page",
     "Principal",
     "Registration",
     "Services",
     "TokenIssuer",
     "TokenVerifier",
+    "WakeHub",
 ]

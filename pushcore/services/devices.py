@@ -9,7 +9,8 @@ import attrs
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
 from pushcore.domain.inputs import NewDevice, device_errors
 from pushcore.domain.model import Device, Platform
-from pushcore.ports import Clock, IdGenerator, Store, UrlGuard
+from pushcore.ports import Clock, IdGenerator, Store, UrlGuard, Waker
+from pushcore.services.queueing import attach_device, detach_device
 
 
 @attrs.frozen
@@ -23,11 +24,14 @@ class Registration:
 class DeviceService:
     """Use cases on devices."""
 
-    def __init__(self, store: Store, clock: Clock, ids: IdGenerator, guard: UrlGuard) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, ids: IdGenerator, guard: UrlGuard, waker: Waker
+    ) -> None:
         self._store = store
         self._clock = clock
         self._ids = ids
         self._guard = guard
+        self._waker = waker
 
     def register(self, account_id: str, request: NewDevice) -> Registration:
         """Register a device, or refresh and reactivate the one with the same token."""
@@ -39,30 +43,37 @@ class DeviceService:
                 errors.append(FieldError("token", str(exc)))
         if errors:
             raise ValidationError(errors)
+        now = self._clock.now()
         with self._store.transaction() as tx:
             existing = tx.devices.find_by_token(account_id, request.token)
             if existing is not None:
-                updated = attrs.evolve(
+                device = attrs.evolve(
                     existing,
                     platform=request.platform,
                     name=request.name if request.name is not None else existing.name,
                     keys=request.keys,
                     is_active=True,
                 )
-                if updated != existing:
-                    tx.devices.update(updated)
-                return Registration(updated, created=False)
-            device = Device(
-                id=self._ids.new_id("dev"),
-                account_id=account_id,
-                platform=request.platform,
-                token=request.token,
-                name=request.name,
-                created_at=self._clock.now(),
-                keys=request.keys,
-            )
-            tx.devices.add(device)
-            return Registration(device, created=True)
+                if device != existing:
+                    tx.devices.update(device)
+                result = Registration(device, created=False)
+            else:
+                device = Device(
+                    id=self._ids.new_id("dev"),
+                    account_id=account_id,
+                    platform=request.platform,
+                    token=request.token,
+                    name=request.name,
+                    created_at=now,
+                    keys=request.keys,
+                )
+                tx.devices.add(device)
+                result = Registration(device, created=True)
+            # A new or revived device also gets what is waiting for a device.
+            due = attach_device(tx, self._ids, device, now)
+        if due is not None:
+            self._waker.wake(due)
+        return result
 
     def list(self, account_id: str) -> Sequence[Device]:
         """The account's devices, newest first, deactivated ones included."""
@@ -74,3 +85,4 @@ class DeviceService:
         with self._store.transaction() as tx:
             if not tx.devices.delete(account_id, device_id):
                 raise NotFound("Device not found")
+            detach_device(tx, device_id, self._clock.now(), "device_removed")

@@ -108,6 +108,19 @@ class _Devices:
     def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
         return [self._t.devices[i] for i in device_ids if i in self._t.devices]
 
+    def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
+        for device_id in device_ids:
+            if device_id in self._t.devices:
+                device = self._t.devices[device_id]
+                self._t.devices[device_id] = attrs.evolve(device, last_delivered_at=at)
+
+    def deactivate(self, device_id: str) -> bool:
+        device = self._t.devices.get(device_id)
+        if device is None:
+            return False
+        self._t.devices[device_id] = attrs.evolve(device, is_active=False)
+        return True
+
     def list(self, account_id: str) -> Sequence[Device]:
         devices = [d for d in self._t.devices.values() if d.account_id == account_id]
         return sorted(devices, key=lambda d: d.id, reverse=True)

@@ -16,12 +16,19 @@ async def healthz(_request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """GET /readyz: 200 when the database answers, 503 otherwise."""
+    """GET /readyz: 200 when the database answers and the scheduler runs, 503 otherwise."""
+    checks = {"database": "ok"}
     try:
         await run_in_threadpool(services_of(request).store.ping)
-    except Exception:
-        return JSONResponse({"status": "unavailable", "checks": {"database": "down"}}, 503)
-    return JSONResponse({"status": "ready", "checks": {"database": "ok"}})
+    except Exception:  # any failure to reach the database means not ready
+        checks["database"] = "down"
+    engine = request.app.state.engine
+    if engine is not None:
+        checks["scheduler"] = "running" if engine.running else "stopped"
+    ready = checks["database"] == "ok" and checks.get("scheduler", "running") == "running"
+    return JSONResponse(
+        {"status": "ready" if ready else "unavailable", "checks": checks}, 200 if ready else 503
+    )
 
 
 routes = [

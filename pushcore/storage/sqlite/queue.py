@@ -13,6 +13,7 @@ from pushcore.storage.sqlite.rows import (
     NOTIFICATION_COLUMNS,
     delivery_from_row,
     delivery_to_row,
+    duplicate_as_key_error,
     from_ms,
     notification_from_row,
     notification_to_row,
@@ -26,10 +27,11 @@ _DELIVERY_NAMES = ", ".join(f":{c.strip()}" for c in DELIVERY_COLUMNS.split(",")
 class Notifications(Repository):
     def add(self, notification: Notification) -> None:
         """Insert a new notification."""
-        self._conn.execute(
-            f"INSERT INTO notifications ({NOTIFICATION_COLUMNS}) VALUES ({_NAMES})",  # noqa: S608
-            notification_to_row(notification),
-        )
+        with duplicate_as_key_error(notification.id):
+            self._conn.execute(
+                f"INSERT INTO notifications ({NOTIFICATION_COLUMNS}) VALUES ({_NAMES})",  # noqa: S608
+                notification_to_row(notification),
+            )
 
     def get(self, account_id: str, notification_id: str) -> Notification | None:
         """The notification with this id in this account, or None."""
@@ -85,7 +87,7 @@ class Notifications(Repository):
 
     def due_wakeups(self, now: datetime, limit: int) -> Sequence[Notification]:
         """Notifications whose wake_at has come, earliest first."""
-        where = "wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?"
+        where = "wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at, id LIMIT ?"
         rows = self._rows(NOTIFICATION_COLUMNS, "notifications", where, to_ms(now), limit)
         return [notification_from_row(r) for r in rows]
 
@@ -135,10 +137,11 @@ def _counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:
 class Deliveries(Repository):
     def add_many(self, deliveries: Sequence[Delivery]) -> None:
         """Insert new deliveries in bulk."""
-        self._conn.executemany(
-            f"INSERT INTO deliveries ({DELIVERY_COLUMNS}) VALUES ({_DELIVERY_NAMES})",  # noqa: S608
-            [delivery_to_row(d) for d in deliveries],
-        )
+        with duplicate_as_key_error("delivery"):
+            self._conn.executemany(
+                f"INSERT INTO deliveries ({DELIVERY_COLUMNS}) VALUES ({_DELIVERY_NAMES})",  # noqa: S608
+                [delivery_to_row(d) for d in deliveries],
+            )
 
     def counts(self, notification_id: str) -> DeliveryCounts:
         """How the notification's deliveries stand."""
@@ -171,7 +174,7 @@ class Deliveries(Repository):
                 "UPDATE deliveries SET status = 'IN_FLIGHT',"  # noqa: S608
                 " lease_owner = ?, lease_until = ?, attempts = attempts + 1"
                 " WHERE id IN (SELECT id FROM deliveries"
-                f" WHERE status = '{status}' AND {column} <= ? ORDER BY {column} LIMIT ?)"
+                f" WHERE status = '{status}' AND {column} <= ? ORDER BY {column}, id LIMIT ?)"
                 f" RETURNING {DELIVERY_COLUMNS}"
             )
             rows = self._conn.execute(sql, (owner, lease_ms, now_ms, room)).fetchall()

@@ -172,6 +172,18 @@ class Devices(Repository):
             device_from_row(r) for r in self.rows_in(DEVICE_COLUMNS, "devices", "id", device_ids)
         ]
 
+    def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
+        """Set last_delivered_at of these devices."""
+        self._conn.executemany(
+            "UPDATE devices SET last_delivered_at = ? WHERE id = ?",
+            [(to_ms(at), device_id) for device_id in device_ids],
+        )
+
+    def deactivate(self, device_id: str) -> bool:
+        """Mark the device inactive; False when it is gone."""
+        cursor = self._conn.execute("UPDATE devices SET is_active = 0 WHERE id = ?", (device_id,))
+        return cursor.rowcount > 0
+
     def list(self, account_id: str) -> Sequence[Device]:
         """The account's devices, newest first, deactivated ones included."""
         where = "account_id = ? ORDER BY id DESC"

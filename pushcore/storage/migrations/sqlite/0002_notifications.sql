@@ -36,7 +36,7 @@ CREATE TABLE notifications (
 
 CREATE INDEX notifications_account ON notifications (account_id, id);
 CREATE INDEX notifications_account_status ON notifications (account_id, status, id);
-CREATE INDEX notifications_wake ON notifications (wake_at) WHERE wake_at IS NOT NULL;
+CREATE INDEX notifications_wake ON notifications (wake_at, id) WHERE wake_at IS NOT NULL;
 
 CREATE TABLE deliveries (
     id              TEXT NOT NULL PRIMARY KEY,
@@ -52,8 +52,8 @@ CREATE TABLE deliveries (
     settled_at      INTEGER
 );
 
-CREATE INDEX deliveries_due ON deliveries (due_at) WHERE status = 'PENDING';
-CREATE INDEX deliveries_lease ON deliveries (lease_until) WHERE status = 'IN_FLIGHT';
+CREATE INDEX deliveries_due ON deliveries (due_at, id) WHERE status = 'PENDING';
+CREATE INDEX deliveries_lease ON deliveries (lease_until, id) WHERE status = 'IN_FLIGHT';
 CREATE INDEX deliveries_notification ON deliveries (notification_id, status);
 CREATE INDEX deliveries_device ON deliveries (device_id) WHERE status = 'PENDING';
 CREATE INDEX deliveries_account ON deliveries (account_id, status);

@@ -1,0 +1,304 @@
+"""The delivery engine.
+
+One loop per process: it sleeps until the earliest due time the database
+knows of (a new earlier notification wakes it at once; a slow tick is only
+a backstop for work added by other processes), claims what is due in
+batches under a lease, hands each batch to the gateways concurrently, and
+records the outcomes in one transaction per batch.
+
+Nothing per pending notification lives in memory: the database is the
+queue, so the cost of sleeping does not grow with the backlog, and a
+crashed process's claims come back when their lease runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import random
+import secrets
+import socket
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+import attrs
+
+from pushcore.domain.model import Platform
+from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
+from pushcore.domain.retry import RetryPolicy
+from pushcore.domain.states import DeliveryStatus
+from pushcore.ports import Clock, Gateway, Store
+from pushcore.services.queueing import detach_device, reconcile
+
+log = logging.getLogger("pushcore.delivery")
+T = TypeVar("T")
+
+
+@attrs.frozen
+class EngineConfig:
+    """Tuning of the engine; the defaults suit one process on SQLite."""
+
+    batch_size: int = 256
+    lease: timedelta = timedelta(seconds=60)
+    # The backstop for work another process added while this one sleeps.
+    tick: float = 1.0
+    max_in_flight: int = 4096
+    shutdown_grace: float = 10.0
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+
+
+def new_owner() -> str:
+    """A lease owner name unique to this process run."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+@attrs.frozen
+class Claim:
+    """What one claim transaction found."""
+
+    dispatches: Sequence[Dispatch]
+    next_due: datetime | None
+
+
+class DeliveryEngine:
+    """Claims due deliveries, sends them through the gateways, records what happened."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        gateways: Mapping[Platform, Gateway],
+        config: EngineConfig | None = None,
+        owner: str | None = None,
+        uniform: Callable[[], float] = random.random,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._gateways = gateways
+        self.config = config or EngineConfig()
+        self.owner = owner or new_owner()
+        self._uniform = uniform
+        # Claims and records each get one thread (and so one SQLite connection):
+        # a claim never waits behind a slow record in the same queue.
+        self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
+        self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._planned: datetime | None = None
+        self._tasks: dict[asyncio.Task[None], list[str]] = {}
+        self._in_flight = 0
+        self._stopping = False
+        self.running = False
+
+    # -- waking --------------------------------------------------------------
+
+    def wake(self, at: datetime) -> None:
+        """Work is due at ``at``: wake the loop if it planned to sleep past it."""
+        loop, event = self._loop, self._wakeup
+        if loop is None or event is None or loop.is_closed():
+            return
+        if self._planned is None or at < self._planned:
+            loop.call_soon_threadsafe(event.set)
+
+    # -- the loop ------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        """Start delivering in a task of the running loop; ready when this returns."""
+        self._loop = asyncio.get_running_loop()
+        self._wakeup = asyncio.Event()
+        self.running = True
+        log.info("delivery engine started as %s", self.owner)
+        return self._loop.create_task(self._run())
+
+    async def run(self) -> None:
+        """Deliver until :meth:`stop` is called."""
+        await self.start()
+
+    async def _run(self) -> None:
+        try:
+            while not self._stopping:
+                try:
+                    next_due = await self.tick()
+                except Exception:
+                    # A database hiccup must not kill delivery; try again shortly.
+                    log.exception("delivery engine tick failed")
+                    next_due = None
+                await self._sleep_until(next_due)
+        finally:
+            self.running = False
+
+    async def _sleep_until(self, next_due: datetime | None) -> None:
+        assert self._wakeup is not None
+        now = self._clock.now()
+        delay = self.config.tick
+        if next_due is not None:
+            delay = min(delay, max(0.0, (next_due - now).total_seconds()))
+        if self._in_flight >= self.config.max_in_flight:
+            delay = max(delay, 0.005)  # let sends finish before claiming more
+        self._planned = now + timedelta(seconds=delay)
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), delay)
+        self._wakeup.clear()
+        self._planned = None
+
+    async def _db(self, executor: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn)
+
+    async def tick(self) -> datetime | None:
+        """Claim everything due now (within the in-flight cap) and start sending it.
+
+        Returns when the engine should look again.
+        """
+        next_due: datetime | None = None
+        while not self._stopping and self._in_flight < self.config.max_in_flight:
+            now = self._clock.now()
+            room = min(self.config.batch_size, self.config.max_in_flight - self._in_flight)
+            claim = await self._db(self._claimer, functools.partial(self._claim, now, room))
+            next_due = claim.next_due
+            if not claim.dispatches:
+                break
+            self._start(claim.dispatches)
+            if len(claim.dispatches) < room:
+                break
+        return next_due
+
+    def _start(self, dispatches: Sequence[Dispatch]) -> None:
+        self._in_flight += len(dispatches)
+        task = asyncio.get_running_loop().create_task(self._deliver(dispatches))
+        self._tasks[task] = [d.delivery.id for d in dispatches]
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._in_flight -= len(self._tasks.pop(task, []))
+        if not task.cancelled() and task.exception() is not None:
+            log.error("delivery batch failed", exc_info=task.exception())
+
+    async def drain(self) -> None:
+        """Wait until every batch started so far has been sent and recorded."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        """Stop claiming; finish in-flight batches within the grace period, release the rest."""
+        self._stopping = True
+        if self._wakeup is not None:
+            self._wakeup.set()
+        pending = list(self._tasks)
+        if pending:
+            _, unfinished = await asyncio.wait(pending, timeout=self.config.shutdown_grace)
+            ids = [i for task in unfinished for i in self._tasks.get(task, [])]
+            for task in unfinished:
+                task.cancel()
+            await asyncio.gather(*unfinished, return_exceptions=True)
+            if ids:
+                released = await self._db(self._recorder, lambda: self._release(ids))
+                log.info("released %d unsent deliveries", released)
+        for gateway in set(self._gateways.values()):
+            await gateway.aclose()
+        self._claimer.shutdown(wait=True)
+        self._recorder.shutdown(wait=True)
+
+    # -- sending -------------------------------------------------------------
+
+    async def _deliver(self, dispatches: Sequence[Dispatch]) -> None:
+        by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
+        for dispatch in dispatches:
+            by_platform[dispatch.device.platform].append(dispatch)
+        results = await asyncio.gather(
+            *(self._send(platform, group) for platform, group in by_platform.items())
+        )
+        pairs = [pair for result in results for pair in result]
+        due = await self._db(self._recorder, lambda: self._record(pairs))
+        if due is not None:
+            self.wake(due)
+
+    async def _send(
+        self, platform: Platform, group: Sequence[Dispatch]
+    ) -> list[tuple[Dispatch, Outcome]]:
+        gateway = self._gateways.get(platform)
+        if gateway is None:
+            return [(d, Failed(f"No gateway for {platform.value} devices")) for d in group]
+        try:
+            outcomes = await gateway.send(group)
+        except Exception as exc:
+            # A gateway bug or outage must not lose the deliveries: retry them.
+            log.exception("gateway %s failed", platform.value)
+            outcomes = [Retry(f"Gateway error: {type(exc).__name__}") for _ in group]
+        return list(zip(group, outcomes, strict=True))
+
+    # -- database work (runs in the executor threads) -----------------------
+
+    def _claim(self, now: datetime, limit: int) -> Claim:
+        with self._store.transaction() as tx:
+            reconcile(tx, tx.notifications.due_wakeups(now, self.config.batch_size), now)
+            deliveries = tx.deliveries.claim_due(now, self.owner, now + self.config.lease, limit)
+            notification_ids = sorted({d.notification_id for d in deliveries})
+            device_ids = sorted({d.device_id for d in deliveries})
+            notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
+            devices = {d.id: d for d in tx.devices.by_ids(device_ids)}
+            dispatches: list[Dispatch] = []
+            orphaned: dict[str, str] = {}
+            for delivery in deliveries:
+                notification = notifications.get(delivery.notification_id)
+                device = devices.get(delivery.device_id)
+                if notification is not None and device is not None and device.is_active:
+                    dispatches.append(Dispatch(delivery, device, notification))
+                    continue
+                # The device went away between scheduling and now: nothing to send.
+                reason = "Device inactive" if device is not None else "Device removed"
+                tx.deliveries.settle(delivery.id, self.owner, DeliveryStatus.FAILED, reason, now)
+                orphaned[delivery.notification_id] = reason
+            if orphaned:
+                reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
+            candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
+        next_due = min((c for c in candidates if c is not None), default=None)
+        return Claim(dispatches, next_due)
+
+    def _record(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
+        """Store outcomes; returns the earliest retry time scheduled, if any."""
+        now = self._clock.now()
+        policy = self.config.retry
+        earliest: datetime | None = None
+        delivered_devices: list[str] = []
+        reasons: dict[str, str] = {}
+        touched: set[str] = set()
+        with self._store.transaction() as tx:
+            for dispatch, outcome in pairs:
+                delivery = dispatch.delivery
+                touched.add(delivery.notification_id)
+                if isinstance(outcome, Delivered):
+                    if tx.deliveries.settle(
+                        delivery.id, self.owner, DeliveryStatus.DELIVERED, None, now
+                    ):
+                        delivered_devices.append(delivery.device_id)
+                    continue
+                if isinstance(outcome, Retry) and not policy.gives_up(delivery.attempts):
+                    delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
+                    due = now + timedelta(seconds=delay)
+                    if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
+                        earliest = due if earliest is None else min(earliest, due)
+                    continue
+                assert isinstance(outcome, Retry | TokenInvalid | Failed)
+                settled = tx.deliveries.settle(
+                    delivery.id, self.owner, DeliveryStatus.FAILED, outcome.reason, now
+                )
+                if settled:
+                    reasons[delivery.notification_id] = outcome.reason
+                if settled and isinstance(outcome, TokenInvalid):
+                    tx.devices.deactivate(delivery.device_id)
+                    detach_device(tx, delivery.device_id, now, "Device deactivated")
+            if delivered_devices:
+                tx.devices.mark_delivered(delivered_devices, now)
+            reconcile(tx, tx.notifications.by_ids(sorted(touched)), now, reasons)
+        return earliest
+
+    def _release(self, delivery_ids: Sequence[str]) -> int:
+        with self._store.transaction() as tx:
+            return tx.deliveries.release(delivery_ids, self.owner)

@@ -1,0 +1,46 @@
+"""What the engine hands a gateway, and what a gateway answers for each delivery."""
+
+from __future__ import annotations
+
+import attrs
+
+from pushcore.domain.model import Delivery, Device, Notification
+
+
+@attrs.frozen
+class Dispatch:
+    """One delivery with everything a gateway needs to send it."""
+
+    delivery: Delivery
+    device: Device
+    notification: Notification
+
+
+@attrs.frozen
+class Delivered:
+    """The gateway accepted the notification for the device."""
+
+
+@attrs.frozen
+class Retry:
+    """A passing failure; try again, no sooner than ``after`` seconds when given."""
+
+    reason: str
+    after: float | None = None
+
+
+@attrs.frozen
+class TokenInvalid:
+    """The gateway says the device token is dead: fail, and deactivate the device."""
+
+    reason: str
+
+
+@attrs.frozen
+class Failed:
+    """The gateway refused for good; ``reason`` is kept as the failure reason."""
+
+    reason: str
+
+
+Outcome = Delivered | Retry | TokenInvalid | Failed

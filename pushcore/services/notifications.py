@@ -1,0 +1,180 @@
+"""Notifications: schedule, inspect, list, cancel, count."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import attrs
+
+from pushcore.domain.errors import (
+    DeviceNotFound,
+    FieldError,
+    NotCancellable,
+    NotFound,
+    ValidationError,
+)
+from pushcore.domain.inputs import NewNotification
+from pushcore.domain.model import DeliveryCounts, Notification, NotificationStats
+from pushcore.domain.scheduling import DEFAULT_DELAY, resolve_due_time, schedule_errors
+from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
+from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Waker
+from pushcore.services.queueing import new_deliveries
+
+MAX_PAGE = 100
+STATS_WINDOW = timedelta(hours=24)
+
+
+@attrs.frozen
+class NotificationDetail:
+    """A notification with how its deliveries stand."""
+
+    notification: Notification
+    deliveries: DeliveryCounts
+
+
+@attrs.frozen
+class Page:
+    """One page of a list, newest first; ``next_before`` is the last id when more follow."""
+
+    items: Sequence[Notification]
+    next_before: str | None
+
+
+class WakeHub:
+    """Forwards wake-ups to the engine of this process, once one runs.
+
+    Services are built before the engine (and the CLI runs none); without an
+    engine here, a server's engine finds the work on its own safety tick.
+    """
+
+    def __init__(self) -> None:
+        self.engine: Waker | None = None
+
+    def wake(self, at: datetime) -> None:
+        """Pass ``at`` on to the engine, if any."""
+        if self.engine is not None:
+            self.engine.wake(at)
+
+
+class NotificationService:
+    """Use cases on notifications."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        ids: IdGenerator,
+        icons: IconProbe,
+        waker: Waker,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = ids
+        self._icons = icons
+        self._waker = waker
+
+    def check_icon(self, field: str, url: str | None) -> list[FieldError]:
+        """The field error when ``url`` does not serve an acceptable icon."""
+        if url is None:
+            return []
+        try:
+            self._icons.check(url)
+        except ValueError as exc:
+            return [FieldError(field, str(exc))]
+        return []
+
+    def create(self, account_id: str, request: NewNotification) -> Notification:
+        """Schedule a notification; its deliveries are committed before this returns."""
+        now = self._clock.now()
+        errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+        errors += self.check_icon("senderIcon", request.sender_icon)
+        if errors:
+            raise ValidationError(errors)
+        due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+        with self._store.transaction() as tx:
+            token = request.target_device_token
+            if token is not None and tx.devices.find_by_token(account_id, token) is None:
+                raise DeviceNotFound("No device with this targetDeviceToken on this account")
+            targets = tx.devices.active_targets(account_id, token)
+            notification = Notification(
+                id=self._ids.new_id("ntf"),
+                account_id=account_id,
+                title=request.title,
+                body=request.body,
+                icon_style=request.icon_style,
+                sound=request.sound,
+                priority=request.priority,
+                delay=(request.delay or DEFAULT_DELAY).value,
+                custom_delay=request.custom_delay,
+                target_device_token=token,
+                metadata=dict(request.metadata or {}),
+                scheduled_at=due,
+                sender_name=request.sender_name,
+                sender_icon=request.sender_icon,
+                status=NotificationStatus.QUEUED,
+                created_at=now,
+                devices_targeted=len(targets),
+                # With no device yet, the engine looks again at the due time.
+                wake_at=None if targets else due,
+            )
+            tx.notifications.add(notification)
+            tx.deliveries.add_many(new_deliveries(self._ids, notification, targets, due))
+        self._waker.wake(due)
+        return notification
+
+    def get(self, account_id: str, notification_id: str) -> NotificationDetail:
+        """The notification with its delivery counts; NotFound for another account's."""
+        with self._store.read() as tx:
+            found = tx.notifications.get(account_id, notification_id)
+            if found is None:
+                raise NotFound("Notification not found")
+            return NotificationDetail(found, tx.deliveries.counts(notification_id))
+
+    def list(
+        self,
+        account_id: str,
+        status: NotificationStatus | None = None,
+        limit: int = 20,
+        before_id: str | None = None,
+    ) -> Page:
+        """A page of the account's notifications, newest first."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        with self._store.read() as tx:
+            # One more than asked tells whether another page follows.
+            found = tx.notifications.list(account_id, status, limit + 1, before_id)
+        items = found[:limit]
+        return Page(items, items[-1].id if len(found) > limit else None)
+
+    def cancel(self, account_id: str, notification_id: str) -> Notification:
+        """Cancel while no delivery has been handed to a gateway; 409 otherwise."""
+        now = self._clock.now()
+        # One write transaction decides against the engine's claim: a claim
+        # marks a delivery handed (attempts > 0) in its own transaction.
+        with self._store.transaction() as tx:
+            found = tx.notifications.get(account_id, notification_id)
+            if found is None:
+                raise NotFound("Notification not found")
+            if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
+                raise NotCancellable(
+                    f"Notification is {found.status.value} and can no longer be cancelled"
+                )
+            if tx.deliveries.counts(notification_id).handed:
+                raise NotCancellable(
+                    "Notification is already being delivered and can no longer be cancelled"
+                )
+            tx.deliveries.cancel_unsent(notification_id, "cancelled")
+            cancelled = attrs.evolve(
+                found,
+                status=next_notification_status(found.status, NotificationEvent.CANCEL),
+                wake_at=None,
+                settled_at=now,
+            )
+            tx.notifications.update(cancelled)
+            return cancelled
+
+    def stats(self, account_id: str) -> NotificationStats:
+        """Counts by status and delivery, and the last 24 hours."""
+        with self._store.read() as tx:
+            return tx.notifications.stats(account_id, self._clock.now() - STATS_WINDOW)

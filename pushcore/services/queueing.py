@@ -1,0 +1,86 @@
+"""Keeping notifications and their deliveries consistent, inside one transaction.
+
+Used by the services (create, cancel, device registration and removal) and
+by the delivery engine (outcomes, wake-ups), so that every path applies the
+same rules from :mod:`pushcore.domain.lifecycle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+import attrs
+
+from pushcore.domain.lifecycle import reconciled
+from pushcore.domain.model import Delivery, Device, Notification
+from pushcore.domain.states import DeliveryStatus
+from pushcore.ports import IdGenerator, Transaction
+
+
+def new_deliveries(
+    ids: IdGenerator, notification: Notification, devices: Sequence[Device], due_at: datetime
+) -> list[Delivery]:
+    """One PENDING delivery per device."""
+    return [
+        Delivery(
+            id=ids.new_id("dlv"),
+            notification_id=notification.id,
+            account_id=notification.account_id,
+            device_id=device.id,
+            status=DeliveryStatus.PENDING,
+            due_at=due_at,
+        )
+        for device in devices
+    ]
+
+
+def reconcile(
+    tx: Transaction,
+    notifications: Iterable[Notification],
+    now: datetime,
+    failure_reasons: Mapping[str, str] | None = None,
+) -> list[Notification]:
+    """Store each notification's status as its deliveries now imply; the changed ones."""
+    changed: list[Notification] = []
+    for notification in notifications:
+        reason = (failure_reasons or {}).get(notification.id)
+        updated = reconciled(notification, tx.deliveries.counts(notification.id), now, reason)
+        if updated != notification:
+            tx.notifications.update(updated)
+            changed.append(updated)
+    return changed
+
+
+def attach_device(
+    tx: Transaction, ids: IdGenerator, device: Device, now: datetime
+) -> datetime | None:
+    """Give a new or reactivated device the notifications it should also get.
+
+    Targets are resolved at the due time (API.md), so a device that appears
+    before a notification is due, or while a due one waits for a device, gets
+    a delivery too. Returns the earliest due time added, to wake the engine.
+    """
+    earliest: datetime | None = None
+    for notification in tx.notifications.waiting_for(device.account_id, device.token, now):
+        live = [
+            d
+            for d in tx.deliveries.for_notification(notification.id)
+            if d.device_id == device.id and d.status is not DeliveryStatus.CANCELLED
+        ]
+        if live:
+            continue
+        due_at = max(notification.scheduled_at, now)
+        tx.deliveries.add_many(new_deliveries(ids, notification, [device], due_at))
+        grown = attrs.evolve(notification, devices_targeted=notification.devices_targeted + 1)
+        tx.notifications.update(grown)
+        reconcile(tx, [grown], now)
+        earliest = due_at if earliest is None else min(earliest, due_at)
+    return earliest
+
+
+def detach_device(tx: Transaction, device_id: str, now: datetime, reason: str) -> None:
+    """Cancel a removed or dead device's pending deliveries and settle what that settles."""
+    touched = tx.deliveries.cancel_for_device(device_id, reason)
+    if touched:
+        reconcile(tx, tx.notifications.by_ids(touched), now)

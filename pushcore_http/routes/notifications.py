@@ -1,0 +1,96 @@
+"""/api/notifications: schedule, list, inspect, cancel and count (API keys with scopes)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pushcore.converter import (
+    decode_cursor,
+    encode_cursor,
+    notification_created_json,
+    notification_json,
+    parse_list_query,
+    stats_json,
+    structure_request,
+)
+from pushcore.domain.inputs import NewNotification
+from pushcore.domain.scopes import Scope
+from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.body import read_json
+from pushcore_http.routes import services_of
+
+
+class Notifications(HTTPEndpoint):
+    """/api/notifications"""
+
+    async def post(self, request: Request) -> Response:
+        """Schedule; 201 only once the notification and its deliveries are committed."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        new = structure_request(NewNotification, await read_json(request))
+        created = await run_in_threadpool(services.notifications.create, caller.account_id, new)
+        return JSONResponse(notification_created_json(created), 201)
+
+    async def get(self, request: Request) -> Response:
+        """A page, newest first: ``?status=&limit=&cursor=``."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        query = request.query_params
+        status, limit = parse_list_query(query.get("status"), query.get("limit"))
+        cursor = query.get("cursor")
+        before = decode_cursor(cursor) if cursor else None
+        page = await run_in_threadpool(
+            services.notifications.list, caller.account_id, status, limit, before
+        )
+        return JSONResponse(
+            {
+                "items": [notification_json(n) for n in page.items],
+                "nextCursor": encode_cursor(page.next_before) if page.next_before else None,
+            }
+        )
+
+
+class Stats(HTTPEndpoint):
+    """/api/notifications/stats"""
+
+    async def get(self, request: Request) -> Response:
+        """Counts by status and delivery, and the last 24 hours."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        stats = await run_in_threadpool(services.notifications.stats, caller.account_id)
+        return JSONResponse(stats_json(stats))
+
+
+class Notification(HTTPEndpoint):
+    """/api/notifications/:id"""
+
+    async def get(self, request: Request) -> Response:
+        """The full record with delivery counts."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        detail = await run_in_threadpool(
+            services.notifications.get, caller.account_id, request.path_params["notification_id"]
+        )
+        return JSONResponse(notification_json(detail.notification, detail.deliveries))
+
+    async def delete(self, request: Request) -> Response:
+        """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        notification_id = request.path_params["notification_id"]
+        await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
+        detail = await run_in_threadpool(
+            services.notifications.get, caller.account_id, notification_id
+        )
+        return JSONResponse(notification_json(detail.notification, detail.deliveries))
+
+
+routes = [
+    Route("/api/notifications", Notifications),
+    Route("/api/notifications/stats", Stats),
+    Route("/api/notifications/{notification_id}", Notification),
+]
