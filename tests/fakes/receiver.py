@@ -38,6 +38,8 @@ class Receiver:
     port: int = 0
     requests: list[Received] = attrs.Factory(list)
     script: dict[str, deque[tuple[int, dict[str, str]]]] = attrs.Factory(lambda: defaultdict(deque))
+    # Seconds to wait before answering: keeps deliveries in flight (crash tests).
+    delay: float = 0.0
     lock: threading.Lock = attrs.Factory(threading.Lock)
     arrived: threading.Condition = attrs.Factory(threading.Condition)
 
@@ -101,6 +103,8 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, extra = receiver._handle(self.path, headers, raw)
+            if receiver.delay:
+                time.sleep(receiver.delay)
             self.send_response(status)
             for name, value in extra.items():
                 self.send_header(name, value)

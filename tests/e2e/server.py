@@ -1,0 +1,117 @@
+"""Run `pushctl serve` as a real process for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from pushcore import build_services, load_settings
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    """A `pushctl serve` subprocess on a loopback port, with a data directory it owns."""
+
+    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
+            "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true",
+            "PUSHCORE_LOG_LEVEL": "warning",
+            **(env or {}),
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = data_dir / "server.log"
+
+    def start(self, timeout: float = 20.0) -> None:
+        """Start and wait until /healthz answers."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [*command, "serve", "--port", str(self.port)],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.base}/healthz", timeout=0.5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no cleanup, as a crash."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> int | None:
+        """SIGTERM and wait; the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        return self.process.returncode
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """An HTTP request to the server."""
+        return httpx.request(method, f"{self.base}{path}", timeout=10.0, **kwargs)
+
+    def user(self, account: str) -> dict[str, str]:
+        """Bearer headers for ``account``, signed with the data directory's secret."""
+        services = build_services(load_settings(env={}, data_dir=self.data_dir))
+        try:
+            from datetime import timedelta
+
+            token = services.tokens.issue(account, timedelta(hours=1))
+        finally:
+            services.close()
+        return {"Authorization": f"Bearer {token}"}
+
+    def key(self, account: str) -> dict[str, str]:
+        """X-API-Key headers with every scope for ``account``."""
+        scopes = ["notifications:read", "notifications:write", "devices:read", "devices:write"]
+        response = self.request(
+            "POST", "/api/keys", json={"name": "e2e", "scopes": scopes}, headers=self.user(account)
+        )
+        assert response.status_code == 201, response.text
+        return {"X-API-Key": response.json()["key"]}
+
+    def webhook(self, headers: dict[str, str], url: str) -> str:
+        """Register a webhook device; its id."""
+        response = self.request(
+            "POST", "/api/devices", json={"platform": "webhook", "token": url}, headers=headers
+        )
+        assert response.status_code in (200, 201), response.text
+        device_id: str = response.json()["id"]
+        return device_id

@@ -1,0 +1,225 @@
+"""End to end: a real `pushctl serve` process, real HTTP, a real webhook receiver.
+
+Bounds are generous (a busy CI machine); precision is the benchmark's business.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.server import Server
+from tests.fakes.receiver import Receiver, running_receiver
+
+pytestmark = pytest.mark.slow
+
+
+def iso(at: datetime) -> str:
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse(value: str) -> float:
+    return datetime.fromisoformat(value).timestamp()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as r:
+        yield r
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path / "data")
+    s.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_delivered_at_due_time_to_the_targeted_devices(server: Server, receiver: Receiver) -> None:
+    key = server.key("alice")
+    server.webhook(key, receiver.url("/a"))
+    server.webhook(key, receiver.url("/b"))
+    due = datetime.now(UTC) + timedelta(seconds=1.5)
+    everyone = server.request(
+        "POST", "/api/notifications", json={"title": "all", "scheduledAt": iso(due)}, headers=key
+    )
+    assert everyone.status_code == 201
+    assert everyone.json()["devicesTargeted"] == 2
+    only_a = server.request(
+        "POST",
+        "/api/notifications",
+        json={"title": "only a", "scheduledAt": iso(due), "targetDeviceToken": receiver.url("/a")},
+        headers=key,
+    ).json()
+    assert only_a["devicesTargeted"] == 1
+
+    assert receiver.wait_for(3, timeout=15)
+    time.sleep(0.5)  # anything extra would show up now
+    arrivals = receiver.delivered()
+    assert sorted((r.path, r.body["title"]) for r in arrivals) == [
+        ("/a", "all"),
+        ("/a", "only a"),
+        ("/b", "all"),
+    ]
+    for arrival in arrivals:
+        scheduled = parse(arrival.body["scheduledAt"])
+        assert arrival.at >= scheduled, "delivered before its scheduledAt"
+        assert arrival.at - scheduled < 5.0
+        assert arrival.headers["content-type"] == "application/json"
+
+    shown = server.request("GET", f"/api/notifications/{everyone.json()['id']}", headers=key)
+    deadline = time.monotonic() + 5
+    while shown.json()["status"] != "DELIVERED" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        shown = server.request("GET", f"/api/notifications/{everyone.json()['id']}", headers=key)
+    assert shown.json()["status"] == "DELIVERED"
+    assert shown.json()["deliveries"] == {"pending": 0, "delivered": 2, "failed": 0}
+    devices = server.request("GET", "/api/devices", headers=key).json()
+    assert all(d["lastDeliveredAt"] is not None for d in devices)
+
+    conflict = server.request("DELETE", f"/api/notifications/{only_a['id']}", headers=key)
+    assert conflict.status_code == 409
+    assert conflict.json()["code"] == "not_cancellable"
+
+
+def test_a_cancelled_notification_never_arrives(server: Server, receiver: Receiver) -> None:
+    key = server.key("alice")
+    server.webhook(key, receiver.url("/a"))
+    due = datetime.now(UTC) + timedelta(seconds=1.5)
+    doomed = server.request(
+        "POST", "/api/notifications", json={"title": "no", "scheduledAt": iso(due)}, headers=key
+    ).json()
+    kept = server.request(
+        "POST", "/api/notifications", json={"title": "yes", "scheduledAt": iso(due)}, headers=key
+    ).json()
+    cancelled = server.request("DELETE", f"/api/notifications/{doomed['id']}", headers=key)
+    assert cancelled.status_code == 200
+    assert cancelled.json()["status"] == "CANCELLED"
+    assert receiver.wait_for(1, timeout=15)
+    time.sleep(1.0)
+    assert [r.body["notificationId"] for r in receiver.delivered()] == [kept["id"]]
+
+
+def test_retries_honour_retry_after_and_410_deactivates(server: Server, receiver: Receiver) -> None:
+    key = server.key("alice")
+    server.webhook(key, receiver.url("/flaky"))
+    server.webhook(key, receiver.url("/busy"))
+    gone = server.webhook(key, receiver.url("/gone"))
+    receiver.answer("/flaky", 503, times=2)
+    receiver.answer("/busy", 429, times=2, Retry_After="2")
+    receiver.answer("/gone", 410)
+
+    first = server.request("POST", "/api/notifications", json={"title": "one"}, headers=key)
+    assert first.status_code == 201
+    assert receiver.wait_for(1, timeout=30, path="/flaky")
+    assert receiver.wait_for(1, timeout=30, path="/busy")
+
+    flaky = receiver.to("/flaky")
+    assert [r.status for r in flaky] == [503, 503, 200]
+    busy = receiver.to("/busy")
+    assert [r.status for r in busy] == [429, 429, 200]
+    for earlier, later in itertools.pairwise(busy):
+        assert later.at - earlier.at >= 2.0 - 0.05, "retried sooner than Retry-After allowed"
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        devices = {d["id"]: d for d in server.request("GET", "/api/devices", headers=key).json()}
+        if devices[gone]["isActive"] is False:
+            break
+        time.sleep(0.1)
+    assert devices[gone]["isActive"] is False
+    assert [r.status for r in receiver.to("/gone")] == [410]
+
+    second = server.request("POST", "/api/notifications", json={"title": "two"}, headers=key)
+    assert second.json()["devicesTargeted"] == 2
+    assert receiver.wait_for(2, timeout=15, path="/flaky")
+    time.sleep(0.5)
+    assert [r.status for r in receiver.to("/gone")] == [410], "sent to a deactivated device"
+    detail = server.request("GET", f"/api/notifications/{first.json()['id']}", headers=key).json()
+    assert detail["deliveries"] == {"pending": 0, "delivered": 2, "failed": 1}
+    assert detail["status"] == "DELIVERED"
+
+
+def test_accepted_notifications_survive_a_crash(tmp_path: Path, receiver: Receiver) -> None:
+    server = Server(tmp_path / "data")
+    server.start()
+    try:
+        key = server.key("alice")
+        server.webhook(key, receiver.url("/a"))
+        due = datetime.now(UTC) + timedelta(seconds=3)
+        ids = [
+            server.request(
+                "POST",
+                "/api/notifications",
+                json={"title": f"n{i}", "scheduledAt": iso(due)},
+                headers=key,
+            ).json()["id"]
+            for i in range(40)
+        ]
+        server.kill()  # before anything is due
+        assert receiver.requests == []
+        server.start()
+        assert receiver.wait_for(40, timeout=30)
+        time.sleep(0.5)
+        received = Counter(r.body["notificationId"] for r in receiver.delivered())
+        assert set(received) == set(ids)
+        assert sum(received.values()) - len(ids) == 0
+        assert min(r.at for r in receiver.delivered()) >= due.timestamp()
+    finally:
+        server.stop()
+
+
+def test_in_flight_deliveries_come_back_after_the_lease(tmp_path: Path, receiver: Receiver) -> None:
+    lease = 5
+    batch = 256
+    server = Server(
+        tmp_path / "data",
+        env={
+            "PUSHCORE_DELIVERY_LEASE_SECONDS": str(lease),
+            "PUSHCORE_DELIVERY_BATCH_SIZE": str(batch),
+        },
+    )
+    server.start()
+    try:
+        key = server.key("alice")
+        server.webhook(key, receiver.url("/a"))
+        receiver.delay = 3.0  # answers come too late for the first server
+        ids = [
+            server.request(
+                "POST",
+                "/api/notifications",
+                json={"title": f"n{i}", "delay": "custom", "customDelay": 1},
+                headers=key,
+            ).json()["id"]
+            for i in range(20)
+        ]
+        deadline = time.monotonic() + 15
+        while len(receiver.requests) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(receiver.requests) == 20  # all handed to the gateway, none answered yet
+        server.kill()
+        receiver.delay = 0.0
+        restarted = time.time()
+        server.start()
+        deadline = time.monotonic() + lease + 20
+        while len({r.body["notificationId"] for r in receiver.requests if r.at > restarted}) < 20:
+            assert time.monotonic() < deadline, "claims of the crashed process never came back"
+            time.sleep(0.1)
+        counts = Counter(r.body["notificationId"] for r in receiver.requests)
+        assert set(counts) == set(ids)
+        duplicates = sum(counts.values()) - len(ids)
+        # Only what was in flight at the crash can arrive twice: at most one lease batch.
+        assert 0 < duplicates <= batch
+        resent = [r for r in receiver.requests if r.at > restarted]
+        assert min(r.at for r in resent) >= restarted + lease - 1.0
+    finally:
+        server.stop()
