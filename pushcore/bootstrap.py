@@ -115,13 +115,8 @@ def build_services(
 def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
     """A gateway per platform: webhook always; the others log and fail until configured."""
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
-    client = httpx.AsyncClient(
-        timeout=httpx.Timeout(10.0, connect=5.0),
-        verify=tls_context(settings.ca_file),
-        trust_env=False,
-        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
-    )
-    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: WebhookGateway(guard, client, clock)}
+    webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
+    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
     missing = {
         Platform.IOS: "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)",
         Platform.ANDROID: "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)",

@@ -14,7 +14,7 @@ from urllib.parse import urljoin
 import httpx
 
 from pushcore.domain.scheduling import SENDER_ICON_MAX_BYTES
-from pushcore.net import NetworkGuard, pinned_request
+from pushcore.net import NetworkGuard, pin
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
@@ -38,10 +38,14 @@ class HttpIconProbe:
         guard: NetworkGuard,
         client: httpx.Client,
         max_bytes: int = SENDER_ICON_MAX_BYTES,
+        deadline: float = 5.0,
     ) -> None:
         self._guard = guard
         self._client = client
         self._max_bytes = max_bytes
+        # The client's timeouts are per read; this bounds the whole check, so a
+        # server trickling bytes cannot hold an API request for long.
+        self._deadline = deadline
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
 
@@ -65,28 +69,40 @@ class HttpIconProbe:
     def _probe(self, url: str) -> str | None:
         """None when the icon is acceptable, else the reason."""
         current = url
+        give_up = time.monotonic() + self._deadline
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 address = self._guard.resolve(current)[0]
             except ValueError as exc:
                 return str(exc)
-            target, headers, extensions = pinned_request(current, address)
+            pinned = pin(current, address)
+            # httpcore checks the certificate against sni_hostname, not the IP.
+            extensions = {"sni_hostname": pinned.server_name} if pinned.server_name else {}
+            # Connection: close, because httpcore pools connections by address and
+            # would reuse one verified for another host name pinned to the same IP.
+            headers = {"Host": pinned.host_header, "Connection": "close"}
             try:
                 with self._client.stream(
-                    "GET", target, headers=headers, extensions=extensions
+                    "GET", pinned.url, headers=headers, extensions=extensions
                 ) as response:
                     if response.is_redirect and "location" in response.headers:
                         current = urljoin(current, response.headers["location"])
                         continue
-                    return self._judge(response)
+                    return self._judge(response, give_up)
             except httpx.TimeoutException:
                 return "could not be fetched in time"
             except httpx.HTTPError:
                 return "could not be fetched"
         return "redirects too many times"
 
-    def _judge(self, response: httpx.Response) -> str | None:
-        too_big = f"must be at most {self._max_bytes // (1024 * 1024)} MB"
+    def _judge(self, response: httpx.Response, give_up: float) -> str | None:
+        mib = 1024 * 1024
+        size = (
+            f"{self._max_bytes // mib} MB"
+            if self._max_bytes % mib == 0
+            else f"{self._max_bytes} bytes"
+        )
+        too_big = f"must be at most {size}"
         if response.status_code != 200:
             return f"could not be fetched (HTTP {response.status_code})"
         declared = response.headers.get("content-length", "")
@@ -95,6 +111,8 @@ class HttpIconProbe:
         head = b""
         total = 0
         for chunk in response.iter_bytes():
+            if time.monotonic() > give_up:
+                return "could not be fetched in time"
             total += len(chunk)
             if total > self._max_bytes:
                 return too_big

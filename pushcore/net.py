@@ -12,8 +12,9 @@ import ipaddress
 import socket
 import ssl
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import attrs
 
 from pushcore.domain.addresses import IPAddress, is_forbidden_address
 
@@ -50,20 +51,28 @@ class NetworkGuard:
         self.resolve(url)
 
 
-def pinned_request(url: str, address: IPAddress) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """The URL rewritten to connect to ``address``, with the Host header and TLS server
-    name of the original host: what was checked is what gets connected to."""
+@attrs.frozen
+class Pinned:
+    """A request pinned to a checked address: what was checked is what gets connected to.
+
+    ``url`` has the address in place of the host name; ``host_header`` and
+    ``server_name`` (TLS SNI and certificate name; None for plain http) keep
+    the original name, so virtual hosts and certificate checks still work.
+    """
+
+    url: str
+    host_header: str
+    server_name: str | None
+
+
+def pin(url: str, address: IPAddress) -> Pinned:
+    """``url`` rewritten to connect to ``address``."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
     literal = f"[{address}]" if address.version == 6 else str(address)
     netloc = literal + (f":{parts.port}" if parts.port else "")
     rewritten = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
-    headers = {"Host": parts.netloc.rpartition("@")[2]}
-    extensions: dict[str, Any] = {}
-    if parts.scheme == "https":
-        # httpcore verifies the certificate against this name, not the IP.
-        extensions["sni_hostname"] = host
-    return rewritten, headers, extensions
+    server_name = parts.hostname if parts.scheme == "https" else None
+    return Pinned(rewritten, parts.netloc.rpartition("@")[2], server_name)
 
 
 def tls_context(ca_file: Path | None) -> ssl.SSLContext:

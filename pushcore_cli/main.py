@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 import pushcore
-from pushcore_cli.commands import CliState, accounts, devices, keys, serve, tokens
+from pushcore_cli.commands import (
+    CliState,
+    accounts,
+    devices,
+    keys,
+    listen,
+    notifications,
+    serve,
+    tokens,
+)
 from pushcore_cli.errors import PushctlGroup
 
 app = typer.Typer(
@@ -77,6 +86,9 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(accounts.app, name="accounts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(devices.app, name="devices")
+app.command("send")(notifications.send)
+app.add_typer(notifications.app, name="notifications")
+app.command("listen")(listen.listen)
 
 
 def main() -> None:

@@ -94,6 +94,7 @@ class DeliveryEngine:
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._in_flight = 0
         self._stopping = False
+        self._runner: asyncio.Task[None] | None = None
         self.running = False
 
     # -- waking --------------------------------------------------------------
@@ -114,7 +115,8 @@ class DeliveryEngine:
         self._wakeup = asyncio.Event()
         self.running = True
         log.info("delivery engine started as %s", self.owner)
-        return self._loop.create_task(self._run())
+        self._runner = self._loop.create_task(self._run())
+        return self._runner
 
     async def run(self) -> None:
         """Deliver until :meth:`stop` is called."""
@@ -162,6 +164,12 @@ class DeliveryEngine:
             room = min(self.config.batch_size, self.config.max_in_flight - self._in_flight)
             claim = await self._db(self._claimer, functools.partial(self._claim, now, room))
             next_due = claim.next_due
+            if self._stopping and claim.dispatches:
+                # stop() came while this claim ran: hand it back rather than
+                # send it through gateways that are closing.
+                ids = [d.delivery.id for d in claim.dispatches]
+                await self._db(self._recorder, functools.partial(self._release, ids))
+                break
             if not claim.dispatches:
                 break
             self._start(claim.dispatches)
@@ -190,20 +198,31 @@ class DeliveryEngine:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
-        pending = list(self._tasks)
-        if pending:
-            _, unfinished = await asyncio.wait(pending, timeout=self.config.shutdown_grace)
-            ids = [i for task in unfinished for i in self._tasks.get(task, [])]
-            for task in unfinished:
-                task.cancel()
-            await asyncio.gather(*unfinished, return_exceptions=True)
-            if ids:
-                released = await self._db(self._recorder, lambda: self._release(ids))
-                log.info("released %d unsent deliveries", released)
+        runner = self._runner
+        if runner is not None and runner.get_loop() is asyncio.get_running_loop():
+            # Let the current tick end first: a claim it is waiting for is
+            # either started before this point or handed back by tick().
+            await asyncio.gather(runner, return_exceptions=True)
+        deadline = asyncio.get_running_loop().time() + self.config.shutdown_grace
+        unfinished: set[asyncio.Task[None]] = set()
+        while self._tasks:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                unfinished = set(self._tasks)
+                break
+            await asyncio.wait(list(self._tasks), timeout=remaining)
+        ids = [i for task in unfinished for i in self._tasks.get(task, [])]
+        for task in unfinished:
+            task.cancel()
+        await asyncio.gather(*unfinished, return_exceptions=True)
+        if ids:
+            released = await self._db(self._recorder, functools.partial(self._release, ids))
+            log.info("released %d unsent deliveries", released)
         for gateway in set(self._gateways.values()):
             await gateway.aclose()
-        self._claimer.shutdown(wait=True)
-        self._recorder.shutdown(wait=True)
+        # Nothing is queued on the executors any more; don't block the loop on them.
+        self._claimer.shutdown(wait=False)
+        self._recorder.shutdown(wait=False)
 
     # -- sending -------------------------------------------------------------
 

@@ -2,9 +2,13 @@
 
 UnifiedPush-compatible: the body is the payload, a 2xx is delivered. 404 and
 410 mean the endpoint is gone (the device is deactivated); 429 and 5xx are
-retried (honouring Retry-After); any other answer is a permanent failure.
-The SSRF guard runs again at delivery, and the request connects to the very
-address it checked.
+retried (honouring Retry-After); any other answer, redirects included, is a
+permanent failure. The SSRF guard runs again at delivery, and the request
+connects to the very address it checked.
+
+aiohttp rather than httpx here: measured on this project's 2-core machine,
+httpx's pool managed about 500 small POSTs a second and aiohttp about 3,500,
+and a webhook fan-out is exactly that workload.
 """
 
 from __future__ import annotations
@@ -12,30 +16,58 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import ssl
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
 from pushcore.gateways._http import retry_after_seconds, status_reason
-from pushcore.net import NetworkGuard, pinned_request
+from pushcore.net import NetworkGuard, pin
 from pushcore.ports import Clock
 
 USER_AGENT = "pushcore-webhook/1"
+# Answers are read (so the connection can be reused) up to this much; a
+# receiver has nothing to tell us in a body.
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 class WebhookGateway:
-    """Sends to webhook devices with one shared async HTTP client."""
+    """Sends to webhook devices over one shared aiohttp session (made on first use)."""
 
     def __init__(
-        self, guard: NetworkGuard, client: httpx.AsyncClient, clock: Clock, concurrency: int = 256
+        self,
+        guard: NetworkGuard,
+        clock: Clock,
+        *,
+        tls: ssl.SSLContext | None = None,
+        timeout: float = 10.0,
+        connect_timeout: float = 5.0,
+        concurrency: int = 64,
     ) -> None:
         self._guard = guard
-        self._client = client
         self._clock = clock
+        self._tls = tls
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self._concurrency = concurrency
+        # Requests wait for a slot here, not in aiohttp's pool, whose wait would
+        # count against the request's own timeout and fail deliveries that
+        # were only queued behind slower ones.
         self._slots = asyncio.Semaphore(concurrency)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        # A session belongs to the loop it was made in: make it inside the engine's.
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self._concurrency, ssl=self._tls if self._tls is not None else True
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, trust_env=False
+            )
+        return self._session
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Post every dispatch concurrently (bounded); one outcome each."""
@@ -56,30 +88,40 @@ class WebhookGateway:
             address = await self._resolve(url)
         except ValueError as exc:
             return Failed(f"Webhook refused: {exc}")
-        target, headers, extensions = pinned_request(url, address)
-        headers["Content-Type"] = "application/json"
-        headers["User-Agent"] = USER_AGENT
+        pinned = pin(url, address)
         body = json.dumps(neutral_payload(dispatch.notification), separators=(",", ":"))
+        headers = {
+            "Host": pinned.host_header,
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+        }
         async with self._slots:
             try:
-                response = await self._client.post(
-                    target, content=body.encode(), headers=headers, extensions=extensions
-                )
-            except httpx.TimeoutException:
+                async with self._client().post(
+                    pinned.url,
+                    data=body.encode(),
+                    headers=headers,
+                    server_hostname=pinned.server_name,
+                    allow_redirects=False,
+                ) as response:
+                    status = response.status
+                    retry_after = response.headers.get("Retry-After")
+                    await response.content.read(MAX_ANSWER_BYTES)
+            except TimeoutError:
                 return Retry("Webhook timed out")
-            except httpx.HTTPError:
+            except aiohttp.ClientError:
                 return Retry("Webhook unreachable")
-        status = response.status_code
         if 200 <= status < 300:
             return Delivered()
         reason = status_reason(status)
         if status in (404, 410):
             return TokenInvalid(reason)
         if status == 429 or status >= 500:
-            after = retry_after_seconds(response.headers.get("retry-after"), self._clock.now())
-            return Retry(reason, after)
+            return Retry(reason, retry_after_seconds(retry_after, self._clock.now()))
         return Failed(reason)
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.aclose()
+        """Close the session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

@@ -14,7 +14,7 @@ import attrs
 
 from pushcore.domain.lifecycle import reconciled
 from pushcore.domain.model import Delivery, Device, Notification
-from pushcore.domain.states import DeliveryStatus
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import IdGenerator, Transaction
 
 
@@ -46,6 +46,17 @@ def reconcile(
     for notification in notifications:
         reason = (failure_reasons or {}).get(notification.id)
         updated = reconciled(notification, tx.deliveries.counts(notification.id), now, reason)
+        if updated.status is NotificationStatus.FAILED and updated.failure_reason is None:
+            # Settled by something other than a gateway answer (a device removed
+            # or found dead elsewhere): the reason is that of its last failure.
+            failed = [
+                d
+                for d in tx.deliveries.for_notification(notification.id)
+                if d.status is DeliveryStatus.FAILED and d.failure_reason
+            ]
+            if failed:
+                last = max(failed, key=lambda d: (d.settled_at or now, d.id))
+                updated = attrs.evolve(updated, failure_reason=last.failure_reason)
         if updated != notification:
             tx.notifications.update(updated)
             changed.append(updated)

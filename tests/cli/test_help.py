@@ -38,6 +38,12 @@ def test_the_tree_has_the_milestone_commands() -> None:
         "devices add",
         "devices list",
         "devices remove",
+        "send",
+        "notifications list",
+        "notifications show",
+        "notifications cancel",
+        "notifications stats",
+        "listen",
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -239,3 +240,20 @@ def test_split_statements_respects_quotes_comments_and_triggers() -> None:
     for statement in statements:
         conn.execute(statement)
     conn.close()
+
+
+def test_the_wal_is_checkpointed_in_the_background(path: Path) -> None:
+    store = SqliteStore(path)
+    try:
+        before = path.stat().st_size
+        with store.transaction() as tx:
+            for i in range(300):
+                tx.devices.add(make_device(f"dev_{i:04}", token=f"token-{i}" + "x" * 200))
+        deadline = time.monotonic() + 5
+        while path.stat().st_size <= before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # Nothing here asked for a checkpoint, and autocheckpoint is off: the
+        # store's own thread copied the WAL into the database file.
+        assert path.stat().st_size > before
+    finally:
+        store.close()

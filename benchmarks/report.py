@@ -1,0 +1,25 @@
+"""Writes benchmark results into docs/benchmarks.md, one section per benchmark."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+HEADER = """# Benchmarks
+
+Each section is written by the benchmark named in it; run it again to refresh it.
+Figures are from the machine named in the section, not promises for yours.
+"""
+
+
+def write_section(name: str, body: str) -> None:
+    """Replace (or add) the ``## name`` section of docs/benchmarks.md."""
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
+    section = f"## {name}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(name)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: section + "\n", text).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + section
+    DOC.write_text(text, encoding="utf-8")

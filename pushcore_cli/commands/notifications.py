@@ -1,0 +1,335 @@
+"""pushctl send, and pushctl notifications: list, show, cancel, stats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+
+from pushcore.converter import (
+    decode_cursor,
+    encode_cursor,
+    format_timestamp,
+    notification_created_json,
+    notification_json,
+    parse_list_query,
+    stats_json,
+    structure_request,
+)
+from pushcore.domain.inputs import NewNotification
+from pushcore.domain.model import DeliveryCounts, IconStyle, Notification, Priority, Sound
+from pushcore.domain.scheduling import Delay
+from pushcore.domain.states import NotificationStatus
+from pushcore_cli import output
+from pushcore_cli.commands import AccountOption, acting_as
+from pushcore_cli.durations import parse_duration
+
+app = typer.Typer(
+    help=(
+        "Inspect and cancel an account's notifications (send them with pushctl send).\n\n"
+        "Example: pushctl notifications list --account alice"
+    ),
+    no_args_is_help=True,
+)
+
+PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
+STATUSES = ", ".join(s.value for s in NotificationStatus)
+
+IdArgument = Annotated[
+    str, typer.Argument(metavar="NOTIFICATION_ID", help="The notification's id (ntf_...).")
+]
+
+
+def delay_fields(text: str) -> dict[str, Any]:
+    """``--delay`` as request fields: a preset by name, any other duration as a custom delay."""
+    try:
+        preset = Delay(text.strip())
+    except ValueError:
+        preset = None
+    if preset is not None and preset is not Delay.CUSTOM:
+        return {"delay": preset.value}
+    try:
+        seconds = int(parse_duration(text).total_seconds())
+    except typer.BadParameter as error:
+        raise typer.BadParameter(error.message, param_hint="'--delay'") from None
+    # Out-of-range seconds are the service's to refuse, naming customDelay like the HTTP API.
+    return {"delay": Delay.CUSTOM.value, "customDelay": seconds}
+
+
+def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
+    """``--metadata k=v`` options as a mapping; a usage error for a pair without ``=``."""
+    metadata: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="'--metadata'")
+        if key in metadata:
+            # Two values for one key is a slip, not a choice: refuse rather than guess.
+            raise typer.BadParameter(f"{key!r} is given twice", param_hint="'--metadata'")
+        metadata[key] = value
+    return metadata
+
+
+def _delay_text(n: Notification) -> str:
+    return f"custom ({n.custom_delay}s)" if n.custom_delay is not None else n.delay
+
+
+def _counts_text(counts: DeliveryCounts) -> str:
+    return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
+
+
+def _record(n: Notification, counts: DeliveryCounts) -> list[tuple[str, str | None]]:
+    stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
+    metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
+    return [
+        ("id", n.id),
+        ("status", n.status.value),
+        ("title", n.title),
+        ("body", n.body or None),
+        # Delays are seconds long: show the exact time, not the minute.
+        ("scheduled", format_timestamp(n.scheduled_at)),
+        ("delay", _delay_text(n)),
+        ("priority", n.priority.value),
+        ("sound", n.sound.value),
+        ("icon style", n.icon_style.value),
+        ("target device", n.target_device_token),
+        ("sender name", n.sender_name),
+        ("sender icon", n.sender_icon),
+        ("stream", stream),
+        ("metadata", metadata),
+        ("devices targeted", str(n.devices_targeted)),
+        ("deliveries", _counts_text(counts)),
+        ("failure reason", n.failure_reason),
+        ("created", format_timestamp(n.created_at)),
+        ("settled", None if n.settled_at is None else format_timestamp(n.settled_at)),
+    ]
+
+
+def send(
+    ctx: typer.Context,
+    title: Annotated[str, typer.Argument(metavar="TITLE", help="The title (1 to 200 characters).")],
+    account: AccountOption,
+    body: Annotated[
+        str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
+    ] = None,
+    delay: Annotated[
+        str | None,
+        typer.Option(
+            "--delay",
+            metavar="DURATION",
+            help=f"Send after a preset ({PRESETS}; default 5s) or any duration up to 1d, e.g. 90s.",
+        ),
+    ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="TIMESTAMP",
+            help="Send at this ISO 8601 time with an offset (a past time means now).",
+        ),
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            "--device", metavar="TOKEN", help="Only to the account's device with this token."
+        ),
+    ] = None,
+    priority: Annotated[
+        Priority | None, typer.Option("--priority", help="How urgently it interrupts.")
+    ] = None,
+    sound: Annotated[Sound | None, typer.Option("--sound", help="The sound it plays.")] = None,
+    icon_style: Annotated[
+        IconStyle | None, typer.Option("--icon-style", help="The glyph shown beside it.")
+    ] = None,
+    sender_name: Annotated[
+        str | None, typer.Option("--sender-name", help="Who it is from (up to 50 characters).")
+    ] = None,
+    sender_icon: Annotated[
+        str | None,
+        typer.Option(
+            "--sender-icon", metavar="URL", help="An http(s) URL of a PNG or JPEG (at most 5 MB)."
+        ),
+    ] = None,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metadata", metavar="KEY=VALUE", help="Extra data for the app; repeat for each key."
+        ),
+    ] = None,
+    json_output: output.JsonOption = False,
+) -> None:
+    """Schedule a notification to the account's devices.
+
+    Example: pushctl send "Build passed" --account alice --body "main is green" --delay 30s
+    """
+    if delay is not None and at is not None:
+        raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
+    # The same JSON body the HTTP API takes, so both front doors validate alike.
+    request: dict[str, Any] = {"title": title}
+    if delay is not None:
+        request.update(delay_fields(delay))
+    if metadata:
+        request["metadata"] = metadata_fields(metadata)
+    optional = {
+        "body": body,
+        "scheduledAt": at,
+        "targetDeviceToken": device,
+        "priority": None if priority is None else priority.value,
+        "sound": None if sound is None else sound.value,
+        "iconStyle": None if icon_style is None else icon_style.value,
+        "senderName": sender_name,
+        "senderIcon": sender_icon,
+    }
+    request.update({k: v for k, v in optional.items() if v is not None})
+    services = acting_as(ctx, account)
+    created = services.notifications.create(account, structure_request(NewNotification, request))
+    if json_output:
+        output.print_json(notification_created_json(created))
+    else:
+        output.print_record(
+            [
+                ("id", created.id),
+                ("status", created.status.value),
+                ("scheduled", format_timestamp(created.scheduled_at)),
+                ("devices targeted", str(created.devices_targeted)),
+            ]
+        )
+    if created.devices_targeted == 0:
+        output.warn(
+            "no active device to deliver to yet: the notification waits up to 24 hours after"
+            f" it is due for one (pushctl devices add --account {account} ...)."
+        )
+    else:
+        output.say(f"Queued notification {created.id}.")
+
+
+@app.command("list")
+def list_notifications(
+    ctx: typer.Context,
+    account: AccountOption,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", metavar="STATUS", help=f"Only this status: {STATUSES}."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", metavar="N", help="At most N (1 to 100, default 20).")
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option("--cursor", help="Continue after a previous page (its nextCursor)."),
+    ] = None,
+    json_output: output.JsonOption = False,
+) -> None:
+    """List the account's notifications, newest first, a page at a time.
+
+    Example: pushctl notifications list --account alice --status QUEUED --limit 10
+    """
+    # The HTTP API's own query parsing, so the same values are refused alike.
+    parsed_status, parsed_limit = parse_list_query(status, None if limit is None else str(limit))
+    before = decode_cursor(cursor) if cursor else None
+    services = acting_as(ctx, account)
+    page = services.notifications.list(account, parsed_status, parsed_limit, before)
+    next_cursor = encode_cursor(page.next_before) if page.next_before else None
+    if json_output:
+        output.print_json(
+            {"items": [notification_json(n) for n in page.items], "nextCursor": next_cursor}
+        )
+        return
+    if not page.items:
+        output.say(f"No notifications. Send one with: pushctl send TITLE --account {account}")
+        return
+    output.print_table(
+        ["id", "status", "title", "scheduled", "devices", "created"],
+        (
+            [
+                n.id,
+                n.status.value,
+                n.title,
+                format_timestamp(n.scheduled_at),
+                str(n.devices_targeted),
+                output.when(n.created_at),
+            ]
+            for n in page.items
+        ),
+    )
+    if next_cursor is not None:
+        again = f"pushctl notifications list --account {account}"
+        if status is not None:
+            again += f" --status {parsed_status}"
+        if limit is not None:
+            again += f" --limit {parsed_limit}"
+        output.say(f"More: {again} --cursor {next_cursor}")
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    notification_id: IdArgument,
+    account: AccountOption,
+    json_output: output.JsonOption = False,
+) -> None:
+    """Show a notification: every field it was sent with, and how its deliveries stand.
+
+    Example: pushctl notifications show --account alice ntf_01JD0000000000000000000000
+    """
+    services = acting_as(ctx, account)
+    detail = services.notifications.get(account, notification_id)
+    if json_output:
+        output.print_json(notification_json(detail.notification, detail.deliveries))
+    else:
+        output.print_record(_record(detail.notification, detail.deliveries))
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    notification_id: IdArgument,
+    account: AccountOption,
+    json_output: output.JsonOption = False,
+) -> None:
+    """Cancel a notification that no gateway has been handed yet.
+
+    Example: pushctl notifications cancel --account alice ntf_01JD0000000000000000000000
+    """
+    services = acting_as(ctx, account)
+    services.notifications.cancel(account, notification_id)
+    detail = services.notifications.get(account, notification_id)
+    if json_output:
+        output.print_json(notification_json(detail.notification, detail.deliveries))
+    else:
+        output.print_record(_record(detail.notification, detail.deliveries))
+    output.say(f"Cancelled notification {notification_id}.")
+
+
+@app.command("stats")
+def stats(
+    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+) -> None:
+    """Count the account's notifications by status, its deliveries, and the last 24 hours.
+
+    Example: pushctl notifications stats --account alice
+    """
+    services = acting_as(ctx, account)
+    found = stats_json(services.notifications.stats(account))
+    if json_output:
+        output.print_json(found)
+        return
+    deliveries = found["deliveries"]
+    last = found["last24h"]
+    output.print_record(
+        [
+            ("total", str(found["total"])),
+            *((status, str(count)) for status, count in found["byStatus"].items()),
+            (
+                "deliveries",
+                f"delivered {deliveries['delivered']}, failed {deliveries['failed']},"
+                f" pending {deliveries['pending']}",
+            ),
+            (
+                "last 24 hours",
+                f"created {last['created']}, delivered {last['delivered']},"
+                f" failed {last['failed']}",
+            ),
+        ]
+    )

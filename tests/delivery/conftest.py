@@ -1,0 +1,173 @@
+"""The ``h`` fixture: services on a fake clock, a scripted gateway, engines driven by hand.
+
+Every test using it runs once on the memory store and once on SQLite. The
+engine is never left to its run loop unless a test starts it: a test moves
+the fake clock, then calls :meth:`Harness.step` (one ``tick`` and a ``drain``
+in a fresh event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from pushcore import Services, build_services, load_settings
+from pushcore.converter import structure_request
+from pushcore.delivery import DeliveryEngine, EngineConfig
+from pushcore.domain.inputs import NewDevice, NewNotification
+from pushcore.domain.model import Delivery, Device, Notification, Platform
+from pushcore.domain.retry import RetryPolicy
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.ports import Gateway
+from pushcore.services import NotificationDetail
+from tests.fakes.clock import FakeClock
+from tests.fakes.gateway import ScriptedGateway
+
+ALICE = "acct_alice"
+BOB = "acct_bob"
+T0 = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)  # FakeClock's start
+DUE = T0 + timedelta(seconds=5)  # a notification's due time with the default delay
+LEASE = timedelta(seconds=30)
+
+# Small and exact: three attempts, a 30 s lease, jitter pinned to half the ceiling.
+CONFIG = EngineConfig(
+    batch_size=50,
+    lease=LEASE,
+    tick=0.05,
+    max_in_flight=1000,
+    shutdown_grace=0.2,
+    retry=RetryPolicy(max_attempts=3),
+)
+
+
+def half() -> float:
+    """The pinned jitter draw: backoffs are exactly half their ceiling."""
+    return 0.5
+
+
+def at(seconds: float) -> datetime:
+    """``T0`` plus ``seconds`` (milliseconds are exact)."""
+    return T0 + timedelta(milliseconds=round(seconds * 1000))
+
+
+class Harness:
+    """Services, a fake clock and a scripted gateway, with shortcuts for the tests."""
+
+    def __init__(self, services: Services, clock: FakeClock) -> None:
+        self.services = services
+        self.clock = clock
+        self.gateway = ScriptedGateway(clock)
+        self.engines: list[DeliveryEngine] = []
+
+    # -- engines -------------------------------------------------------------
+
+    def engine(
+        self,
+        owner: str = "test",
+        *,
+        gateway: Gateway | None = None,
+        gateways: dict[Platform, Gateway] | None = None,
+        **config: Any,
+    ) -> DeliveryEngine:
+        """An engine on the harness's store and clock; ``config`` changes :data:`CONFIG`."""
+        gw = gateway or self.gateway
+        built = DeliveryEngine(
+            self.services.store,
+            self.clock,
+            gateways if gateways is not None else dict.fromkeys(Platform, gw),
+            attrs.evolve(CONFIG, **config),
+            owner,
+            uniform=half,
+        )
+        self.engines.append(built)
+        return built
+
+    def step(self, engine: DeliveryEngine, when: datetime | None = None) -> datetime | None:
+        """Set the clock to ``when`` (if given), tick once and wait for every batch to be recorded.
+
+        Returns what ``tick`` returned: when the run loop would look again.
+        """
+        if when is not None:
+            self.clock.set(when)
+
+        async def run() -> datetime | None:
+            next_due = await engine.tick()
+            await engine.drain()
+            return next_due
+
+        return asyncio.run(run())
+
+    # -- devices and notifications ------------------------------------------
+
+    def device(
+        self, token: str, account: str = ALICE, platform: str = "android", **fields: Any
+    ) -> Device:
+        """Register (or re-register) a device with ``token``."""
+        body = {"token": token, "platform": platform, **fields}
+        return self.services.devices.register(account, structure_request(NewDevice, body)).device
+
+    def devices(self, account: str = ALICE) -> dict[str, Device]:
+        """The account's devices by token, as GET /api/devices lists them."""
+        return {d.token: d for d in self.services.devices.list(account)}
+
+    def notify(self, account: str = ALICE, **fields: Any) -> Notification:
+        """Create a notification (title given); ``fields`` are JSON names (``customDelay``...)."""
+        body = {"title": "Deploy finished", **fields}
+        return self.services.notifications.create(account, structure_request(NewNotification, body))
+
+    def notify_in(self, seconds: int, account: str = ALICE, **fields: Any) -> Notification:
+        """A notification due ``seconds`` after now."""
+        return self.notify(account, delay="custom", customDelay=seconds, **fields)
+
+    def get(self, notification: Notification, account: str = ALICE) -> NotificationDetail:
+        """GET /api/notifications/:id."""
+        return self.services.notifications.get(account, notification.id)
+
+    def status(self, notification: Notification, account: str = ALICE) -> NotificationStatus:
+        """The notification's status now."""
+        return self.get(notification, account).notification.status
+
+    def deliveries(self, notification: Notification) -> Sequence[Delivery]:
+        """The notification's deliveries as stored."""
+        with self.services.store.read() as tx:
+            return tx.deliveries.for_notification(notification.id)
+
+    def delivery_statuses(self, notification: Notification) -> list[DeliveryStatus]:
+        """The statuses of the notification's deliveries, sorted."""
+        return sorted(d.status for d in self.deliveries(notification))
+
+    def close(self) -> None:
+        """Stop the engines the test left running, then close the store."""
+        for engine in self.engines:
+            if engine._tasks:  # batches of a loop that is gone: nothing to wait for
+                engine._claimer.shutdown(wait=True)
+                engine._recorder.shutdown(wait=True)
+            else:
+                asyncio.run(engine.stop())
+        self.services.close()
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def h(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) -> Iterator[Harness]:
+    """The harness, on the memory store or on the default SQLite file."""
+    url = "memory://" if request.param == "memory" else None
+    settings = load_settings(env={}, data_dir=tmp_path / "data", database_url=url)
+    harness = Harness(build_services(settings, clock=fake_clock), fake_clock)
+    yield harness
+    harness.close()
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait (really) until ``condition()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.005)
