@@ -31,6 +31,7 @@ from pushcore.services import (
     KeyService,
     NotificationService,
     Services,
+    StreamService,
     TokenIssuer,
     TokenVerifier,
     WakeHub,
@@ -82,6 +83,7 @@ def build_services(
         )
         icons = HttpIconProbe(guard, client)
     hub = WakeHub()
+    notifications = NotificationService(store, clock, ids, icons, hub)
 
     secret = settings.jwt_secret
     jwks = None
@@ -106,7 +108,8 @@ def build_services(
         auth=AuthService(store, clock, verifier, accounts),
         keys=KeyService(store, clock, ids, random),
         devices=DeviceService(store, clock, ids, guard, hub),
-        notifications=NotificationService(store, clock, ids, icons, hub),
+        notifications=notifications,
+        streams=StreamService(store, clock, ids, random, notifications, hub),
         tokens=TokenIssuer(clock, secret),
         hub=hub,
     )

@@ -26,6 +26,9 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
     Plan,
+    Stream,
+    StreamView,
+    Subscription,
 )
 from pushcore.domain.outcomes import Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
@@ -210,6 +213,10 @@ class DeliveryRepository(Protocol):
         """How the notification's deliveries stand."""
         ...
 
+    def has_open(self, notification_id: str) -> bool:
+        """Whether any delivery of the notification is PENDING or IN_FLIGHT (cheap)."""
+        ...
+
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""
         ...
@@ -254,6 +261,62 @@ class DeliveryRepository(Protocol):
         ...
 
 
+class StreamRepository(Protocol):
+    """Streams. A deleted stream is gone for the API but keeps its code taken forever."""
+
+    def add(self, stream: Stream) -> None:
+        """Insert a stream; KeyError when its code was ever used (a collision: draw again)."""
+        ...
+
+    def get(self, account_id: str, stream_id: str) -> StreamView | None:
+        """The account's live stream with this id, or None."""
+        ...
+
+    def by_code(self, code: str) -> StreamView | None:
+        """The live stream with this code (any account), or None."""
+        ...
+
+    def list(self, account_id: str) -> Sequence[StreamView]:
+        """The account's live streams, newest first."""
+        ...
+
+    def count(self, account_id: str) -> int:
+        """How many live streams the account has (for its plan's limit)."""
+        ...
+
+    def delete(self, account_id: str, stream_id: str, at: datetime) -> bool:
+        """Delete the stream and its subscriptions; False when there is no such stream."""
+        ...
+
+    def subscriber_devices(self, stream_id: str) -> Sequence[Device]:
+        """The active devices of every subscriber of the stream."""
+        ...
+
+
+class SubscriptionRepository(Protocol):
+    """Subscriptions of users to streams."""
+
+    def add(self, subscription: Subscription) -> None:
+        """Insert; KeyError when the account already subscribes to that stream."""
+        ...
+
+    def get(self, account_id: str, subscription_id: str) -> Subscription | None:
+        """The account's subscription with this id, or None."""
+        ...
+
+    def find(self, account_id: str, stream_id: str) -> Subscription | None:
+        """The account's subscription to the stream, or None."""
+        ...
+
+    def list(self, account_id: str) -> Sequence[tuple[Subscription, StreamView]]:
+        """The account's subscriptions with their streams, newest first."""
+        ...
+
+    def delete(self, account_id: str, subscription_id: str) -> bool:
+        """Remove the subscription; False when the account has no such subscription."""
+        ...
+
+
 class Transaction(Protocol):
     """One unit of work: the repositories, seeing and changing one consistent state."""
 
@@ -280,6 +343,16 @@ class Transaction(Protocol):
     @property
     def deliveries(self) -> DeliveryRepository:
         """Deliveries."""
+        ...
+
+    @property
+    def streams(self) -> StreamRepository:
+        """Streams."""
+        ...
+
+    @property
+    def subscriptions(self) -> SubscriptionRepository:
+        """Subscriptions."""
         ...
 
 

@@ -12,7 +12,7 @@ from pushcore.bootstrap import build_engine
 from pushcore.delivery import DeliveryEngine
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
-from pushcore_http.routes import devices, health, keys, notifications
+from pushcore_http.routes import devices, health, keys, notifications, streams
 
 
 def create_app(
@@ -42,7 +42,13 @@ def create_app(
             services.close()
 
     app = Starlette(
-        routes=[*health.routes, *keys.routes, *devices.routes, *notifications.routes],
+        routes=[
+            *health.routes,
+            *keys.routes,
+            *devices.routes,
+            *notifications.routes,
+            *streams.routes,
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

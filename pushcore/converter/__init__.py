@@ -17,6 +17,13 @@ from pushcore.converter.notifications import (
     parse_list_query,
     stats_json,
 )
+from pushcore.converter.streams import (
+    lookup_json,
+    send_result_json,
+    stream_json,
+    stream_summary_json,
+    subscription_json,
+)
 from pushcore.domain.timefmt import format_timestamp
 
 __all__ = [
@@ -28,11 +35,16 @@ __all__ = [
     "device_json",
     "encode_cursor",
     "format_timestamp",
+    "lookup_json",
     "maybe_timestamp",
     "notification_created_json",
     "notification_json",
     "parse_list_query",
     "parse_timestamp",
+    "send_result_json",
     "stats_json",
+    "stream_json",
+    "stream_summary_json",
     "structure_request",
+    "subscription_json",
 ]

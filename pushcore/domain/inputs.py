@@ -29,6 +29,8 @@ from pushcore.domain.scheduling import (
     METADATA_MAX_BYTES,
     METADATA_MAX_KEYS,
     SENDER_NAME_MAX,
+    STREAM_DESCRIPTION_MAX,
+    STREAM_NAME_MAX,
     TITLE_MAX,
     Delay,
 )
@@ -139,3 +141,31 @@ class NewNotification:
     scheduled_at: datetime | None = None
     sender_name: str | None = attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX))
     sender_icon: str | None = attrs.field(default=None, validator=v.http_url)
+
+
+@attrs.frozen
+class NewStream:
+    """A request to create a stream (POST /api/streams)."""
+
+    name: str = attrs.field(validator=v.all_of(v.text(1, STREAM_NAME_MAX), v.not_blank))
+    description: str = attrs.field(default="", validator=v.text(0, STREAM_DESCRIPTION_MAX))
+    icon_url: str | None = attrs.field(default=None, validator=v.http_url)
+
+
+@attrs.frozen
+class StreamSend:
+    """A request to send to every subscriber of a stream (POST /api/streams/:id/send)."""
+
+    title: str = attrs.field(validator=v.text(1, TITLE_MAX))
+    body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
+    sound: Sound = Sound.DEFAULT
+    priority: Priority = Priority.NORMAL
+    sender_name: str | None = attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX))
+    sender_icon: str | None = attrs.field(default=None, validator=v.http_url)
+
+
+@attrs.frozen
+class Subscribe:
+    """A request to subscribe to a stream by its code."""
+
+    code: str = attrs.field(validator=v.text(1, 100))

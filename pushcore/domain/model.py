@@ -223,6 +223,14 @@ class Stream:
 
 
 @attrs.frozen
+class StreamView:
+    """A stream with its live subscriber count (what the API shows)."""
+
+    stream: Stream
+    subscribers: int
+
+
+@attrs.frozen
 class Subscription:
     """A user's subscription to a stream."""
 

@@ -16,6 +16,7 @@ from pushcore.services.notifications import (
     Page,
     WakeHub,
 )
+from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
 
 
@@ -31,6 +32,7 @@ class Services:
     keys: KeyService
     devices: DeviceService
     notifications: NotificationService
+    streams: StreamService
     tokens: TokenIssuer
     hub: WakeHub
 
@@ -46,12 +48,15 @@ __all__ = [
     "CredentialKind",
     "DeviceService",
     "KeyService",
+    "Lookup",
     "NotificationDetail",
     "NotificationService",
     "Page",
     "Principal",
     "Registration",
+    "SendResult",
     "Services",
+    "StreamService",
     "TokenIssuer",
     "TokenVerifier",
     "WakeHub",

@@ -44,6 +44,14 @@ def reconcile(
     """Store each notification's status as its deliveries now imply; the changed ones."""
     changed: list[Notification] = []
     for notification in notifications:
+        if (
+            notification.status is NotificationStatus.QUEUED
+            and notification.wake_at is None
+            and tx.deliveries.has_open(notification.id)
+        ):
+            # Still going: nothing to change, and counting a large fan-out's
+            # deliveries after every batch would cost more than the batch.
+            continue
         reason = (failure_reasons or {}).get(notification.id)
         updated = reconciled(notification, tx.deliveries.counts(notification.id), now, reason)
         if updated.status is NotificationStatus.FAILED and updated.failure_reason is None:

@@ -10,8 +10,18 @@ from datetime import datetime
 
 import attrs
 
-from pushcore.domain.model import Account, ApiKey, Delivery, Device, Notification, Plan
+from pushcore.domain.model import (
+    Account,
+    ApiKey,
+    Delivery,
+    Device,
+    Notification,
+    Plan,
+    Stream,
+    Subscription,
+)
 from pushcore.storage.memory_queue import Deliveries, Notifications
+from pushcore.storage.memory_streams import Streams, Subscriptions
 
 
 @attrs.define
@@ -21,6 +31,9 @@ class _Tables:
     devices: dict[str, Device] = attrs.Factory(dict)
     notifications: dict[str, Notification] = attrs.Factory(dict)
     deliveries: dict[str, Delivery] = attrs.Factory(dict)
+    streams: dict[str, Stream] = attrs.Factory(dict)
+    deleted_streams: dict[str, datetime] = attrs.Factory(dict)
+    subscriptions: dict[str, Subscription] = attrs.Factory(dict)
 
 
 class _Accounts:
@@ -139,6 +152,8 @@ class _Transaction:
         self.devices = _Devices(tables)
         self.notifications = Notifications(tables)
         self.deliveries = Deliveries(tables)
+        self.streams = Streams(tables)
+        self.subscriptions = Subscriptions(tables)
 
 
 class MemoryStore:

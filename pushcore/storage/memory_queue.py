@@ -141,6 +141,9 @@ class Deliveries:
     def counts(self, notification_id: str) -> DeliveryCounts:
         return delivery_counts(self._of(notification_id))
 
+    def has_open(self, notification_id: str) -> bool:
+        return any(d.status in (D.PENDING, D.IN_FLIGHT) for d in self._of(notification_id))
+
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         return sorted(self._of(notification_id), key=lambda d: d.id)
 

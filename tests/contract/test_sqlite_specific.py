@@ -129,6 +129,8 @@ def test_the_schema_has_its_tables_and_indexes(store: SqliteStore, path: Path) -
         "devices",
         "notifications",
         "deliveries",
+        "streams",
+        "subscriptions",
     }
     key_indexes = {tuple(i.columns): i.unique for i in db.table("api_keys").indexes}
     assert key_indexes[("key_hash",)] == 1

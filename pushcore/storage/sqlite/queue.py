@@ -152,6 +152,15 @@ class Deliveries(Repository):
         ).fetchall()
         return _counts(rows)
 
+    def has_open(self, notification_id: str) -> bool:
+        """Whether a delivery is PENDING or IN_FLIGHT."""
+        row = self._conn.execute(
+            "SELECT 1 FROM deliveries WHERE notification_id = ?"
+            " AND status IN ('PENDING', 'IN_FLIGHT') LIMIT 1",
+            (notification_id,),
+        ).fetchone()
+        return row is not None
+
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""
         where = "notification_id = ? ORDER BY id"

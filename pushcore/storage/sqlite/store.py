@@ -12,6 +12,7 @@ from pathlib import Path
 from pushcore.storage.migrate import Migration, load_migrations, split_statements
 from pushcore.storage.sqlite.queue import Deliveries, Notifications
 from pushcore.storage.sqlite.repos import Accounts, ApiKeys, Devices
+from pushcore.storage.sqlite.streams import Streams, Subscriptions
 
 CHECKPOINT_INTERVAL = 1.0
 
@@ -43,6 +44,8 @@ class Transaction:
         self.devices = Devices(conn)
         self.notifications = Notifications(conn)
         self.deliveries = Deliveries(conn)
+        self.streams = Streams(conn)
+        self.subscriptions = Subscriptions(conn)
 
 
 class SqliteStore:

@@ -1,0 +1,194 @@
+"""Streams: create with a shareable code, subscribe by code, send to every subscriber."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from pushcore.domain.codes import new_stream_code
+from pushcore.domain.errors import (
+    AlreadySubscribed,
+    NotFound,
+    OwnStream,
+    PlanLimit,
+    ValidationError,
+)
+from pushcore.domain.inputs import NewStream, StreamSend
+from pushcore.domain.model import (
+    IconStyle,
+    Notification,
+    Plan,
+    Stream,
+    StreamRef,
+    StreamView,
+    Subscription,
+)
+from pushcore.domain.scheduling import FREE_PLAN_STREAMS
+from pushcore.domain.states import NotificationStatus
+from pushcore.ports import Clock, IdGenerator, Random, Store, Waker
+from pushcore.services.notifications import NotificationService
+from pushcore.services.queueing import new_deliveries, reconcile
+
+# Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
+# plenty, and more would mean something is wrong with the randomness.
+CODE_ATTEMPTS = 8
+
+
+@attrs.frozen
+class SendResult:
+    """What a stream send did."""
+
+    notification: Notification
+    sent: int
+    subscribers: int
+    stream: Stream
+
+
+@attrs.frozen
+class Lookup:
+    """A stream found by code, and whether the caller subscribes to it."""
+
+    stream: StreamView
+    is_subscribed: bool
+
+
+class StreamService:
+    """Use cases on streams and subscriptions."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        ids: IdGenerator,
+        random: Random,
+        notifications: NotificationService,
+        waker: Waker,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = ids
+        self._random = random
+        self._notifications = notifications
+        self._waker = waker
+
+    def create(self, account_id: str, request: NewStream) -> StreamView:
+        """Create a stream with a fresh unique code, within the account's plan."""
+        errors = self._notifications.check_icon("iconUrl", request.icon_url)
+        if errors:
+            raise ValidationError(errors)
+        for _ in range(CODE_ATTEMPTS):
+            stream = Stream(
+                id=self._ids.new_id("str"),
+                account_id=account_id,
+                name=request.name,
+                code=new_stream_code(self._random.randbelow),
+                description=request.description,
+                icon_url=request.icon_url,
+                created_at=self._clock.now(),
+            )
+            # Count and insert in one write transaction: two creates at once
+            # are serialised, so the second sees the first and the limit holds.
+            with self._store.transaction() as tx:
+                account = tx.accounts.get(account_id)
+                plan = account.plan if account is not None else Plan.FREE
+                if plan is Plan.FREE and tx.streams.count(account_id) >= FREE_PLAN_STREAMS:
+                    raise PlanLimit(
+                        f"The free plan allows {FREE_PLAN_STREAMS} streams;"
+                        " delete one or move to the pro plan"
+                    )
+                try:
+                    tx.streams.add(stream)
+                except KeyError:
+                    continue  # the code was taken: draw another
+                return StreamView(stream, 0)
+        raise RuntimeError("could not draw an unused stream code")
+
+    def list(self, account_id: str) -> Sequence[StreamView]:
+        """The account's streams, newest first."""
+        with self._store.read() as tx:
+            return tx.streams.list(account_id)
+
+    def delete(self, account_id: str, stream_id: str) -> None:
+        """Delete a stream and its subscriptions; sent notifications keep their history."""
+        with self._store.transaction() as tx:
+            if not tx.streams.delete(account_id, stream_id, self._clock.now()):
+                raise NotFound("Stream not found")
+
+    def send(self, account_id: str, stream_id: str, request: StreamSend) -> SendResult:
+        """One notification, one delivery per active device of every subscriber, now."""
+        errors = self._notifications.check_icon("senderIcon", request.sender_icon)
+        if errors:
+            raise ValidationError(errors)
+        now = self._clock.now()
+        with self._store.transaction() as tx:
+            view = tx.streams.get(account_id, stream_id)
+            if view is None:
+                raise NotFound("Stream not found")
+            stream = view.stream
+            devices = tx.streams.subscriber_devices(stream.id)
+            notification = Notification(
+                id=self._ids.new_id("ntf"),
+                account_id=account_id,
+                title=request.title,
+                body=request.body,
+                icon_style=IconStyle.BOLT,
+                sound=request.sound,
+                priority=request.priority,
+                delay="5s",
+                custom_delay=None,
+                target_device_token=None,
+                metadata={},
+                scheduled_at=now,
+                sender_name=request.sender_name or stream.name,
+                sender_icon=request.sender_icon or stream.icon_url,
+                status=NotificationStatus.QUEUED,
+                created_at=now,
+                devices_targeted=len(devices),
+                stream=StreamRef(stream.id, stream.name, stream.code),
+            )
+            tx.notifications.add(notification)
+            tx.deliveries.add_many(new_deliveries(self._ids, notification, devices, now))
+            if not devices:
+                # Stream sends never wait for a device: nobody to reach is a failure now.
+                (notification,) = reconcile(tx, [notification], now) or [notification]
+        if devices:
+            self._waker.wake(now)
+        return SendResult(notification, len(devices), view.subscribers, stream)
+
+    def subscribe(self, account_id: str, code: str) -> tuple[Subscription, StreamView]:
+        """Subscribe the caller to the stream with ``code``."""
+        with self._store.transaction() as tx:
+            view = tx.streams.by_code(code.strip().lower())
+            if view is None:
+                raise NotFound("No stream has this code")
+            if view.stream.account_id == account_id:
+                raise OwnStream("You cannot subscribe to your own stream")
+            subscription = Subscription(
+                self._ids.new_id("sub"), account_id, view.stream.id, self._clock.now()
+            )
+            try:
+                tx.subscriptions.add(subscription)
+            except KeyError:
+                raise AlreadySubscribed("You already subscribe to this stream") from None
+            return subscription, attrs.evolve(view, subscribers=view.subscribers + 1)
+
+    def subscriptions(self, account_id: str) -> Sequence[tuple[Subscription, StreamView]]:
+        """The caller's subscriptions with their streams, newest first."""
+        with self._store.read() as tx:
+            return tx.subscriptions.list(account_id)
+
+    def unsubscribe(self, account_id: str, subscription_id: str) -> None:
+        """Remove one of the caller's subscriptions."""
+        with self._store.transaction() as tx:
+            if not tx.subscriptions.delete(account_id, subscription_id):
+                raise NotFound("Subscription not found")
+
+    def lookup(self, account_id: str, code: str) -> Lookup:
+        """The stream with ``code``, and whether the caller subscribes to it."""
+        with self._store.read() as tx:
+            view = tx.streams.by_code(code.strip().lower())
+            if view is None:
+                raise NotFound("No stream has this code")
+            mine = tx.subscriptions.find(account_id, view.stream.id)
+        return Lookup(view, mine is not None)

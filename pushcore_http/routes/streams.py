@@ -1,0 +1,125 @@
+"""/api/streams: channels with a shareable code (creator side) and subscriptions (user side)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pushcore.converter import (
+    lookup_json,
+    send_result_json,
+    stream_json,
+    structure_request,
+    subscription_json,
+)
+from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
+from pushcore.domain.scopes import Scope
+from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.body import read_json
+from pushcore_http.routes import services_of
+
+
+class Streams(HTTPEndpoint):
+    """/api/streams"""
+
+    async def post(self, request: Request) -> Response:
+        """Create (API key with notifications:write)."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        new = structure_request(NewStream, await read_json(request))
+        view = await run_in_threadpool(services.streams.create, caller.account_id, new)
+        return JSONResponse(stream_json(view), 201)
+
+    async def get(self, request: Request) -> Response:
+        """The caller's streams (a JWT, or a key with notifications:read)."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_READ)
+        views = await run_in_threadpool(services.streams.list, caller.account_id)
+        return JSONResponse([stream_json(v) for v in views])
+
+
+class Stream(HTTPEndpoint):
+    """/api/streams/:id"""
+
+    async def delete(self, request: Request) -> Response:
+        """Delete (a JWT, or a key with notifications:write)."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
+        stream_id = request.path_params["stream_id"]
+        await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
+        return JSONResponse({"success": True, "id": stream_id})
+
+
+class Send(HTTPEndpoint):
+    """/api/streams/:id/send"""
+
+    async def post(self, request: Request) -> Response:
+        """Send to every subscriber now (API key with notifications:write)."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        send = structure_request(StreamSend, await read_json(request))
+        result = await run_in_threadpool(
+            services.streams.send, caller.account_id, request.path_params["stream_id"], send
+        )
+        return JSONResponse(send_result_json(result), 201)
+
+
+class Subscriptions(HTTPEndpoint):
+    """/api/streams/subscribe and /api/streams/subscriptions (JWT)"""
+
+    async def post(self, request: Request) -> Response:
+        """Subscribe by code."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        body = structure_request(Subscribe, await read_json(request))
+        subscription, view = await run_in_threadpool(
+            services.streams.subscribe, user.account_id, body.code
+        )
+        return JSONResponse(subscription_json(subscription, view), 201)
+
+    async def get(self, request: Request) -> Response:
+        """The caller's subscriptions."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        found = await run_in_threadpool(services.streams.subscriptions, user.account_id)
+        return JSONResponse([subscription_json(s, v) for s, v in found])
+
+
+class Subscription(HTTPEndpoint):
+    """/api/streams/subscriptions/:id"""
+
+    async def delete(self, request: Request) -> Response:
+        """Unsubscribe."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        subscription_id = request.path_params["subscription_id"]
+        await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
+        return JSONResponse({"success": True, "id": subscription_id})
+
+
+class Lookup(HTTPEndpoint):
+    """/api/streams/lookup/:code"""
+
+    async def get(self, request: Request) -> Response:
+        """A stream by its code, and whether the caller subscribes."""
+        services = services_of(request)
+        user = await authenticate(request, services, Accepts.USER)
+        found = await run_in_threadpool(
+            services.streams.lookup, user.account_id, request.path_params["code"]
+        )
+        return JSONResponse(lookup_json(found))
+
+
+# The fixed paths come before /api/streams/{stream_id}, which would take them.
+routes = [
+    Route("/api/streams", Streams),
+    Route("/api/streams/subscribe", Subscriptions, methods=["POST"]),
+    Route("/api/streams/subscriptions", Subscriptions, methods=["GET"]),
+    Route("/api/streams/subscriptions/{subscription_id}", Subscription),
+    Route("/api/streams/lookup/{code}", Lookup),
+    Route("/api/streams/{stream_id}", Stream),
+    Route("/api/streams/{stream_id}/send", Send),
+]
