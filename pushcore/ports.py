@@ -213,6 +213,11 @@ class DeliveryRepository(Protocol):
         """How the notification's deliveries stand."""
         ...
 
+    def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
+        """One PENDING delivery of ``notification`` per active device of every subscriber
+        of the stream, inserted in bulk by the database; how many."""
+        ...
+
     def has_open(self, notification_id: str) -> bool:
         """Whether any delivery of the notification is PENDING or IN_FLIGHT (cheap)."""
         ...

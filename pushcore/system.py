@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import secrets
 import threading
 from datetime import UTC, datetime
@@ -26,13 +27,19 @@ class SecretsRandom:
         return secrets.randbelow(n)
 
 
+# RFC 4648 base32 and Crockford's put their 32 digits in the same order, so
+# encoding with the C base32 codec and translating the alphabet keeps ids
+# sortable and is far quicker than a loop of divmods (bulk fan-outs make
+# 100,000 ids at once).
+_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD.encode())
+
+
 def encode_ulid(value: int) -> str:
     """A 128-bit integer as 26 Crockford base32 characters."""
-    chars = []
-    for _ in range(26):
-        value, rest = divmod(value, 32)
-        chars.append(_CROCKFORD[rest])
-    return "".join(reversed(chars))
+    # 130 bits (two leading zero bits) = 26 groups of 5; 17 bytes = 136 bits
+    # encode to 27.2 characters, of which the first 26 are ours.
+    raw = (value << 6).to_bytes(17, "big")
+    return base64.b32encode(raw).translate(_TO_CROCKFORD)[:26].decode("ascii")
 
 
 class UlidGenerator:

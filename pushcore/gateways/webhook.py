@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
 from pushcore.gateways._http import retry_after_seconds, status_reason
@@ -71,9 +72,28 @@ class WebhookGateway:
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Post every dispatch concurrently (bounded); one outcome each."""
-        return await asyncio.gather(*(self._send_one(d) for d in dispatches))
+        # A fan-out batch is one payload to many URLs on few hosts: encode each
+        # payload once and check each host once per batch.
+        bodies: dict[str, bytes] = {}
+        addresses: dict[tuple[str, str, int | None], asyncio.Task[IPAddress]] = {}
+        sends = []
+        for dispatch in dispatches:
+            notification = dispatch.notification
+            if notification.id not in bodies:
+                payload = neutral_payload(notification)
+                bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
+            url = dispatch.device.token
+            try:
+                parts = urlsplit(url)
+                host_key = (parts.scheme, parts.hostname or "", parts.port)
+            except ValueError:
+                host_key = ("", url, None)
+            if host_key not in addresses:
+                addresses[host_key] = asyncio.ensure_future(self._resolve(url))
+            sends.append(self._send_one(url, addresses[host_key], bodies[notification.id]))
+        return await asyncio.gather(*sends)
 
-    async def _resolve(self, url: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    async def _resolve(self, url: str) -> IPAddress:
         host = urlsplit(url).hostname or ""
         try:
             ipaddress.ip_address(host)
@@ -82,14 +102,12 @@ class WebhookGateway:
             return (await asyncio.to_thread(self._guard.resolve, url))[0]
         return self._guard.resolve(url)[0]
 
-    async def _send_one(self, dispatch: Dispatch) -> Outcome:
-        url = dispatch.device.token
+    async def _send_one(self, url: str, resolving: asyncio.Task[IPAddress], body: bytes) -> Outcome:
         try:
-            address = await self._resolve(url)
+            address = await asyncio.shield(resolving)
         except ValueError as exc:
             return Failed(f"Webhook refused: {exc}")
         pinned = pin(url, address)
-        body = json.dumps(neutral_payload(dispatch.notification), separators=(",", ":"))
         headers = {
             "Host": pinned.host_header,
             "Content-Type": "application/json",
@@ -99,7 +117,7 @@ class WebhookGateway:
             try:
                 async with self._client().post(
                     pinned.url,
-                    data=body.encode(),
+                    data=body,
                     headers=headers,
                     server_hostname=pinned.server_name,
                     allow_redirects=False,

@@ -28,7 +28,7 @@ from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
 from pushcore.ports import Clock, IdGenerator, Random, Store, Waker
 from pushcore.services.notifications import NotificationService
-from pushcore.services.queueing import new_deliveries, reconcile
+from pushcore.services.queueing import reconcile
 
 # Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
 # plenty, and more would mean something is wrong with the randomness.
@@ -126,7 +126,6 @@ class StreamService:
             if view is None:
                 raise NotFound("Stream not found")
             stream = view.stream
-            devices = tx.streams.subscriber_devices(stream.id)
             notification = Notification(
                 id=self._ids.new_id("ntf"),
                 account_id=account_id,
@@ -144,17 +143,19 @@ class StreamService:
                 sender_icon=request.sender_icon or stream.icon_url,
                 status=NotificationStatus.QUEUED,
                 created_at=now,
-                devices_targeted=len(devices),
+                devices_targeted=0,
                 stream=StreamRef(stream.id, stream.name, stream.code),
             )
             tx.notifications.add(notification)
-            tx.deliveries.add_many(new_deliveries(self._ids, notification, devices, now))
-            if not devices:
+            sent = tx.deliveries.fan_out(notification, stream.id, now)
+            notification = attrs.evolve(notification, devices_targeted=sent)
+            tx.notifications.update(notification)
+            if not sent:
                 # Stream sends never wait for a device: nobody to reach is a failure now.
                 (notification,) = reconcile(tx, [notification], now) or [notification]
-        if devices:
+        if sent:
             self._waker.wake(now)
-        return SendResult(notification, len(devices), view.subscribers, stream)
+        return SendResult(notification, sent, view.subscribers, stream)
 
     def subscribe(self, account_id: str, code: str) -> tuple[Subscription, StreamView]:
         """Subscribe the caller to the stream with ``code``."""

@@ -141,6 +141,26 @@ class Deliveries:
     def counts(self, notification_id: str) -> DeliveryCounts:
         return delivery_counts(self._of(notification_id))
 
+    def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
+        accounts = {
+            s.account_id for s in self._t.subscriptions.values() if s.stream_id == stream_id
+        }
+        devices = [d for d in self._t.devices.values() if d.account_id in accounts and d.is_active]
+        self.add_many(
+            [
+                Delivery(
+                    id=f"dlv_{notification.id[4:]}_{device.id[4:]}",
+                    notification_id=notification.id,
+                    account_id=notification.account_id,
+                    device_id=device.id,
+                    status=D.PENDING,
+                    due_at=_ms(due_at),
+                )
+                for device in devices
+            ]
+        )
+        return len(devices)
+
     def has_open(self, notification_id: str) -> bool:
         return any(d.status in (D.PENDING, D.IN_FLIGHT) for d in self._of(notification_id))
 
