@@ -36,6 +36,7 @@ from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import IconStyle, Notification, Platform, Priority, Sound
 from pushcore.domain.states import NotificationStatus
 from pushcore.services.queueing import new_deliveries
+from pushcore.system import UlidGenerator
 
 
 def rss_mb(pid: int) -> float:
@@ -123,7 +124,7 @@ def insert_backlog(services: Services, count: int, device_id: str) -> float:
     due = now + timedelta(days=7)
     with services.store.read() as tx:
         device = next(d for d in tx.devices.list("bench") if d.id == device_id)
-    ids = services.notifications._ids
+    ids = UlidGenerator()
     batch = 10_000
     for start in range(0, count, batch):
         with services.store.transaction() as tx:
