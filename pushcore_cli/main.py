@@ -16,6 +16,7 @@ from pushcore_cli.commands import (
     listen,
     notifications,
     serve,
+    streams,
     tokens,
 )
 from pushcore_cli.errors import PushctlGroup
@@ -88,6 +89,7 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(devices.app, name="devices")
 app.command("send")(notifications.send)
 app.add_typer(notifications.app, name="notifications")
+app.add_typer(streams.app, name="streams")
 app.command("listen")(listen.listen)
 
 
