@@ -21,6 +21,7 @@ from pushcore.domain.model import Platform
 from pushcore.domain.retry import RetryPolicy
 from pushcore.gateways.log import LogGateway
 from pushcore.gateways.webhook import WebhookGateway
+from pushcore.gateways.webpush import WebPushGateway
 from pushcore.icons import HttpIconProbe
 from pushcore.net import NetworkGuard, tls_context
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
@@ -39,6 +40,7 @@ from pushcore.services import (
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
 from pushcore.system import SecretsRandom, SystemClock, UlidGenerator
+from pushcore.vapid import load_or_create_vapid_key
 
 log = logging.getLogger("pushcore")
 
@@ -112,6 +114,9 @@ def build_services(
         streams=StreamService(store, clock, ids, random, notifications, hub),
         tokens=TokenIssuer(clock, secret),
         hub=hub,
+        # Generated on first run, so a web client can subscribe before
+        # Web Push delivery is configured.
+        vapid_public_key=load_or_create_vapid_key(settings.data_dir).public_key_b64url,
     )
 
 
@@ -120,11 +125,14 @@ def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
     webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
     gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
-    missing = {
+    missing: dict[Platform, str] = {
         Platform.IOS: "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)",
         Platform.ANDROID: "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)",
-        Platform.WEB: "Web Push is not configured (set PUSHCORE_VAPID_SUBJECT)",
     }
+    if settings.vapid_subject:
+        gateways[Platform.WEB] = WebPushGateway.from_settings(settings, clock)
+    else:
+        missing[Platform.WEB] = "Web Push is not configured (set PUSHCORE_VAPID_SUBJECT)"
     for platform, reason in missing.items():
         log.warning("%s: deliveries to %s devices will fail", reason, platform.value)
         gateways[platform] = LogGateway(reason)

@@ -163,6 +163,8 @@ def validate(settings: Settings) -> None:
         kind = "a JWKS (asymmetric keys)" if settings.jwks else "a shared secret (HS*)"
         raise ConfigError(f"PUSHCORE_JWT_ALGORITHMS: {', '.join(wrong)} cannot be used with {kind}")
     _validate_delivery(settings)
+    if settings.vapid_subject and not settings.vapid_subject.startswith(("mailto:", "https://")):
+        raise ConfigError("PUSHCORE_VAPID_SUBJECT: must be a mailto: or https: contact")
     if settings.apns_environment not in ("production", "sandbox"):
         raise ConfigError("PUSHCORE_APNS_ENVIRONMENT: must be production or sandbox")
     if settings.log_level.lower() not in ("critical", "error", "warning", "info", "debug"):

@@ -12,7 +12,7 @@ from pushcore.bootstrap import build_engine
 from pushcore.delivery import DeliveryEngine
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
-from pushcore_http.routes import devices, health, keys, notifications, streams
+from pushcore_http.routes import devices, health, keys, notifications, streams, webpush
 
 
 def create_app(
@@ -48,6 +48,7 @@ def create_app(
             *devices.routes,
             *notifications.routes,
             *streams.routes,
+            *webpush.routes,
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

@@ -35,6 +35,7 @@ class Services:
     streams: StreamService
     tokens: TokenIssuer
     hub: WakeHub
+    vapid_public_key: str
 
     def close(self) -> None:
         """Release the database connections."""

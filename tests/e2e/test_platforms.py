@@ -1,0 +1,149 @@
+"""From POST /api/notifications to each platform's fake gateway server, through the engine.
+
+The app runs in-process (Starlette TestClient, with the real delivery engine
+in its lifespan); the gateways speak their real protocols to fakes on
+loopback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from pushcore import build_services, load_settings
+from pushcore_http import create_app
+from tests.conftest import Api
+from tests.fakes.webpush_server import WebPushServer, running_webpush_server
+
+pytestmark = pytest.mark.slow
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def webpush() -> Iterator[WebPushServer]:
+    with running_webpush_server() as server:
+        yield server
+
+
+@pytest.fixture
+def web_api(tmp_path: Path) -> Iterator[Api]:
+    settings = load_settings(
+        env={
+            "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true",
+            "PUSHCORE_VAPID_SUBJECT": "mailto:ops@example.com",
+        },
+        data_dir=tmp_path,
+    )
+    services = build_services(settings)
+    with TestClient(create_app(services)) as client:
+        yield Api(client, services)
+
+
+def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
+    key = web_api.key("alice")
+    public_key = web_api.client.get("/api/webpush/vapid-public-key").json()["publicKey"]
+    subscription = webpush.subscribe()
+    device = web_api.client.post(
+        "/api/devices",
+        json={
+            "platform": "web",
+            "token": subscription.endpoint,
+            "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+        },
+        headers=key,
+    )
+    assert device.status_code == 201
+    request: dict[str, Any] = {
+        "title": "Build passed",
+        "body": "main is green",
+        "priority": "high",
+        "sound": "soft",
+        "iconStyle": "terminal",
+        "metadata": {"build": "42"},
+        "senderName": "CI",
+        "scheduledAt": "2000-01-01T00:00:00Z",
+    }
+    created = web_api.client.post("/api/notifications", json=request, headers=key).json()
+    wait_for(lambda: len(webpush.to(subscription)) == 1)
+    (message,) = webpush.to(subscription)
+    assert webpush.errors == []
+    assert message.payload == {
+        "notificationId": created["id"],
+        "title": "Build passed",
+        "body": "main is green",
+        "iconStyle": "terminal",
+        "sound": "soft",
+        "priority": "high",
+        "metadata": {"build": "42"},
+        "sender": {"name": "CI", "icon": None},
+        "stream": None,
+        "scheduledAt": created["scheduledAt"],
+    }
+    assert message.headers["urgency"] == "high"
+    assert message.headers["ttl"] == "86400"
+    assert message.headers["content-encoding"] == "aes128gcm"
+    assert message.vapid_key == public_key
+    assert message.claims["sub"] == "mailto:ops@example.com"
+    assert message.claims["aud"] == webpush.origin
+    wait_for(
+        lambda: (
+            web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()["status"]
+            == "DELIVERED"
+        )
+    )
+
+
+def test_a_gone_subscription_deactivates_the_web_device(
+    web_api: Api, webpush: WebPushServer
+) -> None:
+    key = web_api.key("alice")
+    subscription = webpush.subscribe()
+    web_api.client.post(
+        "/api/devices",
+        json={
+            "platform": "web",
+            "token": subscription.endpoint,
+            "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+        },
+        headers=key,
+    )
+    webpush.unsubscribe(subscription)
+    created = web_api.client.post(
+        "/api/notifications",
+        json={"title": "t", "scheduledAt": "2000-01-01T00:00:00Z"},
+        headers=key,
+    ).json()
+
+    def settled() -> bool:
+        body = web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+        return bool(body["status"] == "FAILED")
+
+    wait_for(settled)
+    detail = web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    assert detail["failureReason"] == "Gone"
+    devices = web_api.client.get("/api/devices", headers=key).json()
+    assert [d["isActive"] for d in devices] == [False]
+
+
+def test_vapid_public_key_is_stable_and_needs_no_auth(tmp_path: Path) -> None:
+    keys = []
+    for _ in range(2):
+        services = build_services(load_settings(env={}, data_dir=tmp_path))
+        with TestClient(create_app(services, run_engine=False)) as client:
+            response = client.get("/api/webpush/vapid-public-key")
+            assert response.status_code == 200
+            keys.append(response.json()["publicKey"])
+    assert keys[0] == keys[1]
+    assert len(keys[0]) == 87  # 65 bytes, base64url without padding
+    assert (tmp_path / "vapid-private.pem").stat().st_mode & 0o777 == 0o600
