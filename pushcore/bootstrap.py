@@ -17,8 +17,10 @@ import httpx
 
 from pushcore.config import Settings
 from pushcore.delivery import DeliveryEngine, EngineConfig
+from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.retry import RetryPolicy
+from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
@@ -121,14 +123,28 @@ def build_services(
 
 
 def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
-    """A gateway per platform: webhook always; the others log and fail until configured."""
+    """A gateway per platform: webhook always; the others log and fail until configured.
+
+    Configured credentials that do not load stop the start with a ConfigError
+    naming the setting.
+    """
+    try:
+        return _build_gateways(settings, clock)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
     webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
     gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
     missing: dict[Platform, str] = {
         Platform.IOS: "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)",
-        Platform.ANDROID: "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)",
     }
+    if settings.fcm_service_account_file is not None:
+        gateways[Platform.ANDROID] = FcmGateway.from_settings(settings, clock)
+    else:
+        missing[Platform.ANDROID] = "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)"
     if settings.vapid_subject:
         gateways[Platform.WEB] = WebPushGateway.from_settings(settings, clock)
     else:

@@ -12,6 +12,7 @@ from pushcore_cli.commands import (
     CliState,
     accounts,
     devices,
+    gateways,
     keys,
     listen,
     notifications,
@@ -90,6 +91,7 @@ app.add_typer(devices.app, name="devices")
 app.command("send")(notifications.send)
 app.add_typer(notifications.app, name="notifications")
 app.add_typer(streams.app, name="streams")
+app.add_typer(gateways.app, name="gateways")
 app.command("listen")(listen.listen)
 
 

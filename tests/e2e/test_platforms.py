@@ -7,6 +7,8 @@ loopback.
 
 from __future__ import annotations
 
+import json
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +20,9 @@ from starlette.testclient import TestClient
 from pushcore import build_services, load_settings
 from pushcore_http import create_app
 from tests.conftest import Api
+from tests.fakes.fcm_server import FcmServer, fcm_error, running_fcm_server
 from tests.fakes.webpush_server import WebPushServer, running_webpush_server
+from tests.gateways.support import make_ca
 
 pytestmark = pytest.mark.slow
 
@@ -147,3 +151,83 @@ def test_vapid_public_key_is_stable_and_needs_no_auth(tmp_path: Path) -> None:
     assert keys[0] == keys[1]
     assert len(keys[0]) == 87  # 65 bytes, base64url without padding
     assert (tmp_path / "vapid-private.pem").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.fixture
+def fcm_api(tmp_path: Path) -> Iterator[tuple[Api, FcmServer]]:
+    tls = make_ca()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.ca.issue_cert("127.0.0.1").configure_cert(context)
+    ca_file = tmp_path / "ca.pem"
+    tls.ca.cert_pem.write_to_path(str(ca_file))
+    with running_fcm_server(context) as fake:
+        account_file = tmp_path / "service-account.json"
+        account_file.write_text(json.dumps(fake.service_account()))
+        settings = load_settings(
+            env={
+                "PUSHCORE_FCM_SERVICE_ACCOUNT_FILE": str(account_file),
+                "PUSHCORE_FCM_URL": fake.base_url,
+                "PUSHCORE_CA_FILE": str(ca_file),
+            },
+            data_dir=tmp_path / "data",
+        )
+        services = build_services(settings)
+        with TestClient(create_app(services)) as client:
+            yield Api(client, services), fake
+
+
+def test_fcm_end_to_end(fcm_api: tuple[Api, FcmServer]) -> None:
+    api, fake = fcm_api
+    key = api.key("alice")
+    api.client.post(
+        "/api/devices", json={"platform": "android", "token": "fcm-token-1"}, headers=key
+    )
+    created = api.client.post(
+        "/api/notifications",
+        json={
+            "title": "Disk almost full",
+            "body": "91% on db-1",
+            "priority": "low",
+            "metadata": {"host": "db-1"},
+            "senderIcon": None,
+            "scheduledAt": "2000-01-01T00:00:00Z",
+        },
+        headers=key,
+    ).json()
+    wait_for(lambda: len(fake.received) == 1)
+    (received,) = fake.received
+    assert received.message == {
+        "token": "fcm-token-1",
+        "android": {"priority": "NORMAL"},
+        "data": {
+            "notificationId": created["id"],
+            "title": "Disk almost full",
+            "body": "91% on db-1",
+            "iconStyle": "bolt",
+            "sound": "default",
+            "priority": "low",
+            "metadata": '{"host":"db-1"}',
+        },
+    }
+    assert fake.token_requests == 1
+
+
+def test_fcm_unregistered_deactivates_the_device(fcm_api: tuple[Api, FcmServer]) -> None:
+    api, fake = fcm_api
+    key = api.key("alice")
+    api.client.post("/api/devices", json={"platform": "android", "token": "dead"}, headers=key)
+    fake.inject("dead", fcm_error("UNREGISTERED"))
+    created = api.client.post(
+        "/api/notifications",
+        json={"title": "t", "scheduledAt": "2000-01-01T00:00:00Z"},
+        headers=key,
+    ).json()
+
+    def failed() -> bool:
+        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+        return bool(body["status"] == "FAILED")
+
+    wait_for(failed)
+    detail = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    assert detail["failureReason"] == "UNREGISTERED"
+    assert [d["isActive"] for d in api.client.get("/api/devices", headers=key).json()] == [False]
