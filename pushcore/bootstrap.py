@@ -20,6 +20,7 @@ from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.retry import RetryPolicy
+from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
 from pushcore.gateways.webhook import WebhookGateway
@@ -138,9 +139,11 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
     webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
     gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
-    missing: dict[Platform, str] = {
-        Platform.IOS: "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)",
-    }
+    missing: dict[Platform, str] = {}
+    if settings.apns_key_file is not None:
+        gateways[Platform.IOS] = ApnsGateway.from_settings(settings, clock)
+    else:
+        missing[Platform.IOS] = "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)"
     if settings.fcm_service_account_file is not None:
         gateways[Platform.ANDROID] = FcmGateway.from_settings(settings, clock)
     else:

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from pushcore_http import create_app
 from tests.conftest import Api
+from tests.fakes.apns_server import Answer, FakeApns, running_apns
 from tests.fakes.fcm_server import FcmServer, fcm_error, running_fcm_server
 from tests.fakes.webpush_server import WebPushServer, running_webpush_server
 from tests.gateways.support import make_ca
@@ -230,4 +233,103 @@ def test_fcm_unregistered_deactivates_the_device(fcm_api: tuple[Api, FcmServer])
     wait_for(failed)
     detail = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
     assert detail["failureReason"] == "UNREGISTERED"
+    assert [d["isActive"] for d in api.client.get("/api/devices", headers=key).json()] == [False]
+
+
+APNS_TOKEN = "ab" * 32
+
+
+@pytest.fixture
+def apns_api(tmp_path: Path) -> Iterator[tuple[Api, FakeApns]]:
+    key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    with running_apns(
+        key_pem=key, key_id="KEY1234567", team_id="TEAM123456", topic="com.example.app"
+    ) as fake:
+        key_file, ca_file = tmp_path / "AuthKey.p8", tmp_path / "ca.pem"
+        key_file.write_bytes(key)
+        fake.ca.cert_pem.write_to_path(str(ca_file))
+        settings = load_settings(
+            env={
+                "PUSHCORE_APNS_KEY_FILE": str(key_file),
+                "PUSHCORE_APNS_KEY_ID": "KEY1234567",
+                "PUSHCORE_APNS_TEAM_ID": "TEAM123456",
+                "PUSHCORE_APNS_TOPIC": "com.example.app",
+                "PUSHCORE_APNS_URL": fake.url,
+                "PUSHCORE_CA_FILE": str(ca_file),
+            },
+            data_dir=tmp_path / "data",
+        )
+        services = build_services(settings)
+        with TestClient(create_app(services)) as client:
+            yield Api(client, services), fake
+
+
+def test_apns_end_to_end(apns_api: tuple[Api, FakeApns]) -> None:
+    api, fake = apns_api
+    key = api.key("alice")
+    api.client.post("/api/devices", json={"platform": "ios", "token": APNS_TOKEN}, headers=key)
+    created = api.client.post(
+        "/api/notifications",
+        json={
+            "title": "Server down",
+            "body": "api-2 is not answering",
+            "priority": "critical",
+            "sound": "critical",
+            "metadata": {"host": "api-2"},
+            "senderName": "Pager",
+            "scheduledAt": "2000-01-01T00:00:00Z",
+        },
+        headers=key,
+    ).json()
+    wait_for(lambda: len(fake.requests) == 1)
+    (request,) = fake.requests
+    assert fake.rejected == []
+    assert request.token == APNS_TOKEN
+    assert request.headers["apns-topic"] == "com.example.app"
+    assert request.headers["apns-push-type"] == "alert"
+    assert request.headers["apns-priority"] == "10"
+    assert request.claims["iss"] == "TEAM123456"
+    assert request.jwt_header["kid"] == "KEY1234567"
+    assert request.payload == {
+        "aps": {
+            "alert": {"title": "Server down", "body": "api-2 is not answering"},
+            "sound": {"critical": 1, "name": "default", "volume": 1.0},
+            "interruption-level": "critical",
+            "mutable-content": 1,
+        },
+        "notificationId": created["id"],
+        "iconStyle": "bolt",
+        "metadata": {"host": "api-2"},
+        "sender": {"name": "Pager", "icon": None},
+    }
+
+    def delivered() -> bool:
+        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+        return bool(body["status"] == "DELIVERED")
+
+    wait_for(delivered)
+
+
+def test_apns_unregistered_deactivates_the_device(apns_api: tuple[Api, FakeApns]) -> None:
+    api, fake = apns_api
+    key = api.key("alice")
+    api.client.post("/api/devices", json={"platform": "ios", "token": APNS_TOKEN}, headers=key)
+    fake.script(APNS_TOKEN, Answer(410, "Unregistered"))
+    created = api.client.post(
+        "/api/notifications",
+        json={"title": "t", "scheduledAt": "2000-01-01T00:00:00Z"},
+        headers=key,
+    ).json()
+
+    def failed() -> bool:
+        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+        return bool(body["status"] == "FAILED")
+
+    wait_for(failed)
+    detail = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    assert detail["failureReason"] == "Unregistered"
     assert [d["isActive"] for d in api.client.get("/api/devices", headers=key).json()] == [False]
