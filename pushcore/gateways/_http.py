@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import http
+import ipaddress
+import ssl
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from pushcore.domain.addresses import IPAddress
+from pushcore.net import NetworkGuard
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
@@ -29,3 +38,41 @@ def status_reason(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return f"HTTP {status}"
+
+
+async def guarded_address(guard: NetworkGuard, url: str) -> IPAddress:
+    """The address to connect to for ``url``, past the SSRF guard (ValueError if refused)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        # A name needs DNS, which blocks: keep it off the event loop.
+        return (await asyncio.to_thread(guard.resolve, url))[0]
+    return guard.resolve(url)[0]
+
+
+class BatchResolver:
+    """Checks each host of a batch once: a fan-out is many URLs on few hosts."""
+
+    def __init__(self, guard: NetworkGuard) -> None:
+        self._guard = guard
+        self._tasks: dict[tuple[str, str, int | None], asyncio.Task[IPAddress]] = {}
+
+    def __call__(self, url: str) -> asyncio.Task[IPAddress]:
+        """The (shared) check of ``url``'s host; await it through asyncio.shield."""
+        try:
+            parts = urlsplit(url)
+            key = (parts.scheme, parts.hostname or "", parts.port)
+        except ValueError:
+            key = ("", url, None)  # a malformed URL: the guard will say why
+        if key not in self._tasks:
+            self._tasks[key] = asyncio.ensure_future(guarded_address(self._guard, url))
+        return self._tasks[key]
+
+
+def new_session(
+    tls: ssl.SSLContext | None, concurrency: int, timeout: aiohttp.ClientTimeout
+) -> aiohttp.ClientSession:
+    """An aiohttp session for a gateway (made inside the loop that will use it)."""
+    connector = aiohttp.TCPConnector(limit=concurrency, ssl=tls if tls is not None else True)
+    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)

@@ -14,18 +14,21 @@ and a webhook fan-out is exactly that workload.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import ssl
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
-from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways._http import (
+    BatchResolver,
+    new_session,
+    retry_after_seconds,
+    status_reason,
+)
 from pushcore.net import NetworkGuard, pin
 from pushcore.ports import Clock
 
@@ -62,12 +65,7 @@ class WebhookGateway:
     def _client(self) -> aiohttp.ClientSession:
         # A session belongs to the loop it was made in: make it inside the engine's.
         if self._session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self._concurrency, ssl=self._tls if self._tls is not None else True
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, trust_env=False
-            )
+            self._session = new_session(self._tls, self._concurrency, self._timeout)
         return self._session
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
@@ -75,7 +73,7 @@ class WebhookGateway:
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
         bodies: dict[str, bytes] = {}
-        addresses: dict[tuple[str, str, int | None], asyncio.Task[IPAddress]] = {}
+        resolve = BatchResolver(self._guard)
         sends = []
         for dispatch in dispatches:
             notification = dispatch.notification
@@ -83,24 +81,8 @@ class WebhookGateway:
                 payload = neutral_payload(notification)
                 bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
             url = dispatch.device.token
-            try:
-                parts = urlsplit(url)
-                host_key = (parts.scheme, parts.hostname or "", parts.port)
-            except ValueError:
-                host_key = ("", url, None)
-            if host_key not in addresses:
-                addresses[host_key] = asyncio.ensure_future(self._resolve(url))
-            sends.append(self._send_one(url, addresses[host_key], bodies[notification.id]))
+            sends.append(self._send_one(url, resolve(url), bodies[notification.id]))
         return await asyncio.gather(*sends)
-
-    async def _resolve(self, url: str) -> IPAddress:
-        host = urlsplit(url).hostname or ""
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            # A name needs DNS, which blocks: keep it off the event loop.
-            return (await asyncio.to_thread(self._guard.resolve, url))[0]
-        return self._guard.resolve(url)[0]
 
     async def _send_one(self, url: str, resolving: asyncio.Task[IPAddress], body: bytes) -> Outcome:
         try:

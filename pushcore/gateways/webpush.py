@@ -16,13 +16,11 @@ it checked, as the webhook gateway does.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import ssl
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 import http_ece
@@ -33,7 +31,12 @@ from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
-from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways._http import (
+    BatchResolver,
+    new_session,
+    retry_after_seconds,
+    status_reason,
+)
 from pushcore.net import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock
 from pushcore.vapid import (
@@ -117,12 +120,7 @@ class WebPushGateway:
     def _client(self) -> aiohttp.ClientSession:
         # A session belongs to the loop it was made in: make it inside the engine's.
         if self._session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self._concurrency, ssl=self._tls if self._tls is not None else True
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, trust_env=False
-            )
+            self._session = new_session(self._tls, self._concurrency, self._timeout)
         return self._session
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
@@ -130,31 +128,15 @@ class WebPushGateway:
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
         plaintexts: dict[str, bytes | None] = {}
-        addresses: dict[tuple[str, str, int | None], asyncio.Task[IPAddress]] = {}
+        resolve = BatchResolver(self._guard)
         sends = []
         for dispatch in dispatches:
             notification = dispatch.notification
             if notification.id not in plaintexts:
                 plaintexts[notification.id] = fitted_plaintext(neutral_payload(notification))
             url = dispatch.device.token
-            try:
-                parts = urlsplit(url)
-                host_key = (parts.scheme, parts.hostname or "", parts.port)
-            except ValueError:
-                host_key = ("", url, None)
-            if host_key not in addresses:
-                addresses[host_key] = asyncio.ensure_future(self._resolve(url))
-            sends.append(self._send_one(dispatch, addresses[host_key], plaintexts[notification.id]))
+            sends.append(self._send_one(dispatch, resolve(url), plaintexts[notification.id]))
         return await asyncio.gather(*sends)
-
-    async def _resolve(self, url: str) -> IPAddress:
-        host = urlsplit(url).hostname or ""
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            # A name needs DNS, which blocks: keep it off the event loop.
-            return (await asyncio.to_thread(self._guard.resolve, url))[0]
-        return self._guard.resolve(url)[0]
 
     async def _send_one(
         self, dispatch: Dispatch, resolving: asyncio.Task[IPAddress], plaintext: bytes | None
