@@ -119,7 +119,18 @@ def notification(i: int) -> Notification:
 
 
 async def floor(url: str, tls: ssl.SSLContext, key_pem: bytes, count: int) -> float:
-    """Pushes/s of a minimal raw-h2 client: one connection, everything pipelined."""
+    """Pushes/s of a minimal raw-h2 client on two connections (as many as the gateway's)."""
+    started = time.perf_counter()
+    half = count // 2
+    await asyncio.gather(
+        floor_connection(url, tls, key_pem, half),
+        floor_connection(url, tls, key_pem, count - half),
+    )
+    return count / (time.perf_counter() - started)
+
+
+async def floor_connection(url: str, tls: ssl.SSLContext, key_pem: bytes, count: int) -> None:
+    """``count`` requests on one connection, pipelined, with no bookkeeping."""
     host, port = url.removeprefix("https://").split(":")
     tls.set_alpn_protocols(["h2"])
     reader, writer = await asyncio.open_connection(host, int(port), ssl=tls)
@@ -140,15 +151,18 @@ async def floor(url: str, tls: ssl.SSLContext, key_pem: bytes, count: int) -> fl
     ]
     limit = 1000
     sent = done = 0
-    started = time.perf_counter()
     while done < count:
-        while sent < count and sent - done < limit:
+        # Open streams while the limits allow: concurrent streams and the
+        # connection's flow-control window (refilled by the server's updates).
+        while (
+            sent < count and sent - done < limit and conn.outbound_flow_control_window >= len(body)
+        ):
             stream = conn.get_next_available_stream_id()
             conn.send_headers(stream, [*base, ("apns-id", str(uuid.uuid4()))])
             conn.send_data(stream, body, end_stream=True)
             sent += 1
         writer.write(conn.data_to_send())
-        data = await reader.read(65536)
+        data = await reader.read(1 << 20)
         for event in conn.receive_data(data):
             if isinstance(event, h2.events.StreamEnded):
                 done += 1
@@ -161,9 +175,7 @@ async def floor(url: str, tls: ssl.SSLContext, key_pem: bytes, count: int) -> fl
             elif isinstance(event, h2.events.DataReceived):
                 conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         writer.write(conn.data_to_send())
-    elapsed = time.perf_counter() - started
     writer.close()
-    return count / elapsed
 
 
 async def one_gateway(gateway: ApnsGateway, count: int, batch: int) -> float:
@@ -221,8 +233,7 @@ def service(data_dir: Path, fake: Fake, key_file: Path, ca_file: Path, count: in
             tx.deliveries.add_many(new_deliveries(ids, n, [device], due))
     services.close()
     fake.ask("reset")
-    os.environ.update(env)
-    server = start_server(data_dir, 20_000 + os.getpid() % 1000)
+    server = start_server(data_dir, 20_000 + os.getpid() % 1000, env)
     try:
         deadline = time.time() + 30 + 120
         while time.time() < deadline:
@@ -232,8 +243,6 @@ def service(data_dir: Path, fake: Fake, key_file: Path, ca_file: Path, count: in
             time.sleep(0.2)
     finally:
         stop_server(server)
-        for name in env:
-            os.environ.pop(name, None)
     assert answer["accepted"] >= count, answer
     rate: float = count / (answer["last"] - due.timestamp())
     return rate
@@ -298,11 +307,21 @@ JWT, headers and payload) runs in its own process; the clients share the other c
 
 | client | pushes/s | vs floor |
 |---|---|---|
-| floor: minimal raw-h2 client, one connection, pipelined | {floor_rate:,.0f} | 1.00 |
+| floor: minimal raw-h2 client, two connections, pipelined | {floor_rate:,.0f} | 1.00 |
 | one `ApnsGateway` in one process (batches of 500) | {gateway_rate:,.0f} | {gateway_ratio:.2f} |
 | `pushctl serve` (SQLite), due -> accepted | {service_rate:,.0f} | {service_ratio:.2f} |
 
 Targets: one process >= 0.8 of the floor; the whole service >= 5,000 pushes/s.
+
+Reading: the fake needs about 200 µs of CPU per request and has one core, so it caps
+every client near 4,000-5,000/s here; the floor is that cap, not the client's. One
+gateway stays close to it (0.8-1.0 of the floor over repeated runs; the figures move by
+about 20% from run to run on this shared machine). The whole service adds the engine's
+claim and record transactions and the sending process's other work on the same core,
+and reaches about 3,000/s: below the 5,000/s target, which this 2-core machine cannot
+show with a Python fake holding one core (fake and client together need about 450 µs
+of CPU per push). The profile below is the gateway's: most of it is h2 and hpack
+(h2 counts open streams by walking them for every new stream).
 
 Gateway CPU profile (cProfile, top functions by own time, profiled run):
 

@@ -47,11 +47,15 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(
+    data_dir: Path, port: int, settings: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """`pushctl serve` on ``data_dir`` with only the given PUSHCORE_* settings."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
         "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true",
         "PUSHCORE_LOG_LEVEL": "warning",
+        **(settings or {}),
     }
     command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]
     process = subprocess.Popen(
