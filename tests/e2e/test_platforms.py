@@ -37,6 +37,22 @@ def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
         time.sleep(0.02)
 
 
+def wait_for_status(
+    api: Api, key: dict[str, str], notification_id: str, status: str
+) -> dict[str, Any]:
+    """The notification, once it has reached ``status``."""
+
+    def reached() -> bool:
+        body = api.client.get(f"/api/notifications/{notification_id}", headers=key).json()
+        return bool(body["status"] == status)
+
+    wait_for(reached)
+    detail: dict[str, Any] = api.client.get(
+        f"/api/notifications/{notification_id}", headers=key
+    ).json()
+    return detail
+
+
 @pytest.fixture
 def webpush() -> Iterator[WebPushServer]:
     with running_webpush_server() as server:
@@ -103,12 +119,7 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
     assert message.vapid_key == public_key
     assert message.claims["sub"] == "mailto:ops@example.com"
     assert message.claims["aud"] == webpush.origin
-    wait_for(
-        lambda: (
-            web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()["status"]
-            == "DELIVERED"
-        )
-    )
+    wait_for_status(web_api, key, created["id"], "DELIVERED")
 
 
 def test_a_gone_subscription_deactivates_the_web_device(
@@ -132,12 +143,7 @@ def test_a_gone_subscription_deactivates_the_web_device(
         headers=key,
     ).json()
 
-    def settled() -> bool:
-        body = web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
-        return bool(body["status"] == "FAILED")
-
-    wait_for(settled)
-    detail = web_api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    detail = wait_for_status(web_api, key, created["id"], "FAILED")
     assert detail["failureReason"] == "Gone"
     devices = web_api.client.get("/api/devices", headers=key).json()
     assert [d["isActive"] for d in devices] == [False]
@@ -226,12 +232,7 @@ def test_fcm_unregistered_deactivates_the_device(fcm_api: tuple[Api, FcmServer])
         headers=key,
     ).json()
 
-    def failed() -> bool:
-        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
-        return bool(body["status"] == "FAILED")
-
-    wait_for(failed)
-    detail = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    detail = wait_for_status(api, key, created["id"], "FAILED")
     assert detail["failureReason"] == "UNREGISTERED"
     assert [d["isActive"] for d in api.client.get("/api/devices", headers=key).json()] == [False]
 
@@ -307,11 +308,7 @@ def test_apns_end_to_end(apns_api: tuple[Api, FakeApns]) -> None:
         "sender": {"name": "Pager", "icon": None},
     }
 
-    def delivered() -> bool:
-        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
-        return bool(body["status"] == "DELIVERED")
-
-    wait_for(delivered)
+    wait_for_status(api, key, created["id"], "DELIVERED")
 
 
 def test_apns_unregistered_deactivates_the_device(apns_api: tuple[Api, FakeApns]) -> None:
@@ -325,11 +322,6 @@ def test_apns_unregistered_deactivates_the_device(apns_api: tuple[Api, FakeApns]
         headers=key,
     ).json()
 
-    def failed() -> bool:
-        body = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
-        return bool(body["status"] == "FAILED")
-
-    wait_for(failed)
-    detail = api.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    detail = wait_for_status(api, key, created["id"], "FAILED")
     assert detail["failureReason"] == "Unregistered"
     assert [d["isActive"] for d in api.client.get("/api/devices", headers=key).json()] == [False]
