@@ -222,6 +222,15 @@ class DeliveryRepository(Protocol):
         """Whether any delivery of the notification is PENDING or IN_FLIGHT (cheap)."""
         ...
 
+    def open_among(self, notification_ids: Sequence[str]) -> set[str]:
+        """Which of these notifications have a PENDING or IN_FLIGHT delivery (cheap:
+        it stops at the first one of each, however large a fan-out)."""
+        ...
+
+    def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:
+        """:meth:`counts` of several notifications at once (absent: no deliveries)."""
+        ...
+
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""
         ...

@@ -13,7 +13,7 @@ from datetime import datetime
 import attrs
 
 from pushcore.domain.lifecycle import reconciled
-from pushcore.domain.model import Delivery, Device, Notification
+from pushcore.domain.model import Delivery, DeliveryCounts, Device, Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import IdGenerator, Transaction
 
@@ -42,18 +42,21 @@ def reconcile(
     failure_reasons: Mapping[str, str] | None = None,
 ) -> list[Notification]:
     """Store each notification's status as its deliveries now imply; the changed ones."""
+    candidates = list(notifications)
+    # Still going (a queued notification with an open delivery): nothing to
+    # change, and counting a large fan-out's deliveries after every batch
+    # would cost more than the batch. One cheap query answers for all.
+    maybe_open = [
+        n.id for n in candidates if n.status is NotificationStatus.QUEUED and n.wake_at is None
+    ]
+    still_open = tx.deliveries.open_among(maybe_open) if maybe_open else set()
+    settling = [n for n in candidates if n.id not in still_open]
+    counts = tx.deliveries.counts_many([n.id for n in settling]) if settling else {}
     changed: list[Notification] = []
-    for notification in notifications:
-        if (
-            notification.status is NotificationStatus.QUEUED
-            and notification.wake_at is None
-            and tx.deliveries.has_open(notification.id)
-        ):
-            # Still going: nothing to change, and counting a large fan-out's
-            # deliveries after every batch would cost more than the batch.
-            continue
+    for notification in settling:
         reason = (failure_reasons or {}).get(notification.id)
-        updated = reconciled(notification, tx.deliveries.counts(notification.id), now, reason)
+        found = counts.get(notification.id, DeliveryCounts())
+        updated = reconciled(notification, found, now, reason)
         if updated.status is NotificationStatus.FAILED and updated.failure_reason is None:
             # Settled by something other than a gateway answer (a device removed
             # or found dead elsewhere): the reason is that of its last failure.

@@ -164,6 +164,12 @@ class Deliveries:
     def has_open(self, notification_id: str) -> bool:
         return any(d.status in (D.PENDING, D.IN_FLIGHT) for d in self._of(notification_id))
 
+    def open_among(self, notification_ids: Sequence[str]) -> set[str]:
+        return {n for n in notification_ids if self.has_open(n)}
+
+    def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:
+        return {n: self.counts(n) for n in set(notification_ids) if self._of(n)}
+
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         return sorted(self._of(notification_id), key=lambda d: d.id)
 

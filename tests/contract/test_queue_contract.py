@@ -618,6 +618,36 @@ def test_counts_by_status_with_in_flight_as_pending(store: Store) -> None:
     assert unknown == DeliveryCounts()
 
 
+def test_counts_many_equals_counts_of_each(store: Store) -> None:
+    add_deliveries(
+        store,
+        make_delivery("dlv_01", device_id="dev_01"),
+        in_flight(make_delivery("dlv_02", device_id="dev_02"), "sched-a", T0 + LEASE),
+        make_delivery("dlv_03", device_id="dev_03", status=D.FAILED, attempts=1),
+        make_delivery("dlv_04", "ntf_02", "dev_01", status=D.DELIVERED, attempts=1),
+    )
+    with store.read() as tx:
+        many = tx.deliveries.counts_many(["ntf_01", "ntf_02", "ntf_99"])
+        one, two = tx.deliveries.counts("ntf_01"), tx.deliveries.counts("ntf_02")
+    assert many == {"ntf_01": one, "ntf_02": two}
+    assert one == DeliveryCounts(pending=2, failed=1, handed=2)
+
+
+def test_open_among_names_those_with_pending_or_in_flight_deliveries(store: Store) -> None:
+    add_deliveries(
+        store,
+        make_delivery("dlv_01", "ntf_01", "dev_01"),
+        in_flight(make_delivery("dlv_02", "ntf_02", "dev_01"), "sched-a", T0 + LEASE),
+        make_delivery("dlv_03", "ntf_03", "dev_01", status=D.DELIVERED, attempts=1),
+        make_delivery("dlv_04", "ntf_04", "dev_01", status=D.CANCELLED),
+    )
+    with store.read() as tx:
+        found = tx.deliveries.open_among(["ntf_01", "ntf_02", "ntf_03", "ntf_04", "ntf_99"])
+        nothing = tx.deliveries.open_among([])
+    assert found == {"ntf_01", "ntf_02"}
+    assert nothing == set()
+
+
 # Deliveries: claims and leases
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -176,6 +177,28 @@ class Deliveries(Repository):
             (notification_id,),
         ).fetchone()
         return row is not None
+
+    def open_among(self, notification_ids: Sequence[str]) -> set[str]:
+        """Which of these have a PENDING or IN_FLIGHT delivery."""
+        rows = self._conn.execute(
+            "SELECT value FROM json_each(?) WHERE EXISTS (SELECT 1 FROM deliveries"
+            " WHERE notification_id = value AND status IN ('PENDING', 'IN_FLIGHT'))",
+            (json.dumps(list(notification_ids)),),
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:
+        """Counts of several notifications in one query."""
+        rows = self._conn.execute(
+            "SELECT notification_id, status, COUNT(*), SUM(attempts > 0) FROM deliveries"
+            " WHERE notification_id IN (SELECT value FROM json_each(?))"
+            " GROUP BY notification_id, status",
+            (json.dumps(list(notification_ids)),),
+        ).fetchall()
+        grouped: dict[str, list[tuple[str, int, int]]] = {}
+        for notification_id, status, count, handed in rows:
+            grouped.setdefault(notification_id, []).append((status, count, handed))
+        return {n: _counts(found) for n, found in grouped.items()}
 
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""
