@@ -18,7 +18,11 @@ from tests.fakes.apns_server import FakeApns
 def main() -> None:
     key_file, ca_file = Path(sys.argv[1]), Path(sys.argv[2])
     fake = FakeApns(
-        key_pem=key_file.read_bytes(), key_id="KEY1234567", team_id="TEAM123456", topic="bench"
+        key_pem=key_file.read_bytes(),
+        key_id="KEY1234567",
+        team_id="TEAM123456",
+        topic="bench",
+        strict_h2=False,
     )
     fake.start()
     fake.ca.cert_pem.write_to_path(str(ca_file))

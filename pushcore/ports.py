@@ -180,6 +180,19 @@ class NotificationRepository(Protocol):
         """Store the changed state (status, failure_reason, wake_at, settled_at)."""
         ...
 
+    def update_many(self, notifications: Sequence[Notification]) -> None:
+        """:meth:`update` of several notifications at once."""
+        ...
+
+    def refresh(self, notifications: Sequence[Notification]) -> Sequence[Notification]:
+        """These notifications with their changeable state (status, failure_reason,
+        wake_at, settled_at, devices_targeted) as stored now; deleted ones left out.
+
+        Cheaper than :meth:`by_ids` for objects already in hand: the engine
+        reads back what it claimed without decoding every column again.
+        """
+        ...
+
     def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
         """Notifications a new or reactivated device with ``token`` should also get.
 
@@ -256,6 +269,17 @@ class DeliveryRepository(Protocol):
         at: datetime,
     ) -> bool:
         """DELIVERED or FAILED, if ``owner`` still holds the lease; whether it did."""
+        ...
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        """:meth:`settle` of several deliveries at once; the ids ``owner`` still held."""
         ...
 
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:

@@ -19,6 +19,7 @@ from pushcore_cli.commands import (
     serve,
     streams,
     tokens,
+    worker,
 )
 from pushcore_cli.errors import PushctlGroup
 
@@ -84,6 +85,7 @@ def root(
 
 
 app.command("serve")(serve.serve)
+app.command("worker")(worker.worker)
 app.add_typer(tokens.app, name="token")
 app.add_typer(accounts.app, name="accounts")
 app.add_typer(keys.app, name="keys")

@@ -285,18 +285,22 @@ class DeliveryEngine:
         now = self._clock.now()
         policy = self.config.retry
         earliest: datetime | None = None
-        delivered_devices: list[str] = []
         reasons: dict[str, str] = {}
-        touched: set[str] = set()
+        # The notifications as claimed; refreshed below, not decoded again.
+        touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
+        delivered = [d.delivery for d, outcome in pairs if isinstance(outcome, Delivered)]
         with self._store.transaction() as tx:
+            if delivered:
+                # Most of a batch, most of the time: settled in one statement.
+                settled = tx.deliveries.settle_many(
+                    [d.id for d in delivered], self.owner, DeliveryStatus.DELIVERED, None, now
+                )
+                devices = sorted({d.device_id for d in delivered if d.id in settled})
+                if devices:
+                    tx.devices.mark_delivered(devices, now)
             for dispatch, outcome in pairs:
                 delivery = dispatch.delivery
-                touched.add(delivery.notification_id)
                 if isinstance(outcome, Delivered):
-                    if tx.deliveries.settle(
-                        delivery.id, self.owner, DeliveryStatus.DELIVERED, None, now
-                    ):
-                        delivered_devices.append(delivery.device_id)
                     continue
                 if isinstance(outcome, Retry) and not policy.gives_up(delivery.attempts):
                     delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
@@ -305,17 +309,15 @@ class DeliveryEngine:
                         earliest = due if earliest is None else min(earliest, due)
                     continue
                 assert isinstance(outcome, Retry | TokenInvalid | Failed)
-                settled = tx.deliveries.settle(
+                failed = tx.deliveries.settle(
                     delivery.id, self.owner, DeliveryStatus.FAILED, outcome.reason, now
                 )
-                if settled:
+                if failed:
                     reasons[delivery.notification_id] = outcome.reason
-                if settled and isinstance(outcome, TokenInvalid):
+                if failed and isinstance(outcome, TokenInvalid):
                     tx.devices.deactivate(delivery.device_id)
                     detach_device(tx, delivery.device_id, now, "Device deactivated")
-            if delivered_devices:
-                tx.devices.mark_delivered(delivered_devices, now)
-            reconcile(tx, tx.notifications.by_ids(sorted(touched)), now, reasons)
+            reconcile(tx, tx.notifications.refresh(list(touched.values())), now, reasons)
         return earliest
 
     def _release(self, delivery_ids: Sequence[str]) -> int:

@@ -69,8 +69,9 @@ def reconcile(
                 last = max(failed, key=lambda d: (d.settled_at or now, d.id))
                 updated = attrs.evolve(updated, failure_reason=last.failure_reason)
         if updated != notification:
-            tx.notifications.update(updated)
             changed.append(updated)
+    if changed:
+        tx.notifications.update_many(changed)
     return changed
 
 

@@ -72,6 +72,27 @@ class Notifications:
         if notification.id in self._t.notifications:
             self._t.notifications[notification.id] = notification
 
+    def update_many(self, notifications: Sequence[Notification]) -> None:
+        for notification in notifications:
+            self.update(notification)
+
+    def refresh(self, notifications: Sequence[Notification]) -> Sequence[Notification]:
+        # Like SQL, only the changeable state is read back: the rest of each
+        # object is the caller's own (nothing else changes after creation).
+        stored = self._t.notifications
+        return [
+            attrs.evolve(
+                n,
+                status=now.status,
+                failure_reason=now.failure_reason,
+                wake_at=now.wake_at,
+                settled_at=now.settled_at,
+                devices_targeted=now.devices_targeted,
+            )
+            for n in notifications
+            if (now := stored.get(n.id)) is not None
+        ]
+
     def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
         return [
             n
@@ -238,6 +259,16 @@ class Deliveries:
             lease_expires_at=None,
         )
         return True
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        return {i for i in delivery_ids if self.settle(i, owner, status, reason, at)}
 
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         d = self._leased(delivery_id, owner)

@@ -28,8 +28,16 @@ def serve(
             "--port", min=0, max=65535, help="Port to listen on. Default: PUSHCORE_PORT or 8080."
         ),
     ] = None,
+    engine: Annotated[
+        bool,
+        typer.Option(
+            "--engine/--no-engine",
+            help="Deliver in this process too (default), or serve the API only and leave"
+            " delivery to `pushctl worker` processes.",
+        ),
+    ] = True,
 ) -> None:
-    """Run the HTTP API server until stopped (Ctrl-C or SIGTERM).
+    """Run the HTTP API server (and the delivery engine) until stopped (Ctrl-C or SIGTERM).
 
     Example: pushctl serve --port 8080
     """
@@ -45,6 +53,6 @@ def serve(
     # pushcore's own loggers (a generated secret, an unconfigured gateway) next to uvicorn's.
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     # Not the CLI's shared services: the app's lifespan owns and closes these.
-    app = create_app(build_services(settings))
+    app = create_app(build_services(settings), run_engine=engine)
     output.say(f"pushcore serving on {_url(host, port)} (data directory: {settings.data_dir})")
     uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")

@@ -392,6 +392,49 @@ def test_update_does_not_create_a_missing_notification(store: Store) -> None:
         assert list(tx.notifications.list("acc_a", None, 100, None)) == []
 
 
+def test_update_many_stores_each_changed_state_and_creates_nothing(store: Store) -> None:
+    add_notifications(store, *(make_notification(f"ntf_0{i}") for i in range(1, 4)))
+    delivered = make_notification("ntf_01", status=N.DELIVERED, settled_at=T0 + 5 * MS)
+    waiting = make_notification("ntf_02", status=N.SCHEDULED, wake_at=T0 + HOUR)
+    with store.transaction() as tx:
+        tx.notifications.update_many(
+            [delivered, waiting, make_notification("ntf_99", status=N.FAILED)]
+        )
+    with store.read() as tx:
+        assert list(tx.notifications.by_ids(["ntf_01", "ntf_02", "ntf_03", "ntf_99"])) == [
+            delivered,
+            waiting,
+            make_notification("ntf_03"),
+        ]
+        tx.notifications.update_many([])
+
+
+def test_refresh_reads_back_the_changeable_state_and_skips_deleted_ones(store: Store) -> None:
+    first, second = make_notification("ntf_01"), make_notification("ntf_02")
+    add_notifications(store, first, second)
+    changed = attrs.evolve(
+        second,
+        status=N.FAILED,
+        failure_reason="Unregistered",
+        wake_at=None,
+        settled_at=T0 + 2 * SECOND + 7 * MS,
+        devices_targeted=3,
+    )
+    with store.transaction() as tx:
+        tx.notifications.update(changed)
+    with store.read() as tx:
+        # What a claim read earlier, refreshed: unchanged and changed alike
+        # equal what is stored; an id never stored is left out.
+        fresh = tx.notifications.refresh([first, second, make_notification("ntf_99")])
+        assert list(fresh) == [first, changed]
+        assert list(fresh) == list(tx.notifications.by_ids(["ntf_01", "ntf_02"]))
+        waiting = attrs.evolve(first, status=N.SCHEDULED, wake_at=T0 + HOUR)
+    with store.transaction() as tx:
+        tx.notifications.update(waiting)
+        assert list(tx.notifications.refresh([first])) == [waiting]
+        assert list(tx.notifications.refresh([])) == []
+
+
 # Notifications: waiting for a device
 
 
@@ -875,6 +918,37 @@ def test_settle_and_retry_by_another_owner_change_nothing(store: Store) -> None:
         assert tx.deliveries.settle("dlv_99", "sched-a", D.DELIVERED, None, T0) is False
         assert tx.deliveries.retry("dlv_99", "sched-a", T0 + MINUTE, "500") is False
     assert deliveries_of(store) == before
+
+
+def test_settle_many_settles_only_what_the_owner_holds(store: Store) -> None:
+    add_deliveries(
+        store,
+        make_delivery("dlv_01", device_id="dev_01", due_at=T0 - SECOND),
+        make_delivery("dlv_02", device_id="dev_02", due_at=T0 - SECOND),
+        make_delivery("dlv_03", device_id="dev_03", due_at=T0 + HOUR),  # PENDING, unclaimed
+    )
+    claimed = {d.id: d for d in claim(store, "sched-a")}
+    assert sorted(claimed) == ["dlv_01", "dlv_02"]
+    at = T0 + 3 * SECOND + 1 * MS
+    with store.transaction() as tx:
+        assert tx.deliveries.settle_many(["dlv_01"], "sched-b", D.DELIVERED, None, at) == set()
+        settled = tx.deliveries.settle_many(
+            ["dlv_01", "dlv_02", "dlv_03", "dlv_99"], "sched-a", D.DELIVERED, None, at
+        )
+    assert settled == {"dlv_01", "dlv_02"}
+    for delivery_id in ("dlv_01", "dlv_02"):
+        assert stored(store, delivery_id) == attrs.evolve(
+            claimed[delivery_id],
+            status=D.DELIVERED,
+            settled_at=at,
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+    assert stored(store, "dlv_03") == make_delivery("dlv_03", device_id="dev_03", due_at=T0 + HOUR)
+    with store.transaction() as tx:
+        # Settled is final, and nothing is nothing.
+        assert tx.deliveries.settle_many(["dlv_01"], "sched-a", D.FAILED, "x", at) == set()
+        assert tx.deliveries.settle_many([], "sched-a", D.FAILED, "x", at) == set()
 
 
 def test_retry_puts_it_back_to_pending_keeping_attempts(store: Store) -> None:

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,14 @@ def free_port() -> int:
 class Server:
     """A `pushctl serve` subprocess on a loopback port, with a data directory it owns."""
 
-    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        env: Mapping[str, str] | None = None,
+        command: Sequence[str] = ("serve",),
+    ) -> None:
         self.data_dir = data_dir
+        self.command = list(command)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -47,7 +53,7 @@ class Server:
         command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [*command, "serve", "--port", str(self.port)],
+                [*command, *self.command, "--port", str(self.port)],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -63,6 +69,14 @@ class Server:
                 pass
             time.sleep(0.1)
         raise RuntimeError("server did not start")
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        """A `pushctl worker` on the same data directory (stopped with :meth:`stop_worker`)."""
+        command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
+        with self.log.open("ab") as log:
+            return subprocess.Popen(
+                [*command, "worker"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, as a crash."""

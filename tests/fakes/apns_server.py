@@ -33,12 +33,13 @@ import h2.exceptions
 import h2.settings
 import trustme
 from cryptography.hazmat.primitives import serialization
+from hpack import HeaderTuple, NeverIndexedHeaderTuple
 from hyperframe.frame import GoAwayFrame
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
-from pushcore.gateways.h2client import PlainEncoder
+from pushcore.gateways.h2client import CountedH2Connection, HeaderEncoder
 from pushcore.ports import Clock
 
 _PATH = re.compile(r"/3/device/([^/]*)")
@@ -93,6 +94,7 @@ class FakeApns:
         clock: Clock | None = None,
         max_concurrent_streams: int = 1000,
         initial_window_size: int = 65535,
+        strict_h2: bool = True,
     ) -> None:
         private = serialization.load_pem_private_key(key_pem, password=None)
         public = private.public_key().public_bytes(
@@ -105,6 +107,10 @@ class FakeApns:
         self._clock = clock
         self.max_concurrent_streams = max_concurrent_streams
         self.initial_window_size = initial_window_size
+        # h2's own checks of every received header (names, pseudo-headers,
+        # characters): on for tests; the throughput benchmark turns them off,
+        # as they cost the fake more CPU than the rest of a request.
+        self.strict_h2 = strict_h2
         self.ca = trustme.CA()
         self.delay = 0.0  # seconds before each answer
         self.goaway_after: int | None = None  # GOAWAY once a connection has had N streams
@@ -246,7 +252,7 @@ class FakeApns:
         )
         return (header, claims) if valid else "InvalidProviderToken"
 
-    def _handle(self, headers: dict[str, str], body: bytes, conn: int, stream_id: int) -> Answer:
+    def handle(self, headers: dict[str, str], body: bytes, conn: int, stream_id: int) -> Answer:
         """Check a complete request like APNs does; record it; the answer to give."""
         checked = self._check_request(headers, body)
         if isinstance(checked, Answer):
@@ -305,19 +311,30 @@ class FakeApns:
         return next((Answer(400, reason) for refused, reason in refusals if refused), None)
 
 
+class _ServerH2(CountedH2Connection):
+    # As the client does: _Conn keeps the count of open streams.
+    @property
+    def open_inbound_streams(self) -> int:
+        return self.open_now
+
+
 class _Conn(asyncio.Protocol):
     """One client connection: h2 on the server side, writes batched per read."""
 
     def __init__(self, server: FakeApns) -> None:
         self.server = server
-        self.h2 = h2.connection.H2Connection(
-            h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+        self.h2 = _ServerH2(
+            h2.config.H2Configuration(
+                client_side=False,
+                header_encoding=None,
+                validate_inbound_headers=server.strict_h2,
+            )
         )
-        # Cheaper for both sides than Huffman-coded literals (see PlainEncoder).
-        self.h2.encoder = PlainEncoder()
+        # Cheaper for both sides than Huffman-coded literals (see HeaderEncoder).
+        self.h2.encoder = HeaderEncoder()
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.number = 0
-        self.incoming: dict[int, tuple[list[tuple[str, str]], bytearray]] = {}
+        self.incoming: dict[int, tuple[list[tuple[bytes, bytes]], bytearray]] = {}
         self.unanswered: set[int] = set()  # streams received and not yet answered
         self.received = 0
         self.goaway_last: int | None = None
@@ -381,6 +398,7 @@ class _Conn(asyncio.Protocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        self.h2.open_now = len(self.unanswered)
         try:
             events = self.h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
@@ -390,7 +408,7 @@ class _Conn(asyncio.Protocol):
             return
         for event in events:
             if isinstance(event, h2.events.RequestReceived):
-                self.started(event.stream_id or 0, list(event.headers or ()))  # type: ignore[arg-type]
+                self.started(event.stream_id or 0, list(event.headers or ()))
             elif isinstance(event, h2.events.DataReceived):
                 sid = event.stream_id or 0
                 self.h2.acknowledge_received_data(event.flow_controlled_length or 0, sid)
@@ -401,6 +419,8 @@ class _Conn(asyncio.Protocol):
             elif isinstance(event, h2.events.StreamReset):
                 self.incoming.pop(event.stream_id or 0, None)
                 self.unanswered.discard(event.stream_id or 0)
+                self.h2.forget(event.stream_id or 0)
+                self.h2.open_now = len(self.unanswered)
             elif isinstance(event, h2.events.SettingsAcknowledged):
                 self.server.settings_acks += 1
             elif isinstance(event, h2.events.ConnectionTerminated):
@@ -408,10 +428,11 @@ class _Conn(asyncio.Protocol):
                 return
         self.flush()
 
-    def started(self, stream_id: int, headers: list[tuple[str, str]]) -> None:
+    def started(self, stream_id: int, headers: list[tuple[bytes, bytes]]) -> None:
         self.incoming[stream_id] = (headers, bytearray())
         self.highest_started = max(self.highest_started, stream_id)
         self.unanswered.add(stream_id)
+        self.h2.open_now = len(self.unanswered)
         self.server.peak_streams = max(self.server.peak_streams, len(self.unanswered))
 
     def ended(self, stream_id: int) -> None:
@@ -422,13 +443,19 @@ class _Conn(asyncio.Protocol):
             self.unanswered.discard(stream_id)
             return
         raw, body = self.incoming.pop(stream_id)
-        headers = dict(raw)
+        try:
+            headers = {name.decode(): value.decode() for name, value in raw}
+        except UnicodeDecodeError:
+            headers = {}
         self.received += 1
-        if len(headers) < len(raw):
+        if not headers:
+            answer = Answer(400, "BadHeaders")
+            server.rejected.append(Rejected("BadHeaders", headers))
+        elif len(headers) < len(raw):
             answer = Answer(400, "DuplicateHeaders")
             server.rejected.append(Rejected("DuplicateHeaders", headers))
         else:
-            answer = server._handle(headers, bytes(body), self.number, stream_id)
+            answer = server.handle(headers, bytes(body), self.number, stream_id)
         if server.goaway_after is not None and self.received == server.goaway_after:
             # Before this stream's answer, so answers follow a GOAWAY, as they may.
             self.send_goaway()
@@ -448,7 +475,11 @@ class _Conn(asyncio.Protocol):
         if self.transport.is_closing() or stream_id not in self.unanswered:
             return
         self.unanswered.discard(stream_id)
-        headers = [(":status", str(answer.status)), ("apns-id", apns_id)]
+        # The id is new every time: never indexed, so HPACK's table holds still.
+        headers: list[HeaderTuple | tuple[str, str]] = [
+            (":status", str(answer.status)),
+            NeverIndexedHeaderTuple("apns-id", apns_id),
+        ]
         if answer.retry_after is not None:
             headers.append(("retry-after", answer.retry_after))
         try:
@@ -462,6 +493,8 @@ class _Conn(asyncio.Protocol):
                 self.h2.send_data(stream_id, json.dumps(reply).encode(), end_stream=True)
         except h2.exceptions.StreamClosedError:
             pass  # the client reset it (it gave up waiting)
+        self.h2.forget(stream_id)
+        self.h2.open_now = len(self.unanswered)
         if flush:
             self.flush()
         self.close_if_done()

@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
+import attrs
+
 from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.storage.sqlite.repos import Repository
@@ -18,6 +20,8 @@ from pushcore.storage.sqlite.rows import (
     from_ms,
     notification_from_row,
     notification_to_row,
+    opt_from_ms,
+    opt_to_ms,
     to_ms,
 )
 
@@ -72,6 +76,56 @@ class Notifications(Repository):
             " WHERE id = :id",
             notification_to_row(notification),
         )
+
+    def update_many(self, notifications: Sequence[Notification]) -> None:
+        """Store the changed state of several, in one statement run many times."""
+        self._conn.executemany(
+            "UPDATE notifications SET status = ?, failure_reason = ?, wake_at = ?,"
+            " settled_at = ?, devices_targeted = ? WHERE id = ?",
+            [
+                (
+                    n.status.value,
+                    n.failure_reason,
+                    opt_to_ms(n.wake_at),
+                    opt_to_ms(n.settled_at),
+                    n.devices_targeted,
+                    n.id,
+                )
+                for n in notifications
+            ],
+        )
+
+    def refresh(self, notifications: Sequence[Notification]) -> Sequence[Notification]:
+        """The changeable state as stored now; unchanged objects are returned as they are."""
+        columns = "id, status, failure_reason, wake_at, settled_at, devices_targeted"
+        rows = self.rows_in(columns, "notifications", "id", [n.id for n in notifications])
+        stored = {row[0]: tuple(row)[1:] for row in rows}
+        fresh: list[Notification] = []
+        for n in notifications:
+            state = stored.get(n.id)
+            if state is None:
+                continue
+            if state == (
+                n.status.value,
+                n.failure_reason,
+                opt_to_ms(n.wake_at),
+                opt_to_ms(n.settled_at),
+                n.devices_targeted,
+            ):
+                fresh.append(n)
+                continue
+            status, reason, wake_at, settled_at, targeted = state
+            fresh.append(
+                attrs.evolve(
+                    n,
+                    status=NotificationStatus(status),
+                    failure_reason=reason,
+                    wake_at=opt_from_ms(wake_at),
+                    settled_at=opt_from_ms(settled_at),
+                    devices_targeted=targeted,
+                )
+            )
+        return fresh
 
     def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
         """Notifications a new device with ``token`` should also get."""
@@ -256,6 +310,24 @@ class Deliveries(Repository):
             (status.value, reason, to_ms(at), delivery_id, owner),
         )
         return cursor.rowcount > 0
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
+        rows = self._conn.execute(
+            "UPDATE deliveries SET status = ?, failure_reason = ?, settled_at = ?,"
+            " lease_owner = NULL, lease_until = NULL"
+            " WHERE id IN (SELECT value FROM json_each(?))"
+            " AND status = 'IN_FLIGHT' AND lease_owner = ? RETURNING id",
+            (status.value, reason, to_ms(at), json.dumps(list(delivery_ids)), owner),
+        ).fetchall()
+        return {row[0] for row in rows}
 
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""
