@@ -26,6 +26,7 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
     Plan,
+    QueueDepth,
     Stream,
     StreamView,
     Subscription,
@@ -233,6 +234,12 @@ class DeliveryRepository(Protocol):
 
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""
+        ...
+
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Counts of PENDING (and due at ``now``) and IN_FLIGHT deliveries of every
+        account, and the earliest PENDING due time. Cheap enough for every metrics
+        scrape: it reads the scheduler's own indexes, never the settled history."""
         ...
 
     def claim_due(
