@@ -32,6 +32,7 @@ from pushcore.domain.model import (
     Subscription,
 )
 from pushcore.domain.outcomes import Dispatch, Outcome
+from pushcore.domain.retry import RetryPolicy
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 
 
@@ -411,6 +412,19 @@ class Gateway(Protocol):
 
     async def aclose(self) -> None:
         """Close connections."""
+        ...
+
+
+class DeliveryObserver(Protocol):
+    """Hears what the delivery engine recorded (metrics); the engine works without one."""
+
+    def recorded(self, outcomes: Sequence[tuple[Dispatch, Outcome]], retry: RetryPolicy) -> None:
+        """Called once per batch, after its outcomes were committed, on the engine's loop.
+
+        ``retry`` is the policy they were recorded under: a Retry of a delivery on
+        its last allowed attempt was recorded as a failure. Must be quick and must
+        not raise: it runs between a batch and the next.
+        """
         ...
 
 
