@@ -17,6 +17,7 @@ from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.instrument import RequestMetrics
 from pushcore_http.routes import (
     devices,
+    docs,
     health,
     keys,
     notifications,
@@ -63,6 +64,7 @@ def create_app(
     routes = [
         *health.routes,
         *prometheus.routes,
+        *docs.routes,
         *keys.routes,
         *devices.routes,
         *notifications.routes,
