@@ -434,7 +434,10 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     processes = [int(n) for n in args.processes.split(",")]
-    kinds = {"h2": (H2Fake, "h2-ca.pem"), "native": (NativeFake, "native-ca.pem")}
+    kinds: dict[str, tuple[type[H2Fake] | type[NativeFake], str]] = {
+        "h2": (H2Fake, "h2-ca.pem"),
+        "native": (NativeFake, "native-ca.pem"),
+    }
     results: list[FakeRun] = []
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)

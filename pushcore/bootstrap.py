@@ -12,6 +12,7 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -44,6 +45,9 @@ from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
 from pushcore.system import SecretsRandom, SystemClock, UlidGenerator
 from pushcore.vapid import load_or_create_vapid_key
+
+if TYPE_CHECKING:
+    from pushcore.metrics import Metrics
 
 log = logging.getLogger("pushcore")
 
@@ -158,12 +162,22 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
     return gateways
 
 
+def build_metrics(services: Services) -> Metrics:
+    """The Prometheus metrics of one server: the HTTP app and its engine share them."""
+    # Imported here: only the server needs prometheus_client, not every pushctl command.
+    from pushcore.metrics import Metrics
+
+    return Metrics(services.store, services.clock)
+
+
 def build_engine(
     services: Services,
     gateways: dict[Platform, Gateway] | None = None,
     owner: str | None = None,
+    metrics: Metrics | None = None,
 ) -> DeliveryEngine:
-    """The delivery engine for ``services``, registered to receive their wake-ups."""
+    """The delivery engine for ``services``, registered to receive their wake-ups;
+    with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     settings = services.settings
     config = EngineConfig(
         batch_size=settings.delivery_batch_size,
@@ -171,12 +185,12 @@ def build_engine(
         tick=settings.scheduler_tick_seconds,
         retry=RetryPolicy(max_attempts=settings.delivery_max_attempts),
     )
+    if gateways is None:
+        gateways = build_gateways(settings, services.clock)
+    if metrics is not None:
+        gateways = metrics.timed(gateways)
     engine = DeliveryEngine(
-        services.store,
-        services.clock,
-        gateways if gateways is not None else build_gateways(settings, services.clock),
-        config,
-        owner,
+        services.store, services.clock, gateways, config, owner, observer=metrics
     )
     services.hub.engine = engine
     return engine

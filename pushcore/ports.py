@@ -26,11 +26,13 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
     Plan,
+    QueueDepth,
     Stream,
     StreamView,
     Subscription,
 )
 from pushcore.domain.outcomes import Dispatch, Outcome
+from pushcore.domain.retry import RetryPolicy
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 
 
@@ -248,6 +250,12 @@ class DeliveryRepository(Protocol):
         """The notification's deliveries."""
         ...
 
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Counts of PENDING (and due at ``now``) and IN_FLIGHT deliveries of every
+        account, and the earliest PENDING due time. Cheap enough for every metrics
+        scrape: it reads the scheduler's own indexes, never the settled history."""
+        ...
+
     def claim_due(
         self, now: datetime, owner: str, lease_until: datetime, limit: int
     ) -> Sequence[Delivery]:
@@ -428,6 +436,19 @@ class Gateway(Protocol):
 
     async def aclose(self) -> None:
         """Close connections."""
+        ...
+
+
+class DeliveryObserver(Protocol):
+    """Hears what the delivery engine recorded (metrics); the engine works without one."""
+
+    def recorded(self, outcomes: Sequence[tuple[Dispatch, Outcome]], retry: RetryPolicy) -> None:
+        """Called once per batch, after its outcomes were committed, on the engine's loop.
+
+        ``retry`` is the policy they were recorded under: a Retry of a delivery on
+        its last allowed attempt was recorded as a failure. Must be quick and must
+        not raise: it runs between a batch and the next.
+        """
         ...
 
 

@@ -7,30 +7,50 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
-from pushcore.bootstrap import build_engine
+from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
+from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
-from pushcore_http.routes import devices, health, keys, notifications, streams, webpush
+from pushcore_http.instrument import RequestMetrics
+from pushcore_http.routes import (
+    devices,
+    docs,
+    health,
+    keys,
+    notifications,
+    prometheus,
+    streams,
+    webpush,
+)
 
 
 def create_app(
-    services: Services, *, engine: DeliveryEngine | None = None, run_engine: bool = True
+    services: Services,
+    *,
+    engine: DeliveryEngine | None = None,
+    run_engine: bool = True,
+    metrics: Metrics | None = None,
 ) -> Starlette:
     """An ASGI app serving the API on ``services``.
 
     Its lifespan runs the delivery engine beside the API (unless ``run_engine``
     is False: an API-only process in a scaled-out deployment), and at shutdown
     lets in-flight deliveries finish or hands them back, then closes the store.
+    ``metrics`` (built by :func:`pushcore.bootstrap.build_metrics` when not
+    given) are served at ``/metrics``; an ``engine`` passed in reports to them
+    only if it was built with them.
     """
+    metrics = metrics or build_metrics(services)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running: DeliveryEngine | None = None
         task: asyncio.Task[None] | None = None
         if run_engine:
-            running = engine or build_engine(services)
+            running = engine or build_engine(services, metrics=metrics)
             task = running.start()
         app.state.engine = running
         try:
@@ -41,18 +61,23 @@ def create_app(
                 await task
             services.close()
 
+    routes = [
+        *health.routes,
+        *prometheus.routes,
+        *docs.routes,
+        *keys.routes,
+        *devices.routes,
+        *notifications.routes,
+        *streams.routes,
+        *webpush.routes,
+    ]
     app = Starlette(
-        routes=[
-            *health.routes,
-            *keys.routes,
-            *devices.routes,
-            *notifications.routes,
-            *streams.routes,
-            *webpush.routes,
-        ],
+        routes=routes,
+        middleware=[Middleware(RequestMetrics, metrics=metrics, routes=routes)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )
     app.state.services = services
+    app.state.metrics = metrics
     app.state.engine = None
     return app

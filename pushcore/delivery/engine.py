@@ -33,7 +33,7 @@ from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.retry import RetryPolicy
 from pushcore.domain.states import DeliveryStatus
-from pushcore.ports import Clock, Gateway, Store
+from pushcore.ports import Clock, DeliveryObserver, Gateway, Store
 from pushcore.services.queueing import detach_device, reconcile
 
 log = logging.getLogger("pushcore.delivery")
@@ -77,8 +77,10 @@ class DeliveryEngine:
         config: EngineConfig | None = None,
         owner: str | None = None,
         uniform: Callable[[], float] = random.random,
+        observer: DeliveryObserver | None = None,
     ) -> None:
         self._store = store
+        self._observer = observer
         self._clock = clock
         self._gateways = gateways
         self.config = config or EngineConfig()
@@ -237,6 +239,8 @@ class DeliveryEngine:
         due = await self._db(self._recorder, lambda: self._record(pairs))
         if due is not None:
             self.wake(due)
+        if self._observer is not None:
+            self._observer.recorded(pairs, self.config.retry)
 
     async def _send(
         self, platform: Platform, group: Sequence[Dispatch]

@@ -177,6 +177,16 @@ class DeliveryCounts:
 
 
 @attrs.frozen
+class QueueDepth:
+    """How the engine's queue stands across every account (for monitoring)."""
+
+    pending: int = 0  # PENDING deliveries, due now or later
+    due: int = 0  # of those, the ones whose due time has come (waiting for a claim)
+    in_flight: int = 0  # leased to an engine, being sent
+    oldest_due_at: datetime | None = None  # the earliest due time of a PENDING one
+
+
+@attrs.frozen
 class NotificationStats:
     """An account's notification counts (GET /api/notifications/stats)."""
 

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
+from pushcore.domain.model import (
+    Delivery,
+    DeliveryCounts,
+    Notification,
+    NotificationStats,
+    QueueDepth,
+)
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 
 if TYPE_CHECKING:
@@ -193,6 +199,15 @@ class Deliveries:
 
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         return sorted(self._of(notification_id), key=lambda d: d.id)
+
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        pending = [d.due_at for d in self._t.deliveries.values() if d.status is D.PENDING]
+        return QueueDepth(
+            pending=len(pending),
+            due=sum(1 for at in pending if at <= now),
+            in_flight=sum(1 for d in self._t.deliveries.values() if d.status is D.IN_FLIGHT),
+            oldest_due_at=min(pending, default=None),
+        )
 
     def claim_due(
         self, now: datetime, owner: str, lease_until: datetime, limit: int

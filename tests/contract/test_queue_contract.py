@@ -22,6 +22,7 @@ from pushcore.domain.model import (
     IconStyle,
     Notification,
     Priority,
+    QueueDepth,
     Sound,
     StreamRef,
 )
@@ -865,6 +866,28 @@ def test_next_due_at_is_none_once_everything_is_settled(store: Store) -> None:
     )
     with store.read() as tx:
         assert tx.deliveries.next_due_at() is None
+
+
+def test_queue_depth_counts_open_deliveries_of_every_account(store: Store) -> None:
+    with store.read() as tx:
+        assert tx.deliveries.queue_depth(T0) == QueueDepth()
+    add_deliveries(
+        store,
+        make_delivery("dlv_01", device_id="dev_01", due_at=T0 - MINUTE - 7 * MS),
+        make_delivery("dlv_02", "ntf_02", "dev_02", "acc_b", due_at=T0),  # due exactly now
+        make_delivery("dlv_03", device_id="dev_03", due_at=T0 + MS),  # not yet due
+        make_delivery("dlv_04", device_id="dev_04", due_at=T0 + HOUR, attempts=2),
+        in_flight(make_delivery("dlv_05", device_id="dev_05", due_at=T0 - HOUR), "a", T0 + LEASE),
+        # Settled ones are history, not queue, whatever their due time.
+        make_delivery("dlv_06", device_id="dev_06", due_at=T0 - HOUR, status=D.DELIVERED),
+        make_delivery("dlv_07", device_id="dev_07", due_at=T0 - HOUR, status=D.FAILED),
+        make_delivery("dlv_08", device_id="dev_08", due_at=T0 - HOUR, status=D.CANCELLED),
+    )
+    with store.read() as tx:
+        depth = tx.deliveries.queue_depth(T0)
+        later = tx.deliveries.queue_depth(T0 + HOUR)
+    assert depth == QueueDepth(pending=4, due=2, in_flight=1, oldest_due_at=T0 - MINUTE - 7 * MS)
+    assert later == QueueDepth(pending=4, due=4, in_flight=1, oldest_due_at=T0 - MINUTE - 7 * MS)
 
 
 # Deliveries: settle, retry, release

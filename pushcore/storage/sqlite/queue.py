@@ -8,7 +8,13 @@ from datetime import datetime
 
 import attrs
 
-from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
+from pushcore.domain.model import (
+    Delivery,
+    DeliveryCounts,
+    Notification,
+    NotificationStats,
+    QueueDepth,
+)
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.storage.sqlite.repos import Repository
 from pushcore.storage.sqlite.rows import (
@@ -259,6 +265,30 @@ class Deliveries(Repository):
         where = "notification_id = ? ORDER BY id"
         rows = self._rows(DELIVERY_COLUMNS, "deliveries", where, notification_id)
         return [delivery_from_row(r) for r in rows]
+
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Queue counts for monitoring, from the scheduler's partial indexes."""
+        # One subquery per number, each pinned to a partial index: left to
+        # itself the planner counts through deliveries_account, i.e. the whole
+        # settled history, which outgrows the open queue by far on a live
+        # server. With the pins a scrape costs ~60 ms at a million pending.
+        pending, due, in_flight, oldest = self._conn.execute(
+            "SELECT (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING'),"
+            " (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING' AND due_at <= ?),"
+            " (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_lease"
+            " WHERE status = 'IN_FLIGHT'),"
+            " (SELECT MIN(due_at) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING')",
+            (to_ms(now),),
+        ).fetchone()
+        return QueueDepth(
+            pending=pending,
+            due=due,
+            in_flight=in_flight,
+            oldest_due_at=None if oldest is None else from_ms(oldest),
+        )
 
     def claim_due(
         self, now: datetime, owner: str, lease_until: datetime, limit: int

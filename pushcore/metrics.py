@@ -1,0 +1,211 @@
+"""Prometheus metrics: one registry per app, fed by the HTTP adapter, the engine and the store.
+
+Each :class:`Metrics` owns its own ``CollectorRegistry`` (never the process-wide
+default), so several apps in one process, as in the tests, keep separate counts.
+Nothing here imports Starlette: the HTTP adapter calls :meth:`Metrics.observe_request`.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, Info
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from pushcore import __version__
+from pushcore.domain.model import Platform
+from pushcore.domain.outcomes import Delivered, Dispatch, Outcome, Retry, TokenInvalid
+from pushcore.domain.retry import RetryPolicy
+from pushcore.ports import Clock, Gateway, Store
+
+log = logging.getLogger("pushcore.metrics")
+
+OUTCOMES = ("delivered", "retry", "token_invalid", "failed")
+"""The ``outcome`` label of ``pushcore_deliveries_total``."""
+
+# Sends go out over the internet to Apple, Google and push services: slower
+# and wider than the HTTP API's own latency, so buckets reach further.
+GATEWAY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+def outcome_label(dispatch: Dispatch, outcome: Outcome, retry: RetryPolicy) -> str:
+    """What the engine recorded for ``outcome``: a Retry on the last attempt is a failure."""
+    if isinstance(outcome, Delivered):
+        return "delivered"
+    if isinstance(outcome, Retry):
+        # The engine's own test (DeliveryEngine._record): no attempt is left.
+        return "failed" if retry.gives_up(dispatch.delivery.attempts) else "retry"
+    if isinstance(outcome, TokenInvalid):
+        return "token_invalid"
+    return "failed"
+
+
+class Metrics:
+    """The service's metrics; a :class:`pushcore.ports.DeliveryObserver` for the engine."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.http_requests = Counter(
+            "pushcore_http_requests",
+            "HTTP requests answered, by method, route template and status code.",
+            ["method", "route", "status"],
+            registry=r,
+        )
+        self.http_seconds = Histogram(
+            "pushcore_http_request_duration_seconds",
+            "Time to answer an HTTP request, by method and route template.",
+            ["method", "route"],
+            registry=r,
+        )
+        self.deliveries = Counter(
+            "pushcore_deliveries",
+            "Deliveries handed to a gateway, by platform and the outcome recorded.",
+            ["platform", "outcome"],
+            registry=r,
+        )
+        self.gateway_seconds = Histogram(
+            "pushcore_gateway_send_duration_seconds",
+            "Time of one gateway send (a batch of one platform's deliveries), by platform.",
+            ["platform"],
+            buckets=GATEWAY_BUCKETS,
+            registry=r,
+        )
+        # Every series from the start: rate() and alerts see a 0, not an absence.
+        for platform in Platform:
+            for outcome in OUTCOMES:
+                self.deliveries.labels(platform.value, outcome)
+        Info("pushcore_build", "The running pushcore version.", registry=r).info(
+            {"version": __version__}
+        )
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        r.register(QueueCollector(store, clock))
+
+    # -- HTTP ------------------------------------------------------------------
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request."""
+        self.http_requests.labels(method, route, str(status)).inc()
+        self.http_seconds.labels(method, route).observe(seconds)
+
+    # -- delivery --------------------------------------------------------------
+
+    def recorded(self, outcomes: Sequence[tuple[Dispatch, Outcome]], retry: RetryPolicy) -> None:
+        """Count a recorded batch (the engine's DeliveryObserver call)."""
+        counts = collections.Counter(
+            (dispatch.device.platform.value, outcome_label(dispatch, outcome, retry))
+            for dispatch, outcome in outcomes
+        )
+        for (platform, outcome), count in counts.items():
+            self.deliveries.labels(platform, outcome).inc(count)
+
+    def timed(self, gateways: Mapping[Platform, Gateway]) -> dict[Platform, Gateway]:
+        """``gateways`` with each send timed; one wrapper per distinct gateway object,
+        so the engine still closes each gateway once."""
+        wrappers: dict[int, Gateway] = {}
+        for gateway in gateways.values():
+            if id(gateway) not in wrappers:
+                wrappers[id(gateway)] = TimedGateway(gateway, self.gateway_seconds)
+        return {platform: wrappers[id(gateway)] for platform, gateway in gateways.items()}
+
+    # -- exposition ------------------------------------------------------------
+
+    def exposition(self, accept: str | None) -> tuple[bytes, str]:
+        """The scrape body and its content type: OpenMetrics when the scraper asks for
+        it, else the Prometheus text format. Queries the store: call it off the loop."""
+        encode, content_type = choose_encoder(accept or "")
+        return encode(self.registry), content_type
+
+
+class TimedGateway:
+    """A gateway whose sends are timed into a histogram labelled by platform."""
+
+    def __init__(self, inner: Gateway, seconds: Histogram) -> None:
+        self._inner = inner
+        self._seconds = seconds
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        """The inner gateway's send, timed (a send that raises is timed too)."""
+        start = time.perf_counter()
+        try:
+            return await self._inner.send(dispatches)
+        finally:
+            if dispatches:
+                # The engine hands a gateway one platform's dispatches at a time.
+                platform = dispatches[0].device.platform.value
+                self._seconds.labels(platform).observe(time.perf_counter() - start)
+
+    async def aclose(self) -> None:
+        """Close the inner gateway."""
+        await self._inner.aclose()
+
+
+class QueueCollector:
+    """The queue's gauges, read from the database at scrape time.
+
+    Computed when scraped rather than kept up to date in memory: the queue is
+    shared by every process on the database, so only the database knows it.
+    Every process reports the same values; aggregate them with max, not sum.
+    """
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def describe(self) -> Iterable[Metric]:
+        """The families, without reading the database (called at registration)."""
+        return _queue_families()
+
+    def collect(self) -> Iterable[Metric]:
+        """The gauges now; when the database cannot be read, only
+        ``pushcore_database_up 0``, so the scrape still reports everything else."""
+        up, *gauges = _queue_families()
+        try:
+            now = self._clock.now()
+            with self._store.read() as tx:
+                depth = tx.deliveries.queue_depth(now)
+        except Exception:
+            log.warning("metrics: cannot read the queue", exc_info=True)
+            up.add_metric([], 0)
+            return [up]
+        up.add_metric([], 1)
+        oldest = depth.oldest_due_at
+        lag = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
+        for gauge, value in zip(
+            gauges, (depth.pending, depth.due, depth.in_flight, lag), strict=True
+        ):
+            gauge.add_metric([], value)
+        return [up, *gauges]
+
+
+def _queue_families() -> list[GaugeMetricFamily]:
+    return [
+        GaugeMetricFamily(
+            "pushcore_database_up", "Whether the database answered this scrape (1) or not (0)."
+        ),
+        GaugeMetricFamily(
+            "pushcore_queue_pending_deliveries",
+            "Deliveries waiting to be sent (PENDING), due now or later, in every account.",
+        ),
+        GaugeMetricFamily(
+            "pushcore_queue_due_deliveries",
+            "PENDING deliveries whose due time has come: work not yet claimed.",
+        ),
+        GaugeMetricFamily(
+            "pushcore_queue_in_flight_deliveries",
+            "Deliveries leased to an engine and being sent (IN_FLIGHT).",
+        ),
+        GaugeMetricFamily(
+            "pushcore_queue_oldest_due_age_seconds",
+            "How long the most overdue PENDING delivery has been due (0 when none is).",
+        ),
+    ]

@@ -1,0 +1,307 @@
+"""/openapi.json and /docs: the document is valid, complete, and true to the app."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+from starlette.endpoints import HTTPEndpoint
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from pushcore import build_services, load_settings
+from pushcore.converter import camel
+from pushcore.domain.inputs import (
+    NewApiKey,
+    NewDevice,
+    NewNotification,
+    NewStream,
+    StreamSend,
+    Subscribe,
+)
+from pushcore.domain.model import WebPushKeys
+from pushcore_http import create_app
+from pushcore_http.openapi import openapi_document
+from tests.conftest import Api
+from tests.fakes.icons import FakeIconProbe
+
+VERBS = ("get", "post", "put", "patch", "delete")
+Json = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def document() -> Json:
+    return openapi_document()
+
+
+def operations(document: Json) -> Iterator[tuple[str, str, Json]]:
+    """(method, path, operation) of every documented operation."""
+    for path, item in document["paths"].items():
+        for method, op in item.items():
+            yield method, path, op
+
+
+def app_operations(client: TestClient) -> set[tuple[str, str]]:
+    """(method, path) of every route of the app, as the router would answer them."""
+    found: set[tuple[str, str]] = set()
+    for route in client.app.routes:  # type: ignore[attr-defined]
+        assert isinstance(route, Route), route
+        if route.methods is not None:
+            methods = {m.lower() for m in route.methods} - {"head"}
+        else:  # an HTTPEndpoint answers the methods it defines
+            assert issubclass(route.endpoint, HTTPEndpoint)  # type: ignore[arg-type]
+            methods = {v for v in VERBS if hasattr(route.endpoint, v)}
+        found |= {(method, route.path) for method in methods}
+    return found
+
+
+def check(document: Json, schema: Json, instance: Any) -> None:
+    """Fail unless ``instance`` is valid against ``schema`` (refs into ``document``)."""
+    rooted = {**schema, "components": document["components"]}
+    errors = [e.message for e in Draft202012Validator(rooted).iter_errors(instance)]
+    assert errors == [], f"{instance!r} does not match {schema}: {errors}"
+
+
+# -- the document itself -------------------------------------------------------------
+
+
+def test_openapi_json_is_served_without_credentials(client: TestClient) -> None:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["openapi"] == "3.1.0"
+    assert body == openapi_document()
+
+
+def test_the_document_is_valid_openapi_3_1(document: Json) -> None:
+    validate(document)
+
+
+def test_every_route_and_method_of_the_app_is_documented_and_nothing_else(
+    client: TestClient, document: Json
+) -> None:
+    documented = {(method, path) for method, path, _ in operations(document)}
+    served = app_operations(client)
+    assert served - documented == set(), "routes missing from the OpenAPI document"
+    assert documented - served == set(), "documented operations the app does not have"
+
+
+@pytest.mark.parametrize(
+    ("schema", "cls"),
+    [
+        ("NewApiKey", NewApiKey),
+        ("NewDevice", NewDevice),
+        ("WebPushKeys", WebPushKeys),
+        ("NewNotification", NewNotification),
+        ("NewStream", NewStream),
+        ("StreamSend", StreamSend),
+        ("Subscribe", Subscribe),
+    ],
+)
+def test_request_schemas_have_the_fields_the_api_takes(
+    document: Json, schema: str, cls: type[Any]
+) -> None:
+    documented = document["components"]["schemas"][schema]
+    fields = attrs.fields(cls)
+    assert set(documented["properties"]) == {camel(f.name) for f in fields}
+    required = {camel(f.name) for f in fields if f.default is attrs.NOTHING}
+    assert set(documented["required"]) == required
+    assert documented["additionalProperties"] is False  # unknown fields are refused
+
+
+def test_every_example_matches_its_schema(document: Json) -> None:
+    media: list[Json] = []
+    for _, _, op in operations(document):
+        if "requestBody" in op:
+            media += op["requestBody"]["content"].values()
+        for answer in op["responses"].values():
+            media += answer.get("content", {}).values()
+    for answer in document["components"]["responses"].values():
+        media += answer["content"].values()
+    examples = 0
+    for m in media:
+        values = [m["example"]] if "example" in m else []
+        values += [e["value"] for e in m.get("examples", {}).values()]
+        for value in values:
+            check(document, m["schema"], value)
+            examples += 1
+    assert examples >= 15
+
+
+# -- credentials: the document says what the app checks ------------------------------
+
+
+@pytest.fixture
+def app_api(tmp_path: Path) -> Iterator[Api]:
+    """An API-only app (nothing is delivered) with icons that need no network."""
+    services = build_services(load_settings(env={}, data_dir=tmp_path), icons=FakeIconProbe())
+    with TestClient(create_app(services, run_engine=False)) as client:
+        yield Api(client, services)
+
+
+def concrete(path: str) -> str:
+    """``path`` with every parameter filled (credentials are checked before any lookup)."""
+    return re.sub(r"\{[^}]+\}", "x", path)
+
+
+ALL_SCOPES = ("notifications:read", "notifications:write", "devices:read", "devices:write")
+
+
+def test_each_operation_takes_the_credentials_it_documents(app_api: Api, document: Json) -> None:
+    jwt = app_api.token("alice")
+    for method, path, op in operations(document):
+        url = concrete(path)
+        anonymous = app_api.client.request(method, url)
+        schemes = {name: scopes for req in op["security"] for name, scopes in req.items()}
+        where = f"{method.upper()} {path}"
+        if not schemes:
+            assert anonymous.status_code != 401, where
+            continue
+        assert anonymous.status_code == 401, where
+        assert anonymous.json() == {"error": "Authentication required", "code": "unauthorized"}
+        assert "401" in op["responses"], where
+        with_jwt = app_api.client.request(method, url, headers=jwt)
+        if "bearerAuth" in schemes:
+            assert with_jwt.status_code != 401, where
+        else:
+            assert with_jwt.json()["error"] == "This endpoint requires an API key", where
+        if "apiKeyAuth" not in schemes:
+            with_key = app_api.client.request(method, url, headers=app_api.key("alice"))
+            assert with_key.json()["error"] == "This endpoint requires a user token", where
+            continue
+        (scope,) = schemes["apiKeyAuth"]
+        others = app_api.key("alice", *(s for s in ALL_SCOPES if s != scope))
+        lacking = app_api.client.request(method, url, headers=others)
+        assert lacking.status_code == 401, where
+        assert lacking.json()["error"] == f"API key missing required scope: {scope}", where
+        allowed = app_api.client.request(method, url, headers=app_api.key("alice", scope))
+        assert allowed.status_code != 401, where
+
+
+# -- a tour: the examples are accepted, the answers are what the document says --------
+
+
+def test_examples_are_accepted_and_every_answer_matches_the_document(
+    app_api: Api, document: Json
+) -> None:
+    client = app_api.client
+    who = {
+        "alice": app_api.token("alice"),
+        "alice-key": app_api.key("alice"),
+        "bob": app_api.token("bob"),
+    }
+    ids: dict[str, str] = {}
+    visited: set[tuple[str, str]] = set()
+
+    def call(
+        method: str, path: str, caller: str | None, status: int, body: Json | None = None
+    ) -> Json:
+        """Call ``path`` (parameters from ``ids``); when a documented operation takes a
+        body and none is given, post its example. Check status and answer."""
+        op = document["paths"][path][method]
+        visited.add((method, path))
+        if body is None and "requestBody" in op:
+            body = op["requestBody"]["content"]["application/json"]["example"]
+        url = re.sub(r"\{([^}]+)\}", lambda m: ids[m.group(1)], path)
+        headers = who[caller] if caller else {}
+        response = client.request(method, url, json=body, headers=headers)
+        where = f"{method.upper()} {path}"
+        assert response.status_code == status, f"{where}: {response.text}"
+        answer = op["responses"].get(str(status))
+        assert answer is not None, f"{where}: {status} is not documented"
+        if "$ref" in answer:
+            answer = document["components"]["responses"][answer["$ref"].rsplit("/", 1)[1]]
+        media = answer["content"]
+        content_type = response.headers["content-type"].split(";")[0]
+        assert content_type in media, f"{where}: {content_type} is not documented"
+        if content_type != "application/json":
+            return {}
+        found: Json = response.json()
+        check(document, media[content_type]["schema"], found)
+        return found
+
+    ids["key_id"] = call("post", "/api/keys", "alice", 201)["id"]
+    call("get", "/api/keys", "alice", 200)
+    call("delete", "/api/keys/{key_id}", "alice", 200)
+
+    ids["device_id"] = call("post", "/api/devices", "alice-key", 201)["id"]
+    call("post", "/api/devices", "alice-key", 200)  # the same token again: an upsert
+    call("get", "/api/devices", "alice-key", 200)
+
+    ids["notification_id"] = call("post", "/api/notifications", "alice-key", 201)["id"]
+    call("get", "/api/notifications", "alice-key", 200)
+    call("get", "/api/notifications/stats", "alice-key", 200)
+    call("get", "/api/notifications/{notification_id}", "alice-key", 200)
+    call("delete", "/api/notifications/{notification_id}", "alice-key", 200)
+    call("delete", "/api/notifications/{notification_id}", "alice-key", 409)
+    call("post", "/api/notifications", "alice-key", 400, {"title": ""})
+    call("post", "/api/notifications", "alice-key", 404, {"title": "t", "targetDeviceToken": "?"})
+
+    stream = call("post", "/api/streams", "alice-key", 201)
+    ids["stream_id"], ids["code"] = stream["id"], stream["code"]
+    call("get", "/api/streams", "alice-key", 200)
+    # The documented code is an example of the form; subscribe to the real one.
+    ids["subscription_id"] = call(
+        "post", "/api/streams/subscribe", "bob", 201, {"code": stream["code"]}
+    )["id"]
+    call("post", "/api/streams/subscribe", "bob", 409, {"code": stream["code"]})
+    call("post", "/api/streams/subscribe", "alice", 403, {"code": stream["code"]})
+    call("get", "/api/streams/subscriptions", "bob", 200)
+    call("get", "/api/streams/lookup/{code}", "bob", 200)
+    call("post", "/api/streams/{stream_id}/send", "alice-key", 201)
+    call("delete", "/api/streams/subscriptions/{subscription_id}", "bob", 200)
+    call("delete", "/api/streams/{stream_id}", "alice-key", 200)
+    call("get", "/api/streams/lookup/{code}", "bob", 404)
+    for name in ("Two", "Three", "Four"):
+        call("post", "/api/streams", "alice-key", 201, {"name": name})
+    call("post", "/api/streams", "alice-key", 403, {"name": "Fifth"})
+
+    call("delete", "/api/devices/{device_id}", "alice-key", 200)
+    call("delete", "/api/devices/{device_id}", "alice-key", 404)
+
+    call("get", "/healthz", None, 200)
+    call("get", "/readyz", None, 200)
+    call("get", "/api/webpush/vapid-public-key", None, 200)
+    call("get", "/metrics", None, 200)
+    call("get", "/openapi.json", None, 200)
+    call("get", "/docs", None, 200)
+
+    documented = {(method, path) for method, path, _ in operations(document)}
+    assert documented - visited == set(), "operations the tour does not exercise"
+
+
+# -- /docs -------------------------------------------------------------------------
+
+
+def test_docs_page_renders_the_document_without_any_outside_resource(
+    client: TestClient,
+) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    page = response.text
+    assert 'fetch("openapi.json"' in page  # relative: works behind a path prefix too
+    # Self-contained: nothing is loaded from elsewhere, so it works offline.
+    assert "http://" not in page
+    assert "https://" not in page
+    assert "<script src" not in page
+
+
+def test_docs_page_policy_lets_its_own_script_run_and_nothing_else(client: TestClient) -> None:
+    response = client.get("/docs")
+    policy = response.headers["content-security-policy"]
+    (script,) = re.findall(r"<script>(.*?)</script>", response.text, re.DOTALL)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in policy
+    assert "default-src 'none'" in policy
+    assert "connect-src 'self'" in policy
+    assert "unsafe-inline" not in policy
