@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
