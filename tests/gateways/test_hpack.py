@@ -61,4 +61,4 @@ def test_a_repeated_request_costs_a_byte_per_indexed_field() -> None:
     assert len(second) == 2 + 1 + 1 + len(b"apns-id") + 1 + 36
     decoder = Decoder()
     decoder.decode(first, raw=True)
-    assert decoder.decode(second, raw=True)[1] == (b"authorization", b"bearer " + b"t" * 200)
+    assert list(decoder.decode(second, raw=True))[1] == (b"authorization", b"bearer " + b"t" * 200)
