@@ -175,7 +175,9 @@ def test_the_exact_request_for_every_priority_sound_sender_stream_and_metadata(
         assert request.claims == {"iss": TEAM_ID, "iat": now}
         headers = dict(request.headers)
         assert headers.pop("authorization") == apns.provider_tokens[0]
-        uuid.UUID(headers.pop("apns-id"))
+        apns_id = headers.pop("apns-id")
+        parsed = uuid.UUID(apns_id)
+        assert (str(parsed), parsed.version, parsed.variant) == (apns_id, 4, uuid.RFC_4122)
         assert headers == {
             ":method": "POST", ":scheme": "https", ":authority": apns.url.removeprefix("https://"),
             ":path": f"/3/device/{device_token(name)}", "apns-topic": TOPIC,
