@@ -352,8 +352,10 @@ def service(data_dir: Path, fake: Fake, key_file: Path, count: int, processes: i
         "PUSHCORE_LOG_LEVEL": "warning",
         **env,
     }
-    for _ in range(processes - 1):
-        started.append(subprocess.Popen(command, env=worker_env, stderr=subprocess.DEVNULL))
+    logs = [data_dir / f"worker-{n}.log" for n in range(1, processes)]
+    for log in logs:
+        with log.open("wb") as out:
+            started.append(subprocess.Popen(command, env=worker_env, stderr=out))
     try:
         time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds() - 0.05))
         cpu_before = sum(cpu_seconds(p.pid) for p in started), fake.cpu()
@@ -367,6 +369,12 @@ def service(data_dir: Path, fake: Fake, key_file: Path, count: int, processes: i
         for process in started:
             stop_server(process)
     assert answer["accepted"] >= count, answer
+    for log in logs:
+        # A clean run logs no error (a failed claim or record, a gateway bug).
+        problems = [
+            line for line in log.read_text().splitlines() if "ERROR" in line or "Traceback" in line
+        ]
+        assert not problems, f"{log.name}: {problems[:5]}"
     return ServiceRun(
         processes,
         count / (answer["last"] - due.timestamp()),
