@@ -85,7 +85,7 @@ def build_services(
     ids = ids or UlidGenerator()
     random = random or SecretsRandom()
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
-    store = store or open_store(settings.effective_database_url)
+    store = store or open_store(settings.effective_database_url, settings.database_pool_size)
     if icons is None:
         client = httpx.Client(
             timeout=httpx.Timeout(3.0), verify=tls_context(settings.ca_file), trust_env=False

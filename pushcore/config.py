@@ -29,6 +29,7 @@ class Settings:
 
     data_dir: Path = Path("data")
     database_url: str | None = None
+    database_pool_size: int = 10
     config_file: Path | None = None
     host: str = "127.0.0.1"
     port: int = 8080
@@ -152,6 +153,8 @@ def validate(settings: Settings) -> None:
         raise ConfigError(
             "PUSHCORE_DATABASE_URL: must start with sqlite:///, postgresql:// or memory://"
         )
+    if not 1 <= settings.database_pool_size <= 1000:
+        raise ConfigError("PUSHCORE_DATABASE_POOL_SIZE: must be from 1 to 1000")
     if settings.jwt_secret and settings.jwks:
         raise ConfigError("PUSHCORE_JWKS: set PUSHCORE_JWT_SECRET or PUSHCORE_JWKS, not both")
     if settings.jwt_secret is not None and len(settings.jwt_secret) < 32:

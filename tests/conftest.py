@@ -1,4 +1,5 @@
-"""Shared fixtures: settings in a temporary data dir, services on SQLite, an HTTP client."""
+"""Shared fixtures: settings in a temporary data dir, services on SQLite, an HTTP client,
+and the session's own PostgreSQL cluster for the tests that need one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pushcore import Services, build_services, load_settings
 from pushcore.config import Settings
 from pushcore_http import create_app
 from tests.fakes.clock import FakeClock
+from tests.pg import MISSING, Cluster, find_bin_dir
 
 
 @pytest.fixture
@@ -81,3 +83,21 @@ def api(client: TestClient, services: Services) -> Api:
 def fake_clock() -> FakeClock:
     """A clock that moves only when told."""
     return FakeClock()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL server started for this test session (in a temporary directory).
+
+    Missing server binaries fail the tests that need it, loudly: a skip
+    would let CI pass without ever running them.
+    """
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.fail(MISSING, pytrace=False)
+    cluster = Cluster(bin_dir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

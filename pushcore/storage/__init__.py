@@ -1,4 +1,4 @@
-"""Storage adapters behind the store ports: memory, SQLite (and PostgreSQL)."""
+"""Storage adapters behind the store ports: memory, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,9 +7,14 @@ from pathlib import Path
 from pushcore.domain.errors import ConfigError
 from pushcore.ports import Store
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
-def open_store(url: str) -> Store:
-    """The store for a database URL: ``sqlite:///path``, ``memory://``."""
+
+def open_store(url: str, pool_size: int = 10) -> Store:
+    """The store for a database URL: ``sqlite:///path``, ``postgresql://...``, ``memory://``.
+
+    ``pool_size`` is the most connections a PostgreSQL store opens.
+    """
     if url.startswith("memory:"):
         from pushcore.storage.memory import MemoryStore
 
@@ -18,7 +23,31 @@ def open_store(url: str) -> Store:
         from pushcore.storage.sqlite import SqliteStore
 
         return SqliteStore(Path(url.removeprefix("sqlite:///")))
+    if url.startswith(POSTGRES_SCHEMES):
+        return _open_postgres(url, pool_size)
     raise ConfigError(
         f"PUSHCORE_DATABASE_URL: unsupported database URL {url.split(':', 1)[0]!r}"
-        " (use sqlite:///path or memory://)"
+        " (use sqlite:///path, postgresql://... or memory://)"
     )
+
+
+def _open_postgres(url: str, pool_size: int) -> Store:
+    try:
+        import psycopg
+
+        from pushcore.storage.postgres import PostgresStore
+    except ImportError:
+        raise ConfigError(
+            "PUSHCORE_DATABASE_URL: PostgreSQL needs the psycopg and psycopg-pool packages;"
+            " install them with: pip install 'pushcore[postgres]'"
+        ) from None
+    try:
+        return PostgresStore(url, pool_size)
+    except psycopg.ProgrammingError as exc:
+        # A malformed URL: libpq's message says which part, never the password.
+        raise ConfigError(f"PUSHCORE_DATABASE_URL: invalid PostgreSQL URL: {exc}") from None
+    except psycopg.OperationalError as exc:
+        detail = " ".join(str(exc).split())
+        raise ConfigError(
+            f"PUSHCORE_DATABASE_URL: cannot connect to PostgreSQL: {detail}"
+        ) from None

@@ -16,10 +16,9 @@ from pushcore.domain.model import (
     QueueDepth,
 )
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.storage.columns import DELIVERY_COLUMNS, NOTIFICATION_COLUMNS, delivery_counts
 from pushcore.storage.sqlite.repos import Repository
 from pushcore.storage.sqlite.rows import (
-    DELIVERY_COLUMNS,
-    NOTIFICATION_COLUMNS,
     delivery_from_row,
     delivery_to_row,
     duplicate_as_key_error,
@@ -167,7 +166,7 @@ class Notifications(Repository):
             (account_id,),
         ):
             by_status[status] = count
-        deliveries = _counts(
+        deliveries = delivery_counts(
             self._conn.execute(
                 "SELECT status, COUNT(*), 0 FROM deliveries WHERE account_id = ? GROUP BY status",
                 (account_id,),
@@ -182,17 +181,6 @@ class Notifications(Repository):
             {"since": since_ms, "account": account_id},
         ).fetchone()
         return NotificationStats(by_status, deliveries, created, delivered, failed)
-
-
-def _counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:
-    by = {status: count for status, count, _ in rows}
-    return DeliveryCounts(
-        pending=by.get("PENDING", 0) + by.get("IN_FLIGHT", 0),
-        delivered=by.get("DELIVERED", 0),
-        failed=by.get("FAILED", 0),
-        cancelled=by.get("CANCELLED", 0),
-        handed=sum(handed for _, _, handed in rows),
-    )
 
 
 class Deliveries(Repository):
@@ -211,7 +199,7 @@ class Deliveries(Repository):
             " WHERE notification_id = ? GROUP BY status",
             (notification_id,),
         ).fetchall()
-        return _counts(rows)
+        return delivery_counts(rows)
 
     def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
         """One delivery per active subscriber device, in one INSERT ... SELECT."""
@@ -258,7 +246,7 @@ class Deliveries(Repository):
         grouped: dict[str, list[tuple[str, int, int]]] = {}
         for notification_id, status, count, handed in rows:
             grouped.setdefault(notification_id, []).append((status, count, handed))
-        return {n: _counts(found) for n, found in grouped.items()}
+        return {n: delivery_counts(found) for n, found in grouped.items()}
 
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries."""

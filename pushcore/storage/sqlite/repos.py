@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Account, ApiKey, Device, Plan
+from pushcore.storage.columns import DEVICE_COLUMNS, KEY_COLUMNS
 from pushcore.storage.sqlite.rows import (
-    DEVICE_COLUMNS,
-    KEY_COLUMNS,
     account_from_row,
     device_from_row,
     device_to_row,

@@ -34,16 +34,6 @@ _MS = timedelta(milliseconds=1)
 _DUPLICATE = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
 
 
-KEY_COLUMNS = (
-    "id, account_id, name, key_hash, key_prefix, scopes, expires_at,"
-    " is_active, last_used_at, revoked_at, created_at"
-)
-DEVICE_COLUMNS = (
-    "id, account_id, platform, token, name, keys_p256dh, keys_auth,"
-    " is_active, created_at, last_delivered_at"
-)
-
-
 def to_ms(at: datetime) -> int:
     # A naive datetime would be read as local time and silently shifted.
     if at.utcoffset() is None:
@@ -146,18 +136,6 @@ def device_from_row(row: sqlite3.Row) -> Device:
         is_active=bool(row["is_active"]),
         last_delivered_at=opt_from_ms(row["last_delivered_at"]),
     )
-
-
-NOTIFICATION_COLUMNS = (
-    "id, account_id, title, body, icon_style, sound, priority, delay, custom_delay,"
-    " target_device_token, metadata, scheduled_at, sender_name, sender_icon, status,"
-    " created_at, devices_targeted, failure_reason, stream_id, stream_name, stream_code,"
-    " wake_at, settled_at"
-)
-DELIVERY_COLUMNS = (
-    "id, notification_id, account_id, device_id, status, due_at, attempts,"
-    " lease_owner, lease_until, failure_reason, settled_at"
-)
 
 
 def notification_to_row(n: Notification) -> dict[str, object]:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Device, Stream, StreamView, Subscription
+from pushcore.storage.columns import DEVICE_COLUMNS, prefixed
 from pushcore.storage.sqlite.repos import Repository
 from pushcore.storage.sqlite.rows import (
-    DEVICE_COLUMNS,
     device_from_row,
     duplicate_as_key_error,
     from_ms,
@@ -97,9 +97,8 @@ class Streams(Repository):
 
     def subscriber_devices(self, stream_id: str) -> Sequence[Device]:
         """Active devices of the stream's subscribers."""
-        columns = ", ".join(f"d.{c.strip()}" for c in DEVICE_COLUMNS.split(","))
         rows = self._conn.execute(
-            f"SELECT {columns} FROM subscriptions AS s JOIN devices AS d"  # noqa: S608
+            f"SELECT {prefixed(DEVICE_COLUMNS, 'd')} FROM subscriptions AS s JOIN devices AS d"  # noqa: S608
             " ON d.account_id = s.account_id WHERE s.stream_id = ? AND d.is_active = 1",
             (stream_id,),
         ).fetchall()

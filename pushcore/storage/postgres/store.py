@@ -1,0 +1,135 @@
+"""The PostgreSQL store: a connection pool, READ COMMITTED writers with row locks, migrations.
+
+Unlike SQLite, writers here run at once, in every thread of every process;
+where a transaction reads and then writes on what it read, the repositories
+take row or advisory locks (see ``queue.py``), so the store ports' promise
+that a read-then-write inside one transaction is safe holds without a global
+write lock, and schedulers in several processes claim deliveries side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+
+import psycopg
+from psycopg import IsolationLevel
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
+
+from pushcore.storage.migrate import Migration, load_migrations
+from pushcore.storage.postgres.queue import Deliveries, Notifications
+from pushcore.storage.postgres.repos import MIGRATION_LOCK, Accounts, ApiKeys, Devices
+from pushcore.storage.postgres.rows import Connection
+from pushcore.storage.postgres.streams import Streams, Subscriptions
+
+POOL_SIZE = 10
+CONNECT_TIMEOUT = 10  # seconds; libpq's own default is to wait for ever
+
+
+class Transaction:
+    """The repositories of one transaction, sharing its connection."""
+
+    def __init__(self, conn: Connection, writing: bool) -> None:
+        self.accounts = Accounts(conn, writing)
+        self.api_keys = ApiKeys(conn, writing)
+        self.devices = Devices(conn, writing)
+        self.notifications = Notifications(conn, writing)
+        self.deliveries = Deliveries(conn, writing)
+        self.streams = Streams(conn, writing)
+        self.subscriptions = Subscriptions(conn, writing)
+
+
+def connection_info(url: str) -> str:
+    """``url`` as libpq connection parameters, with pushcore's defaults where it sets none."""
+    params = conninfo_to_dict(url)
+    params.setdefault("connect_timeout", CONNECT_TIMEOUT)
+    params.setdefault("application_name", "pushcore")
+    return make_conninfo("", **params)
+
+
+def _configure(conn: Connection) -> None:
+    # timestamptz values come back in the session's zone: UTC, as the domain keeps them.
+    conn.execute("SET TIME ZONE 'UTC'")
+
+
+class PostgresStore:
+    """A PostgreSQL database shared by threads and processes, through a connection pool."""
+
+    def __init__(self, url: str, pool_size: int = POOL_SIZE) -> None:
+        self._conninfo = connection_info(url)
+        # A connection of its own first: it reports an unreachable server or a
+        # refused login with libpq's own message, where a pool would only time
+        # out; and the schema is ready before any pooled connection is used.
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            migrate(conn, load_migrations("postgres"))
+        self._pool: ConnectionPool[Connection] = ConnectionPool(
+            self._conninfo,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            name="pushcore",
+            open=True,
+        )
+
+    @contextmanager
+    def _begin(self, *, writing: bool) -> Iterator[Transaction]:
+        with self._pool.connection() as conn:
+            # Set on the connection and sent with BEGIN: no extra round trip.
+            # Writers need READ COMMITTED whatever the server's default: after
+            # waiting for a lock, each statement must see what its holder
+            # committed. Reads get one snapshot for the whole block, as on SQLite.
+            conn.read_only = not writing
+            conn.isolation_level = (
+                IsolationLevel.READ_COMMITTED if writing else IsolationLevel.REPEATABLE_READ
+            )
+            with conn.transaction():
+                yield Transaction(conn, writing)
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """A write transaction: committed when the block ends, rolled back if it raises."""
+        return self._begin(writing=True)
+
+    def read(self) -> AbstractContextManager[Transaction]:
+        """A read-only snapshot; writing through it raises psycopg.errors.ReadOnlySqlTransaction."""
+        return self._begin(writing=False)
+
+    def ping(self) -> None:
+        """Raise if the database cannot be reached."""
+        # A short wait for a connection: readiness must answer, not hang.
+        with self._pool.connection(timeout=5.0) as conn:
+            conn.execute("SELECT 1")
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._pool.close()
+
+
+def migrate(conn: Connection, migrations: Sequence[Migration]) -> None:
+    """Apply the migrations not yet recorded, each in a transaction of its own.
+
+    Every migration's transaction first takes the migration lock, and checks
+    the version under it, so processes starting together apply each exactly
+    once; DDL is transactional in PostgreSQL, so one that fails leaves no trace.
+    """
+    for migration in migrations:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+                " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            applied = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = %s", (migration.version,)
+            ).fetchone()
+            if applied is not None:
+                continue
+            # Without parameters psycopg sends the script as one simple query,
+            # which may hold several statements (and dollar quotes, which a
+            # split on ";" would break).
+            conn.execute(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                (migration.version, migration.name),
+            )
