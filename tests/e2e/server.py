@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from pushcore import build_services, load_settings
+from pushcore.storage.memory import MemoryStore
 
 
 def free_port() -> int:
@@ -102,8 +103,15 @@ class Server:
         return httpx.request(method, f"{self.base}{path}", timeout=10.0, **kwargs)
 
     def user(self, account: str) -> dict[str, str]:
-        """Bearer headers for ``account``, signed with the data directory's secret."""
-        services = build_services(load_settings(env={}, data_dir=self.data_dir))
+        """Bearer headers for ``account``, signed with the server's secret.
+
+        That is PUSHCORE_JWT_SECRET when the server was given one (servers
+        sharing a database share it), else the one in the data directory.
+        """
+        secret = {k: v for k, v in self.env.items() if k == "PUSHCORE_JWT_SECRET"}
+        # Signing needs no database: a memory store keeps this helper off the server's.
+        settings = load_settings(env=secret, data_dir=self.data_dir)
+        services = build_services(settings, store=MemoryStore())
         try:
             from datetime import timedelta
 
