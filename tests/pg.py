@@ -22,19 +22,10 @@ from pathlib import Path
 import psycopg
 
 from pushcore.storage.postgres import PostgresStore
+from pushcore.storage.records import TABLES
 
 BIN_GLOB = "/usr/lib/postgresql/*/bin"
 TEMPLATE = "pushcore_template"
-# Every table a migration creates, schema_migrations aside: what a fresh test empties.
-TABLES = (
-    "accounts",
-    "api_keys",
-    "devices",
-    "notifications",
-    "deliveries",
-    "streams",
-    "subscriptions",
-)
 MISSING = (
     "PostgreSQL server binaries (initdb, pg_ctl) were not found under "
     f"{BIN_GLOB} or $PUSHCORE_TEST_PG_BIN: install Debian's postgresql package "

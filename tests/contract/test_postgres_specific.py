@@ -12,12 +12,13 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from pushcore import build_services, load_settings
+from pushcore import Services, build_services, load_settings
 from pushcore.domain.errors import ConfigError, NotCancellable, PlanLimit
 from pushcore.domain.inputs import NewDevice, NewStream
 from pushcore.domain.model import Account, Plan, Platform
@@ -28,6 +29,7 @@ from pushcore.storage import open_store
 from pushcore.storage.migrate import Migration, load_migrations
 from pushcore.storage.postgres import PostgresStore
 from pushcore.storage.postgres import store as postgres_module
+from pushcore.storage.records import TABLES
 from tests.contract.test_queue_contract import (
     add_deliveries,
     add_notifications,
@@ -146,16 +148,7 @@ def test_the_schema_has_its_tables_types_and_unique_constraints(
     tables = {
         r[0] for r in query(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
     }
-    assert tables == {
-        "schema_migrations",
-        "accounts",
-        "api_keys",
-        "devices",
-        "notifications",
-        "deliveries",
-        "streams",
-        "subscriptions",
-    }
+    assert tables == {"schema_migrations", *TABLES}
     types = {
         (t, c): d
         for t, c, d in query(
@@ -384,43 +377,40 @@ def test_a_claim_skips_what_another_open_claim_holds(store: PostgresStore, url: 
         other.close()
 
 
-def test_the_free_plan_limit_holds_under_eight_concurrent_creates(url: str, tmp_path: Any) -> None:
-    services = build_services(
+@pytest.fixture
+def services(url: str, tmp_path: Path) -> Iterator[Services]:
+    """Services on this test's database, with 8 pooled connections open and ready."""
+    built = build_services(
         load_settings(env={}, data_dir=tmp_path, database_url=url, database_pool_size=8)
     )
+    try:
+        warm_up(built.store, 8)
+        yield built
+    finally:
+        built.close()
+
+
+def test_the_free_plan_limit_holds_under_eight_concurrent_creates(services: Services) -> None:
     outcomes: list[str] = []
-    try:
-        warm_up(services.store, 8)
 
-        def create(i: int) -> None:
-            try:
-                services.streams.create("acc_free", NewStream(name=f"stream {i}"))
-                outcomes.append("created")
-            except PlanLimit:
-                outcomes.append("plan_limit")
+    def create(i: int) -> None:
+        try:
+            services.streams.create("acc_free", NewStream(name=f"stream {i}"))
+            outcomes.append("created")
+        except PlanLimit:
+            outcomes.append("plan_limit")
 
-        run_in_threads(8, create)
-        assert sorted(outcomes) == ["created"] * 3 + ["plan_limit"] * 5
-        assert len(services.streams.list("acc_free")) == 3
-    finally:
-        services.close()
+    run_in_threads(8, create)
+    assert sorted(outcomes) == ["created"] * 3 + ["plan_limit"] * 5
+    assert len(services.streams.list("acc_free")) == 3
 
 
-def test_concurrent_registrations_of_one_token_make_one_device(url: str, tmp_path: Any) -> None:
-    services = build_services(
-        load_settings(env={}, data_dir=tmp_path, database_url=url, database_pool_size=8)
-    )
+def test_concurrent_registrations_of_one_token_make_one_device(services: Services) -> None:
     created: list[bool] = []
-    try:
-        warm_up(services.store, 8)
-        request = NewDevice(token="a1b2c3d4" * 8, platform=Platform.IOS)
-        run_in_threads(
-            8, lambda _: created.append(services.devices.register("acc_a", request).created)
-        )
-        assert sorted(created) == [False] * 7 + [True]
-        assert len(services.devices.list("acc_a")) == 1
-    finally:
-        services.close()
+    request = NewDevice(token="a1b2c3d4" * 8, platform=Platform.IOS)
+    run_in_threads(8, lambda _: created.append(services.devices.register("acc_a", request).created))
+    assert sorted(created) == [False] * 7 + [True]
+    assert len(services.devices.list("acc_a")) == 1
 
 
 def test_the_last_two_deliveries_settled_at_once_settle_the_notification(
@@ -464,36 +454,30 @@ def test_the_last_two_deliveries_settled_at_once_settle_the_notification(
     assert settled.status is N.DELIVERED
 
 
-def test_a_cancel_waits_for_a_claim_under_way_and_then_refuses(url: str, tmp_path: Any) -> None:
-    services = build_services(load_settings(env={}, data_dir=tmp_path, database_url=url))
-    engine_store = PostgresStore(url)
-    try:
-        add_notifications(engine_store, make_notification(scheduled_at=T0))
-        add_deliveries(engine_store, make_delivery())
-        outcome: list[str] = []
-        claimed = threading.Event()
+def test_a_cancel_waits_for_a_claim_under_way_and_then_refuses(
+    services: Services, store: PostgresStore
+) -> None:
+    add_notifications(store, make_notification(scheduled_at=T0))
+    add_deliveries(store, make_delivery())
+    outcome: list[str] = []
+    claimed = threading.Event()
 
-        def cancel() -> None:
-            claimed.wait(5)
-            try:
-                services.notifications.cancel("acc_a", "ntf_01")
-                outcome.append("cancelled")
-            except NotCancellable:
-                outcome.append("not_cancellable")
+    def cancel() -> None:
+        claimed.wait(5)
+        try:
+            services.notifications.cancel("acc_a", "ntf_01")
+            outcome.append("cancelled")
+        except NotCancellable:
+            outcome.append("not_cancellable")
 
-        worker = threading.Thread(target=cancel)
-        worker.start()
-        with engine_store.transaction() as tx:
-            assert [d.id for d in tx.deliveries.claim_due(T0, "sched-a", T0 + MINUTE, 10)] == [
-                "dlv_01"
-            ]
-            claimed.set()
-            time.sleep(0.3)  # the cancel is now waiting for this claim
-        worker.join()
-        assert outcome == ["not_cancellable"]
-    finally:
-        engine_store.close()
-        services.close()
+    worker = threading.Thread(target=cancel)
+    worker.start()
+    with store.transaction() as tx:
+        assert [d.id for d in tx.deliveries.claim_due(T0, "sched-a", T0 + MINUTE, 10)] == ["dlv_01"]
+        claimed.set()
+        time.sleep(0.3)  # the cancel is now waiting for this claim
+    worker.join()
+    assert outcome == ["not_cancellable"]
 
 
 def test_a_claim_leaves_alone_the_deliveries_of_a_notification_being_cancelled(

@@ -13,6 +13,7 @@ import pytest
 import sqlite_utils
 
 from pushcore.domain.model import Account, Plan
+from pushcore.storage.records import TABLES
 from pushcore.storage.sqlite import Migration, SqliteStore, load_migrations, split_statements
 from pushcore.storage.sqlite import store as sqlite_module
 from tests.contract.test_store_contract import T0, make_device, make_key
@@ -122,16 +123,7 @@ def test_a_failing_migration_leaves_no_trace(path: Path, monkeypatch: pytest.Mon
 
 def test_the_schema_has_its_tables_and_indexes(store: SqliteStore, path: Path) -> None:
     db = sqlite_utils.Database(path)
-    assert set(db.table_names()) == {
-        "schema_migrations",
-        "accounts",
-        "api_keys",
-        "devices",
-        "notifications",
-        "deliveries",
-        "streams",
-        "subscriptions",
-    }
+    assert set(db.table_names()) == {"schema_migrations", *TABLES}
     key_indexes = {tuple(i.columns): i.unique for i in db.table("api_keys").indexes}
     assert key_indexes[("key_hash",)] == 1
     assert key_indexes[("account_id", "id")] == 0

@@ -29,18 +29,20 @@ from datetime import datetime
 
 from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from pushcore.storage.columns import DELIVERY_COLUMNS, NOTIFICATION_COLUMNS, delivery_counts
 from pushcore.storage.postgres.repos import Repository
 from pushcore.storage.postgres.rows import (
-    delivery_from_row,
+    ROWS,
     duplicate_as_key_error,
-    notification_from_row,
-    notification_to_row,
-    opt_ts,
     ts,
 )
+from pushcore.storage.records import (
+    DELIVERY_COLUMNS,
+    NOTIFICATION_COLUMNS,
+    delivery_counts,
+    names,
+)
 
-_NAMES = ", ".join(f"%({c.strip()})s" for c in NOTIFICATION_COLUMNS.split(","))
+_NAMES = ", ".join(f"%({c})s" for c in names(NOTIFICATION_COLUMNS))
 _OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
 
 
@@ -49,14 +51,14 @@ class Notifications(Repository):
         """Insert a new notification."""
         self._insert_new(
             f"INSERT INTO notifications ({NOTIFICATION_COLUMNS}) VALUES ({_NAMES})",  # noqa: S608
-            notification_to_row(notification),
+            ROWS.notification_to_row(notification),
             notification.id,
         )
 
     def _select(self, where: str, *params: object, lock: str = "") -> list[Notification]:
         suffix = f" {lock}" if lock and self._writing else ""
         rows = self._rows(NOTIFICATION_COLUMNS, "notifications", where + suffix, *params)
-        return [notification_from_row(r) for r in rows]
+        return [ROWS.notification_from_row(r) for r in rows]
 
     def get(self, account_id: str, notification_id: str) -> Notification | None:
         """The notification with this id in this account, or None.
@@ -96,7 +98,7 @@ class Notifications(Repository):
             "UPDATE notifications SET status = %(status)s, failure_reason = %(failure_reason)s,"
             " wake_at = %(wake_at)s, settled_at = %(settled_at)s,"
             " devices_targeted = %(devices_targeted)s WHERE id = %(id)s",
-            notification_to_row(notification),
+            ROWS.notification_to_row(notification),
         )
 
     def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
@@ -153,26 +155,16 @@ class Deliveries(Repository):
         """Insert new deliveries in bulk, all or none (KeyError on a taken id)."""
         if not deliveries:
             return
-        # One statement over arrays, whatever the number of rows.
+        # One statement over arrays (a column each), whatever the number of rows.
+        rows = [ROWS.delivery_to_row(d) for d in deliveries]
+        columns = [[row[name] for row in rows] for name in names(DELIVERY_COLUMNS)]
         with duplicate_as_key_error(self._conn, "delivery"):
             self._conn.execute(
                 f"INSERT INTO deliveries ({DELIVERY_COLUMNS})"  # noqa: S608
                 " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[],"
                 " %s::text[], %s::timestamptz[], %s::integer[], %s::text[],"
                 " %s::timestamptz[], %s::text[], %s::timestamptz[])",
-                [
-                    [d.id for d in deliveries],
-                    [d.notification_id for d in deliveries],
-                    [d.account_id for d in deliveries],
-                    [d.device_id for d in deliveries],
-                    [d.status.value for d in deliveries],
-                    [ts(d.due_at) for d in deliveries],
-                    [d.attempts for d in deliveries],
-                    [d.lease_owner for d in deliveries],
-                    [opt_ts(d.lease_expires_at) for d in deliveries],
-                    [d.failure_reason for d in deliveries],
-                    [opt_ts(d.settled_at) for d in deliveries],
-                ],
+                columns,
             )
 
     def _lock_notifications(self, notification_ids: Sequence[str]) -> None:
@@ -243,7 +235,7 @@ class Deliveries(Repository):
         """The notification's deliveries."""
         where = "notification_id = %s ORDER BY id"
         rows = self._rows(DELIVERY_COLUMNS, "deliveries", where, notification_id)
-        return [delivery_from_row(r) for r in rows]
+        return [ROWS.delivery_from_row(r) for r in rows]
 
     def _lease(self, ids: Sequence[str], owner: str, lease_until: datetime) -> list[Delivery]:
         rows = self._conn.execute(
@@ -251,7 +243,7 @@ class Deliveries(Repository):
             f" attempts = attempts + 1 WHERE id = ANY(%s) RETURNING {DELIVERY_COLUMNS}",
             (owner, ts(lease_until), list(ids)),
         ).fetchall()
-        return [delivery_from_row(r) for r in rows]
+        return [ROWS.delivery_from_row(r) for r in rows]
 
     def _claimable_pending(self, now: datetime, limit: int) -> list[str]:
         """Due PENDING deliveries this transaction now holds, whose notification no cancel holds."""

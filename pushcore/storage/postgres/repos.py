@@ -7,18 +7,14 @@ from datetime import datetime
 from typing import LiteralString
 
 from pushcore.domain.model import Account, ApiKey, Device, Plan
-from pushcore.storage.columns import DEVICE_COLUMNS, KEY_COLUMNS
 from pushcore.storage.postgres.rows import (
+    ROWS,
     Connection,
     Row,
-    account_from_row,
-    device_from_row,
-    device_to_row,
     duplicate_as_key_error,
-    key_from_row,
-    key_to_row,
     ts,
 )
+from pushcore.storage.records import DEVICE_COLUMNS, KEY_COLUMNS
 
 # Namespaces (the first key of pg_advisory_xact_lock) of the decisions that
 # must be serialised across processes but have no row to lock yet. "push" in
@@ -67,7 +63,7 @@ class Accounts(Repository):
     def get(self, account_id: str) -> Account | None:
         """The account, or None."""
         rows = self._rows("id, plan, created_at", "accounts", "id = %s", account_id)
-        return account_from_row(rows[0]) if rows else None
+        return ROWS.account_from_row(rows[0]) if rows else None
 
     def ensure(self, account: Account) -> Account:
         """Insert the account unless its id exists; return the stored one."""
@@ -90,7 +86,7 @@ class Accounts(Repository):
             (account_id, plan.value, ts(now)),
         ).fetchone()
         assert row is not None  # an upsert always returns its row
-        return account_from_row(row)
+        return ROWS.account_from_row(row)
 
 
 class ApiKeys(Repository):
@@ -102,7 +98,7 @@ class ApiKeys(Repository):
             " VALUES (%(id)s, %(account_id)s, %(name)s, %(key_hash)s, %(key_prefix)s,"
             " %(scopes)s, %(expires_at)s, %(is_active)s, %(last_used_at)s, %(revoked_at)s,"
             " %(created_at)s)",
-            key_to_row(key),
+            ROWS.key_to_row(key),
             key.id,
         )
 
@@ -110,17 +106,18 @@ class ApiKeys(Repository):
         """The key with this id in this account, or None."""
         where = "id = %s AND account_id = %s"
         rows = self._rows(KEY_COLUMNS, "api_keys", where, key_id, account_id)
-        return key_from_row(rows[0]) if rows else None
+        return ROWS.key_from_row(rows[0]) if rows else None
 
     def find_by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this SHA-256 hash, or None."""
         rows = self._rows(KEY_COLUMNS, "api_keys", "key_hash = %s", key_hash)
-        return key_from_row(rows[0]) if rows else None
+        return ROWS.key_from_row(rows[0]) if rows else None
 
     def list(self, account_id: str) -> Sequence[ApiKey]:
         """The account's keys, newest first, revoked ones included."""
         where = "account_id = %s ORDER BY id DESC"
-        return [key_from_row(r) for r in self._rows(KEY_COLUMNS, "api_keys", where, account_id)]
+        rows = self._rows(KEY_COLUMNS, "api_keys", where, account_id)
+        return [ROWS.key_from_row(r) for r in rows]
 
     def update(self, key: ApiKey) -> None:
         """Store the key's changed state; a key that no longer exists stays deleted."""
@@ -128,7 +125,7 @@ class ApiKeys(Repository):
             "UPDATE api_keys SET name = %(name)s, scopes = %(scopes)s,"
             " expires_at = %(expires_at)s, is_active = %(is_active)s,"
             " last_used_at = %(last_used_at)s, revoked_at = %(revoked_at)s WHERE id = %(id)s",
-            key_to_row(key),
+            ROWS.key_to_row(key),
         )
 
     def touch_last_used(self, key_id: str, at: datetime, older_than: datetime) -> bool:
@@ -153,7 +150,7 @@ class Devices(Repository):
             " VALUES (%(id)s, %(account_id)s, %(platform)s, %(token)s, %(name)s,"
             " %(keys_p256dh)s, %(keys_auth)s, %(is_active)s, %(created_at)s,"
             " %(last_delivered_at)s)",
-            device_to_row(device),
+            ROWS.device_to_row(device),
             device.token,
         )
 
@@ -168,14 +165,14 @@ class Devices(Repository):
                 " name = %(name)s, keys_p256dh = %(keys_p256dh)s, keys_auth = %(keys_auth)s,"
                 " is_active = %(is_active)s, last_delivered_at = %(last_delivered_at)s"
                 " WHERE id = %(id)s",
-                device_to_row(device),
+                ROWS.device_to_row(device),
             )
 
     def get(self, account_id: str, device_id: str) -> Device | None:
         """The device with this id in this account, or None."""
         where = "id = %s AND account_id = %s"
         rows = self._rows(DEVICE_COLUMNS, "devices", where, device_id, account_id)
-        return device_from_row(rows[0]) if rows else None
+        return ROWS.device_from_row(rows[0]) if rows else None
 
     def find_by_token(self, account_id: str, token: str) -> Device | None:
         """The account's device with this token, or None.
@@ -188,7 +185,7 @@ class Devices(Repository):
         self._lock(DEVICE_TOKEN_LOCK, f"{account_id} {token}")
         where = "account_id = %s AND token = %s"
         rows = self._rows(DEVICE_COLUMNS, "devices", where, account_id, token)
-        return device_from_row(rows[0]) if rows else None
+        return ROWS.device_from_row(rows[0]) if rows else None
 
     def active_targets(self, account_id: str, token: str | None) -> Sequence[Device]:
         """The account's active devices, or its active device with ``token``."""
@@ -196,12 +193,13 @@ class Devices(Repository):
             where, params = "account_id = %s AND is_active", [account_id]
         else:
             where, params = "account_id = %s AND token = %s AND is_active", [account_id, token]
-        return [device_from_row(r) for r in self._rows(DEVICE_COLUMNS, "devices", where, *params)]
+        rows = self._rows(DEVICE_COLUMNS, "devices", where, *params)
+        return [ROWS.device_from_row(r) for r in rows]
 
     def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
         """The devices with these ids (any account)."""
         rows = self._rows(DEVICE_COLUMNS, "devices", "id = ANY(%s)", list(device_ids))
-        return [device_from_row(r) for r in rows]
+        return [ROWS.device_from_row(r) for r in rows]
 
     def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
         """Set last_delivered_at of these devices."""
@@ -221,7 +219,8 @@ class Devices(Repository):
         """The account's devices, newest first, deactivated ones included."""
         where = "account_id = %s ORDER BY id DESC"
         return [
-            device_from_row(r) for r in self._rows(DEVICE_COLUMNS, "devices", where, account_id)
+            ROWS.device_from_row(r)
+            for r in self._rows(DEVICE_COLUMNS, "devices", where, account_id)
         ]
 
     def delete(self, account_id: str, device_id: str) -> bool:

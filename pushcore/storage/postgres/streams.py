@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Device, Stream, StreamView, Subscription
-from pushcore.storage.columns import DEVICE_COLUMNS, prefixed
 from pushcore.storage.postgres.repos import STREAM_PLAN_LOCK, Repository
-from pushcore.storage.postgres.rows import Row, device_from_row, ts
+from pushcore.storage.postgres.rows import ROWS, Row, ts
+from pushcore.storage.records import DEVICE_COLUMNS, prefixed
 
 # The live subscriber count travels with the stream: every API view shows it.
 _VIEW = (
@@ -99,7 +99,7 @@ class Streams(Repository):
             " WHERE s.stream_id = %s AND d.is_active",
             (stream_id,),
         ).fetchall()
-        return [device_from_row(r) for r in rows]
+        return [ROWS.device_from_row(r) for r in rows]
 
 
 def _subscription(row: Row) -> Subscription:

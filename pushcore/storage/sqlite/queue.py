@@ -16,22 +16,22 @@ from pushcore.domain.model import (
     QueueDepth,
 )
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from pushcore.storage.columns import DELIVERY_COLUMNS, NOTIFICATION_COLUMNS, delivery_counts
+from pushcore.storage.records import (
+    DELIVERY_COLUMNS,
+    NOTIFICATION_COLUMNS,
+    delivery_counts,
+    names,
+)
 from pushcore.storage.sqlite.repos import Repository
 from pushcore.storage.sqlite.rows import (
-    delivery_from_row,
-    delivery_to_row,
+    ROWS,
     duplicate_as_key_error,
     from_ms,
-    notification_from_row,
-    notification_to_row,
-    opt_from_ms,
-    opt_to_ms,
     to_ms,
 )
 
-_NAMES = ", ".join(f":{c.strip()}" for c in NOTIFICATION_COLUMNS.split(","))
-_DELIVERY_NAMES = ", ".join(f":{c.strip()}" for c in DELIVERY_COLUMNS.split(","))
+_NAMES = ", ".join(f":{c}" for c in names(NOTIFICATION_COLUMNS))
+_DELIVERY_NAMES = ", ".join(f":{c}" for c in names(DELIVERY_COLUMNS))
 
 
 class Notifications(Repository):
@@ -40,19 +40,19 @@ class Notifications(Repository):
         with duplicate_as_key_error(notification.id):
             self._conn.execute(
                 f"INSERT INTO notifications ({NOTIFICATION_COLUMNS}) VALUES ({_NAMES})",  # noqa: S608
-                notification_to_row(notification),
+                ROWS.notification_to_row(notification),
             )
 
     def get(self, account_id: str, notification_id: str) -> Notification | None:
         """The notification with this id in this account, or None."""
         where = "id = ? AND account_id = ?"
         rows = self._rows(NOTIFICATION_COLUMNS, "notifications", where, notification_id, account_id)
-        return notification_from_row(rows[0]) if rows else None
+        return ROWS.notification_from_row(rows[0]) if rows else None
 
     def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
         """The notifications with these ids (any account)."""
         rows = self.rows_in(NOTIFICATION_COLUMNS, "notifications", "id", notification_ids)
-        return [notification_from_row(r) for r in rows]
+        return [ROWS.notification_from_row(r) for r in rows]
 
     def list(
         self,
@@ -71,7 +71,7 @@ class Notifications(Repository):
             params.append(before_id)
         where += " ORDER BY id DESC LIMIT ?"
         rows = self._rows(NOTIFICATION_COLUMNS, "notifications", where, *params, limit)
-        return [notification_from_row(r) for r in rows]
+        return [ROWS.notification_from_row(r) for r in rows]
 
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
@@ -79,7 +79,7 @@ class Notifications(Repository):
             "UPDATE notifications SET status = :status, failure_reason = :failure_reason,"
             " wake_at = :wake_at, settled_at = :settled_at, devices_targeted = :devices_targeted"
             " WHERE id = :id",
-            notification_to_row(notification),
+            ROWS.notification_to_row(notification),
         )
 
     def update_many(self, notifications: Sequence[Notification]) -> None:
@@ -91,8 +91,8 @@ class Notifications(Repository):
                 (
                     n.status.value,
                     n.failure_reason,
-                    opt_to_ms(n.wake_at),
-                    opt_to_ms(n.settled_at),
+                    ROWS.opt_time(n.wake_at),
+                    ROWS.opt_time(n.settled_at),
                     n.devices_targeted,
                     n.id,
                 )
@@ -113,8 +113,8 @@ class Notifications(Repository):
             if state == (
                 n.status.value,
                 n.failure_reason,
-                opt_to_ms(n.wake_at),
-                opt_to_ms(n.settled_at),
+                ROWS.opt_time(n.wake_at),
+                ROWS.opt_time(n.settled_at),
                 n.devices_targeted,
             ):
                 fresh.append(n)
@@ -125,8 +125,8 @@ class Notifications(Repository):
                     n,
                     status=NotificationStatus(status),
                     failure_reason=reason,
-                    wake_at=opt_from_ms(wake_at),
-                    settled_at=opt_from_ms(settled_at),
+                    wake_at=ROWS.opt_read_time(wake_at),
+                    settled_at=ROWS.opt_read_time(settled_at),
                     devices_targeted=targeted,
                 )
             )
@@ -143,13 +143,13 @@ class Notifications(Repository):
         rows = self._rows(
             NOTIFICATION_COLUMNS, "notifications", where, account_id, token, to_ms(now)
         )
-        return [notification_from_row(r) for r in rows]
+        return [ROWS.notification_from_row(r) for r in rows]
 
     def due_wakeups(self, now: datetime, limit: int) -> Sequence[Notification]:
         """Notifications whose wake_at has come, earliest first."""
         where = "wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at, id LIMIT ?"
         rows = self._rows(NOTIFICATION_COLUMNS, "notifications", where, to_ms(now), limit)
-        return [notification_from_row(r) for r in rows]
+        return [ROWS.notification_from_row(r) for r in rows]
 
     def next_wake_at(self) -> datetime | None:
         """The earliest wake_at, or None."""
@@ -189,7 +189,7 @@ class Deliveries(Repository):
         with duplicate_as_key_error("delivery"):
             self._conn.executemany(
                 f"INSERT INTO deliveries ({DELIVERY_COLUMNS}) VALUES ({_DELIVERY_NAMES})",  # noqa: S608
-                [delivery_to_row(d) for d in deliveries],
+                [ROWS.delivery_to_row(d) for d in deliveries],
             )
 
     def counts(self, notification_id: str) -> DeliveryCounts:
@@ -252,7 +252,7 @@ class Deliveries(Repository):
         """The notification's deliveries."""
         where = "notification_id = ? ORDER BY id"
         rows = self._rows(DELIVERY_COLUMNS, "deliveries", where, notification_id)
-        return [delivery_from_row(r) for r in rows]
+        return [ROWS.delivery_from_row(r) for r in rows]
 
     def queue_depth(self, now: datetime) -> QueueDepth:
         """Queue counts for monitoring, from the scheduler's partial indexes."""
@@ -298,7 +298,7 @@ class Deliveries(Repository):
                 f" RETURNING {DELIVERY_COLUMNS}"
             )
             rows = self._conn.execute(sql, (owner, lease_ms, now_ms, room)).fetchall()
-            claimed += (delivery_from_row(r) for r in rows)
+            claimed += (ROWS.delivery_from_row(r) for r in rows)
         claimed.sort(key=lambda d: (d.due_at, d.id))
         return claimed
 

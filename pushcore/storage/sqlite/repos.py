@@ -7,14 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Account, ApiKey, Device, Plan
-from pushcore.storage.columns import DEVICE_COLUMNS, KEY_COLUMNS
+from pushcore.storage.records import DEVICE_COLUMNS, KEY_COLUMNS
 from pushcore.storage.sqlite.rows import (
-    account_from_row,
-    device_from_row,
-    device_to_row,
+    ROWS,
     duplicate_as_key_error,
-    key_from_row,
-    key_to_row,
     to_ms,
     to_ms_ceil,
 )
@@ -48,7 +44,7 @@ class Accounts(Repository):
     def get(self, account_id: str) -> Account | None:
         """The account, or None."""
         rows = self._rows("id, plan, created_at", "accounts", "id = ?", account_id)
-        return account_from_row(rows[0]) if rows else None
+        return ROWS.account_from_row(rows[0]) if rows else None
 
     def ensure(self, account: Account) -> Account:
         """Insert the account unless its id exists; return the stored one."""
@@ -82,23 +78,23 @@ class ApiKeys(Repository):
                 " expires_at, is_active, last_used_at, revoked_at, created_at)"
                 " VALUES (:id, :account_id, :name, :key_hash, :key_prefix, :scopes,"
                 " :expires_at, :is_active, :last_used_at, :revoked_at, :created_at)",
-                key_to_row(key),
+                ROWS.key_to_row(key),
             )
 
     def get(self, account_id: str, key_id: str) -> ApiKey | None:
         """The key with this id in this account, or None."""
         rows = self._rows(KEY_COLUMNS, "api_keys", "id = ? AND account_id = ?", key_id, account_id)
-        return key_from_row(rows[0]) if rows else None
+        return ROWS.key_from_row(rows[0]) if rows else None
 
     def find_by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this SHA-256 hash, or None."""
         rows = self._rows(KEY_COLUMNS, "api_keys", "key_hash = ?", key_hash)
-        return key_from_row(rows[0]) if rows else None
+        return ROWS.key_from_row(rows[0]) if rows else None
 
     def list(self, account_id: str) -> Sequence[ApiKey]:
         """The account's keys, newest first, revoked ones included."""
         rows = self._rows(KEY_COLUMNS, "api_keys", "account_id = ? ORDER BY id DESC", account_id)
-        return [key_from_row(row) for row in rows]
+        return [ROWS.key_from_row(row) for row in rows]
 
     def update(self, key: ApiKey) -> None:
         """Store the key's changed state; a key that no longer exists stays deleted."""
@@ -106,7 +102,7 @@ class ApiKeys(Repository):
             "UPDATE api_keys SET name = :name, scopes = :scopes, expires_at = :expires_at,"
             " is_active = :is_active, last_used_at = :last_used_at, revoked_at = :revoked_at"
             " WHERE id = :id",
-            key_to_row(key),
+            ROWS.key_to_row(key),
         )
 
     def touch_last_used(self, key_id: str, at: datetime, older_than: datetime) -> bool:
@@ -130,7 +126,7 @@ class Devices(Repository):
                 " keys_auth, is_active, created_at, last_delivered_at)"
                 " VALUES (:id, :account_id, :platform, :token, :name, :keys_p256dh,"
                 " :keys_auth, :is_active, :created_at, :last_delivered_at)",
-                device_to_row(device),
+                ROWS.device_to_row(device),
             )
 
     def update(self, device: Device) -> None:
@@ -142,20 +138,20 @@ class Devices(Repository):
                 "UPDATE devices SET platform = :platform, token = :token, name = :name,"
                 " keys_p256dh = :keys_p256dh, keys_auth = :keys_auth, is_active = :is_active,"
                 " last_delivered_at = :last_delivered_at WHERE id = :id",
-                device_to_row(device),
+                ROWS.device_to_row(device),
             )
 
     def get(self, account_id: str, device_id: str) -> Device | None:
         """The device with this id in this account, or None."""
         where = "id = ? AND account_id = ?"
         rows = self._rows(DEVICE_COLUMNS, "devices", where, device_id, account_id)
-        return device_from_row(rows[0]) if rows else None
+        return ROWS.device_from_row(rows[0]) if rows else None
 
     def find_by_token(self, account_id: str, token: str) -> Device | None:
         """The account's device with this token, or None."""
         where = "account_id = ? AND token = ?"
         rows = self._rows(DEVICE_COLUMNS, "devices", where, account_id, token)
-        return device_from_row(rows[0]) if rows else None
+        return ROWS.device_from_row(rows[0]) if rows else None
 
     def active_targets(self, account_id: str, token: str | None) -> Sequence[Device]:
         """The account's active devices, or its active device with ``token``."""
@@ -163,12 +159,14 @@ class Devices(Repository):
             where, params = "account_id = ? AND is_active = 1", [account_id]
         else:
             where, params = "account_id = ? AND token = ? AND is_active = 1", [account_id, token]
-        return [device_from_row(r) for r in self._rows(DEVICE_COLUMNS, "devices", where, *params)]
+        rows = self._rows(DEVICE_COLUMNS, "devices", where, *params)
+        return [ROWS.device_from_row(r) for r in rows]
 
     def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
         """The devices with these ids (any account)."""
         return [
-            device_from_row(r) for r in self.rows_in(DEVICE_COLUMNS, "devices", "id", device_ids)
+            ROWS.device_from_row(r)
+            for r in self.rows_in(DEVICE_COLUMNS, "devices", "id", device_ids)
         ]
 
     def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
@@ -187,7 +185,8 @@ class Devices(Repository):
         """The account's devices, newest first, deactivated ones included."""
         where = "account_id = ? ORDER BY id DESC"
         return [
-            device_from_row(r) for r in self._rows(DEVICE_COLUMNS, "devices", where, account_id)
+            ROWS.device_from_row(r)
+            for r in self._rows(DEVICE_COLUMNS, "devices", where, account_id)
         ]
 
     def delete(self, account_id: str, device_id: str) -> bool:

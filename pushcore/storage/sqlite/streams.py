@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Device, Stream, StreamView, Subscription
-from pushcore.storage.columns import DEVICE_COLUMNS, prefixed
+from pushcore.storage.records import DEVICE_COLUMNS, prefixed
 from pushcore.storage.sqlite.repos import Repository
 from pushcore.storage.sqlite.rows import (
-    device_from_row,
+    ROWS,
     duplicate_as_key_error,
     from_ms,
     to_ms,
@@ -102,7 +102,7 @@ class Streams(Repository):
             " ON d.account_id = s.account_id WHERE s.stream_id = ? AND d.is_active = 1",
             (stream_id,),
         ).fetchall()
-        return [device_from_row(r) for r in rows]
+        return [ROWS.device_from_row(r) for r in rows]
 
 
 def _subscription(row: sqlite3.Row | tuple[object, ...]) -> Subscription:
