@@ -5,8 +5,9 @@ as they are on SQLite, so the places where a transaction reads and then
 writes on what it read take row locks (write transactions only):
 
 - a notification's status is derived from its deliveries (``reconcile``):
-  :meth:`Deliveries.open_among` and :meth:`Deliveries.counts_many` first lock
-  the notifications (FOR NO KEY UPDATE, in id order), so that two workers
+  :meth:`Notifications.refresh`, :meth:`Deliveries.open_among` and
+  :meth:`Deliveries.counts_many` first lock the notifications (FOR NO KEY
+  UPDATE, in id order), so that two workers
   settling the last two deliveries of one notification cannot both see the
   other's as still open and leave the notification QUEUED for ever;
 - a claim takes a KEY SHARE lock on the notification of each PENDING
@@ -27,7 +28,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
+import attrs
+
+from pushcore.domain.model import (
+    Delivery,
+    DeliveryCounts,
+    Notification,
+    NotificationStats,
+    QueueDepth,
+)
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.storage.postgres.repos import Repository
 from pushcore.storage.postgres.rows import (
@@ -44,6 +53,8 @@ from pushcore.storage.records import (
 
 _NAMES = ", ".join(f"%({c})s" for c in names(NOTIFICATION_COLUMNS))
 _OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
+# What changes of a notification after it is created: read back by refresh.
+_STATE = ("id", "status", "failure_reason", "wake_at", "settled_at", "devices_targeted")
 
 
 class Notifications(Repository):
@@ -72,8 +83,8 @@ class Notifications(Repository):
         return found[0] if found else None
 
     def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
-        """The notifications with these ids (any account)."""
-        return self._select("id = ANY(%s)", list(notification_ids))
+        """The notifications with these ids (any account), in id order as on SQLite."""
+        return self._select("id = ANY(%s) ORDER BY id", list(notification_ids))
 
     def list(
         self,
@@ -100,6 +111,52 @@ class Notifications(Repository):
             " devices_targeted = %(devices_targeted)s WHERE id = %(id)s",
             ROWS.notification_to_row(notification),
         )
+
+    def update_many(self, notifications: Sequence[Notification]) -> None:
+        """Store the changed state of several, in one statement over arrays."""
+        if not notifications:
+            return
+        rows = [ROWS.notification_to_row(n) for n in notifications]
+        self._conn.execute(
+            "UPDATE notifications AS n SET status = v.status,"
+            " failure_reason = v.failure_reason, wake_at = v.wake_at,"
+            " settled_at = v.settled_at, devices_targeted = v.devices_targeted"
+            " FROM unnest(%s::text[], %s::text[], %s::text[], %s::timestamptz[],"
+            " %s::timestamptz[], %s::integer[])"
+            " AS v(id, status, failure_reason, wake_at, settled_at, devices_targeted)"
+            " WHERE n.id = v.id",
+            [[row[name] for row in rows] for name in _STATE],
+        )
+
+    def refresh(self, notifications: Sequence[Notification]) -> Sequence[Notification]:
+        """The changeable state as stored now (locked, when writing); deleted ones left out."""
+        if not notifications:
+            return []
+        # Locked in id order like every notification lock here: the engine
+        # refreshes what it is about to reconcile.
+        lock = " ORDER BY id FOR NO KEY UPDATE" if self._writing else ""
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_STATE)} FROM notifications WHERE id = ANY(%s){lock}",  # noqa: S608
+            ([n.id for n in notifications],),
+        ).fetchall()
+        stored = {row[0]: row[1:] for row in rows}
+        fresh: list[Notification] = []
+        for n in notifications:
+            state = stored.get(n.id)
+            if state is None:
+                continue
+            status, reason, wake_at, settled_at, targeted = state
+            fresh.append(
+                attrs.evolve(
+                    n,
+                    status=NotificationStatus(status),
+                    failure_reason=reason,
+                    wake_at=wake_at,
+                    settled_at=settled_at,
+                    devices_targeted=targeted,
+                )
+            )
+        return fresh
 
     def waiting_for(self, account_id: str, token: str, now: datetime) -> Sequence[Notification]:
         """Notifications a new device with ``token`` should also get (locked, when writing)."""
@@ -237,6 +294,19 @@ class Deliveries(Repository):
         rows = self._rows(DELIVERY_COLUMNS, "deliveries", where, notification_id)
         return [ROWS.delivery_from_row(r) for r in rows]
 
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Queue counts for monitoring, from the scheduler's partial indexes."""
+        row = self._conn.execute(
+            "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'PENDING'),"
+            " (SELECT COUNT(*) FROM deliveries WHERE status = 'PENDING' AND due_at <= %s),"
+            " (SELECT COUNT(*) FROM deliveries WHERE status = 'IN_FLIGHT'),"
+            " (SELECT MIN(due_at) FROM deliveries WHERE status = 'PENDING')",
+            (ts(now),),
+        ).fetchone()
+        assert row is not None  # aggregates always have their row
+        pending, due, in_flight, oldest = row
+        return QueueDepth(pending=pending, due=due, in_flight=in_flight, oldest_due_at=oldest)
+
     def _lease(self, ids: Sequence[str], owner: str, lease_until: datetime) -> list[Delivery]:
         rows = self._conn.execute(
             "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = %s, lease_until = %s,"  # noqa: S608
@@ -320,6 +390,23 @@ class Deliveries(Repository):
             (status.value, reason, ts(at), delivery_id, owner),
         )
         return cursor.rowcount > 0
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
+        rows = self._conn.execute(
+            "UPDATE deliveries SET status = %s, failure_reason = %s, settled_at = %s,"
+            " lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ANY(%s) AND status = 'IN_FLIGHT' AND lease_owner = %s RETURNING id",
+            (status.value, reason, ts(at), list(delivery_ids), owner),
+        ).fetchall()
+        return {row[0] for row in rows}
 
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""

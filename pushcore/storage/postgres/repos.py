@@ -197,8 +197,8 @@ class Devices(Repository):
         return [ROWS.device_from_row(r) for r in rows]
 
     def by_ids(self, device_ids: Sequence[str]) -> Sequence[Device]:
-        """The devices with these ids (any account)."""
-        rows = self._rows(DEVICE_COLUMNS, "devices", "id = ANY(%s)", list(device_ids))
+        """The devices with these ids (any account), in id order as on SQLite."""
+        rows = self._rows(DEVICE_COLUMNS, "devices", "id = ANY(%s) ORDER BY id", list(device_ids))
         return [ROWS.device_from_row(r) for r in rows]
 
     def mark_delivered(self, device_ids: Sequence[str], at: datetime) -> None:
