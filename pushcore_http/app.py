@@ -14,6 +14,7 @@ from pushcore.delivery import DeliveryEngine
 from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
+from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.instrument import RequestMetrics
 from pushcore_http.routes import (
     devices,
@@ -73,7 +74,10 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestMetrics, metrics=metrics, routes=routes)],
+        middleware=[
+            Middleware(RequestMetrics, metrics=metrics, routes=routes),
+            Middleware(RefuseNulPaths),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from pushcore.domain.errors import InvalidJson, PayloadTooLarge
+from pushcore.domain.errors import FieldError, InvalidJson, PayloadTooLarge, ValidationError
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -29,6 +29,26 @@ async def read_json(request: Request) -> Any:
     if not raw.strip():
         raise InvalidJson("Request body must be a JSON object")
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidJson(f"Malformed JSON: {exc}") from None
+    # Valid JSON ("\u0000"), but nothing may hold it: PostgreSQL cannot store it.
+    nul = sorted(_fields_with_nul(body, ""))
+    if nul:
+        raise ValidationError([FieldError(f, "must not contain the NUL character") for f in nul])
+    return body
+
+
+def _fields_with_nul(value: Any, field: str) -> set[str]:
+    """The fields (``metadata.build``, ``scopes[1]``; top level: "body") whose strings hold NUL."""
+    if isinstance(value, str):
+        return {field or "body"} if "\x00" in value else set()
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{field}.{key}" if field else key
+            found |= {inner} if "\x00" in key else _fields_with_nul(item, inner)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found |= _fields_with_nul(item, f"{field}[{index}]")
+    return found

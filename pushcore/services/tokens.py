@@ -118,7 +118,12 @@ class TokenVerifier:
         except (JoseError, ValueError, TypeError, KeyError):
             raise Unauthorized("Invalid token") from None
         subject = decoded.claims.get("sub")
-        if not isinstance(subject, str) or not 0 < len(subject) <= MAX_SUBJECT_LENGTH:
+        # NUL: no store can keep it as an account id (PostgreSQL's text cannot).
+        if (
+            not isinstance(subject, str)
+            or not 0 < len(subject) <= MAX_SUBJECT_LENGTH
+            or "\x00" in subject
+        ):
             raise Unauthorized("Invalid token")
         return subject
 

@@ -62,6 +62,10 @@ def test_a_server_on_postgres_accepts_and_delivers(
         assert arrival.body["notificationId"] == created.json()["id"]
         assert arrival.body["title"] == "on postgres"
         assert statuses(server, key, [created.json()["id"]], timeout=10) == ["DELIVERED"]
+        # What PostgreSQL's text cannot hold is refused at the edge, never a 500.
+        nul = server.request("POST", "/api/notifications", json={"title": "a\u0000"}, headers=key)
+        assert nul.status_code == 400
+        assert server.request("GET", "/api/notifications/ntf_%00", headers=key).status_code == 404
         assert not (tmp_path / "data" / "pushcore.db").exists()  # nothing went to SQLite
     finally:
         server.stop()
