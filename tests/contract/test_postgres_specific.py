@@ -428,7 +428,8 @@ def test_the_last_two_deliveries_settled_at_once_settle_the_notification(
     def settle(target: PostgresStore, delivery_id: str, owner: str) -> None:
         with target.transaction() as tx:
             assert tx.deliveries.settle(delivery_id, owner, D.DELIVERED, None, T0)
-            reconcile(tx, tx.notifications.by_ids(["ntf_01"]), T0)
+            # As the engine records a batch: refresh what it claimed, then reconcile.
+            reconcile(tx, tx.notifications.refresh([make_notification()]), T0)
             if owner == "sched-a":
                 # Stay uncommitted while the other settles: without the
                 # notification lock each would see the other's delivery as open.
