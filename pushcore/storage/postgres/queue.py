@@ -20,7 +20,12 @@ writes on what it read take row locks (write transactions only):
   should get are locked before it is given them.
 
 Notification locks are taken before delivery locks wherever a transaction
-may wait for both, so these never wait for each other in a circle.
+may wait for both, and in id order within a statement. One inversion is
+left: an engine batch that deactivates a device locks that device's
+notifications first, then the batch's, so two such batches at once can meet
+in opposite order. PostgreSQL detects that deadlock and fails one of them;
+its outcomes go unrecorded and its deliveries are sent again after their
+lease, as after a crash.
 """
 
 from __future__ import annotations
