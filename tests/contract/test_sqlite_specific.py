@@ -201,6 +201,42 @@ def test_a_writer_waits_for_the_write_lock_instead_of_failing(store: SqliteStore
         assert [d.id for d in tx.devices.list("acc_a")] == ["dev_02", "dev_01"]
 
 
+def test_writers_of_two_stores_queue_on_the_writer_lock_not_on_sqlite(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two stores on one file, as two processes have: the second writer waits
+    # longer than SQLite's own busy timeout (made short here) and still gets
+    # in, because it waits on the writers' flock, not in SQLite's busy handler.
+    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
+    first, second = SqliteStore(path), SqliteStore(path)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with first.transaction() as tx:
+            tx.devices.add(make_device("dev_01"))
+            locked.set()
+            release.wait(timeout=5)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert locked.wait(timeout=5)
+        threading.Timer(0.5, release.set).start()
+        started = time.monotonic()
+        with second.transaction() as tx:
+            assert time.monotonic() - started >= 0.4  # it did wait for the holder
+            assert tx.devices.get("acc_a", "dev_01") == make_device("dev_01")
+            tx.devices.add(make_device("dev_02"))
+    finally:
+        release.set()
+        holder.join()
+        first.close()
+    with second.read() as tx:
+        assert [d.id for d in tx.devices.list("acc_a")] == ["dev_02", "dev_01"]
+    second.close()
+    assert (path.parent / "pushcore.db-writer").stat().st_mode & 0o777 == 0o600
+
+
 def test_close_releases_connections_of_every_thread(path: Path) -> None:
     store = SqliteStore(path)
     worker = threading.Thread(target=store.ping)
