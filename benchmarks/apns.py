@@ -538,14 +538,14 @@ Reading. The fake, the service and everything else share two cores, so a push's 
 CPU (service + fake, in the tables) sets the ceiling: about 2,000,000 µs / that sum,
 per second. {fakes}{native_note}. One
 `ApnsGateway` needs {gateway_cpus} µs per push; its profile below is h2's framing and
-state machine, HPACK, and the Huffman decoding of each answer's apns-id. It sends its
-batches one after another (each waits for its slowest answer), while the engine keeps up
-to 4,096 pushes in flight, so the whole service, which adds claiming and recording in
-SQLite (threads beside the event loop), still outruns it. One process is held by its
-interpreter lock; `pushctl worker` processes beside `pushctl serve` on the same database
-share the work by leases. The floor is h2 as it comes (its header checks on, one
-pipelined client on two connections): its own core is its limit. Figures move by 10-20%
-from run to run on this machine.
+state machine, HPACK, and the Huffman decoding of each answer's apns-id. The whole
+service adds claiming and recording in SQLite, in threads beside the event loop that
+share its interpreter lock, so one process stays near 4,000-5,000/s; `pushctl worker`
+processes beside `pushctl serve` on the same database share the work by leases (and queue
+to write on one lock) and take it past 5,000/s. The floor is h2 as it comes (its header
+checks on, one pipelined client on two connections): its own core is its limit. This
+machine's speed drifts (the h2 fake's CPU per request ranged from 115 to 175 µs over one
+afternoon), hence repeated runs and their spread.
 
 Gateway CPU profile against the {results[-1].fake} (cProfile, top functions by own time,
 profiled run):
