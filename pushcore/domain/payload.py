@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 from pushcore.domain.model import Notification
@@ -30,3 +31,42 @@ def neutral_payload(notification: Notification) -> dict[str, Any]:
         "stream": None if stream is None else {"name": stream.name, "code": stream.code},
         "scheduledAt": format_timestamp(notification.scheduled_at),
     }
+
+
+ELLIPSIS = "…"
+
+
+def shorten_to_fit(
+    texts: MutableMapping[str, Any],
+    fields: Sequence[str],
+    size: Callable[[], int],
+    limit: int,
+) -> bool:
+    """Cut ``texts[field]`` (each of ``fields`` in turn, ending in an ellipsis) until
+    ``size()`` is at most ``limit``; False when even empty ones leave it too large.
+
+    ``size`` measures the whole payload that holds ``texts``, as the platform
+    counts it: escapes and multi-byte characters make a character's cost
+    vary, so the longest prefix that fits is found by measuring (a binary
+    search), not computed.
+    """
+    if size() <= limit:
+        return True
+    for field in fields:
+        text = texts[field]
+        best: str | None = None
+        low, high = 0, len(text) - 1
+        while low <= high:
+            keep = (low + high) // 2
+            texts[field] = text[:keep].rstrip() + ELLIPSIS
+            if size() <= limit:
+                best, low = texts[field], keep + 1
+            else:
+                high = keep - 1
+        if best is not None:
+            texts[field] = best
+            return True
+        texts[field] = ""
+        if size() <= limit:
+            return True
+    return False

@@ -37,7 +37,7 @@ from joserfc.jwk import ECKey
 from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority, Sound
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.payload import sender_of
+from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.h2client import H2Error, H2Pool, Header, Response
 from pushcore.net import tls_context
@@ -46,7 +46,6 @@ from pushcore.ports import Clock
 PRODUCTION_URL = "https://api.push.apple.com"
 SANDBOX_URL = "https://api.sandbox.push.apple.com"
 MAX_PAYLOAD = 4096
-ELLIPSIS = "…"
 EXPIRATION = 24 * 3600  # seconds Apple keeps trying to reach an offline device
 
 TOKEN_MAX_AGE = timedelta(minutes=50)
@@ -110,41 +109,13 @@ def encode_payload(notification: Notification) -> bytes:
     leave no room even for an empty title and body.
     """
     payload = apns_payload(notification)
-    encoded = _dump(payload)
-    if len(encoded) <= MAX_PAYLOAD:
-        return encoded
     alert = payload["aps"]["alert"]
-    for field in ("body", "title"):
-        shortened = _shorten(payload, alert, field)
-        if shortened is not None:
-            return shortened
-        alert[field] = ""
-        encoded = _dump(payload)
-        if len(encoded) <= MAX_PAYLOAD:
-            return encoded
-    size = len(encoded)
-    raise PayloadTooLarge(
-        f"APNs payload too large: metadata, sender and stream alone take {size} bytes "
-        f"of the {MAX_PAYLOAD} allowed"
-    )
-
-
-def _shorten(payload: dict[str, Any], alert: dict[str, str], field: str) -> bytes | None:
-    # Binary search for the longest prefix that fits: JSON escapes and UTF-8
-    # make the byte cost of a character vary, so it is measured, not computed.
-    text = alert[field]
-    best: bytes | None = None
-    low, high = 0, len(text) - 1
-    while low <= high:
-        keep = (low + high) // 2
-        alert[field] = text[:keep].rstrip() + ELLIPSIS
-        encoded = _dump(payload)
-        if len(encoded) <= MAX_PAYLOAD:
-            best, low = encoded, keep + 1
-        else:
-            high = keep - 1
-    alert[field] = text
-    return best
+    if not shorten_to_fit(alert, ("body", "title"), lambda: len(_dump(payload)), MAX_PAYLOAD):
+        raise PayloadTooLarge(
+            f"APNs payload too large: metadata, sender and stream alone take"
+            f" {len(_dump(payload))} bytes of the {MAX_PAYLOAD} allowed"
+        )
+    return _dump(payload)
 
 
 def load_key(key_pem: bytes) -> ECKey:

@@ -33,6 +33,7 @@ from joserfc.jwk import RSAKey
 from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
+from pushcore.domain.payload import shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.net import tls_context
 from pushcore.ports import Clock
@@ -53,6 +54,9 @@ REQUIRED_FIELDS = ("project_id", "private_key_id", "private_key", "client_email"
 
 DEAD_TOKEN_CODES = frozenset({"UNREGISTERED", "SENDER_ID_MISMATCH"})
 RETRIED_CODES = frozenset({"QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL"})
+# FCM refuses a message whose data (keys and values) is over 4 KB; shortened
+# rather than refused, as APNs payloads are.
+MAX_DATA = 4096
 
 
 @attrs.frozen
@@ -140,6 +144,27 @@ def message_data(notification: Notification) -> dict[str, str]:
 def android_priority(priority: Priority) -> str:
     """``HIGH`` (wakes the device at once) for normal and above, ``NORMAL`` for low."""
     return "NORMAL" if priority is Priority.LOW else "HIGH"
+
+
+def data_size(data: Mapping[str, str]) -> int:
+    """What FCM counts against its 4 KB limit: the UTF-8 bytes of the keys and values."""
+    return sum(len(key.encode()) + len(value.encode()) for key, value in data.items())
+
+
+def fitted_data(notification: Notification) -> dict[str, str] | Failed:
+    """:func:`message_data` within MAX_DATA bytes, the body (then title) cut with an
+    ellipsis; Failed when metadata, sender and stream alone leave no room."""
+    data = message_data(notification)
+    if shorten_to_fit(data, ("body", "title"), lambda: data_size(data), MAX_DATA):
+        return data
+    return Failed(
+        f"FCM payload too large: metadata, sender and stream alone take {data_size(data)}"
+        f" bytes of the {MAX_DATA} allowed"
+    )
+
+
+async def _already(outcome: Outcome) -> Outcome:
+    return outcome
 
 
 def fcm_message(token: str, data: Mapping[str, str], priority: Priority) -> dict[str, Any]:
@@ -312,15 +337,17 @@ class FcmGateway:
         except _NoToken as exc:
             return [exc.outcome] * len(dispatches)
         # A fan-out batch is one notification to many devices: build its data once.
-        data: dict[str, dict[str, str]] = {}
+        data: dict[str, dict[str, str] | Failed] = {}
         sends = []
         for dispatch in dispatches:
             notification = dispatch.notification
             if notification.id not in data:
-                data[notification.id] = message_data(notification)
-            message = fcm_message(
-                dispatch.device.token, data[notification.id], notification.priority
-            )
+                data[notification.id] = fitted_data(notification)
+            fitted = data[notification.id]
+            if isinstance(fitted, Failed):
+                sends.append(_already(fitted))
+                continue
+            message = fcm_message(dispatch.device.token, fitted, notification.priority)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
             sends.append(self._send_one(body, notification.id))
         return await asyncio.gather(*sends)

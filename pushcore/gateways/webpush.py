@@ -30,7 +30,7 @@ from pushcore.config import Settings
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.payload import neutral_payload
+from pushcore.domain.payload import neutral_payload, shorten_to_fit
 from pushcore.gateways._http import (
     BatchResolver,
     new_session,
@@ -62,9 +62,8 @@ URGENCY = {
 # the record 17 (a delimiter octet and the 16-octet tag): 3993 remain.
 RECORD_SIZE = 4096
 MAX_PLAINTEXT = RECORD_SIZE - 86 - 17
-ELLIPSIS = "…"
 MAX_ANSWER_BYTES = 64 * 1024
-TOO_LARGE = "Web Push payload too large: over 3993 bytes even with the body cut"
+TOO_LARGE = "Web Push payload too large: over 3993 bytes even with the body and title cut"
 
 
 class WebPushGateway:
@@ -223,22 +222,11 @@ def _encode(payload: dict[str, Any]) -> bytes:
 
 
 def fitted_plaintext(payload: dict[str, Any]) -> bytes | None:
-    """The payload as UTF-8 JSON, its body cut (ending in "…") to fit one record, or None."""
-    encoded = _encode(payload)
-    if len(encoded) <= MAX_PLAINTEXT:
-        return encoded
-    body: str = payload["body"]
-    # The longest prefix of the body that fits. JSON escapes make the size of
-    # a prefix hard to predict, but it grows with the prefix: bisect.
-    low, high, best = 0, len(body) - 1, None
-    while low <= high:
-        middle = (low + high) // 2
-        candidate = _encode({**payload, "body": body[:middle].rstrip() + ELLIPSIS})
-        if len(candidate) <= MAX_PLAINTEXT:
-            best, low = candidate, middle + 1
-        else:
-            high = middle - 1
-    return best
+    """The payload as UTF-8 JSON, its body (then title) cut to fit one record, or None."""
+    fitted = dict(payload)
+    if not shorten_to_fit(fitted, ("body", "title"), lambda: len(_encode(fitted)), MAX_PLAINTEXT):
+        return None
+    return _encode(fitted)
 
 
 def encrypt(

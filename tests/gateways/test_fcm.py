@@ -253,10 +253,31 @@ def test_retry_after_as_an_http_date_counts_from_the_clock(
     assert send(android("tok-bad")) == [Retry("UNAVAILABLE", 90.0)]
 
 
-def test_a_message_over_fcms_size_limit_fails(fcm: FcmServer, send: Any) -> None:
+def data_bytes(data: dict[str, str]) -> int:
+    return sum(len(k.encode()) + len(v.encode()) for k, v in data.items())
+
+
+def test_a_long_body_is_shortened_to_fcms_size_limit(fcm: FcmServer, send: Any) -> None:
     metadata = {f"k{i}": "v" * 80 for i in range(30)}
-    note = notification(body="b" * 1500, metadata=metadata)
-    assert send(android("tok-a", note)) == [Failed("INVALID_ARGUMENT")]
+    body = "é" * 1500  # two bytes each: the limit counts bytes, not characters
+    note = notification(body=body, metadata=metadata)
+    assert send(android("tok-a", note)) == [Delivered()]
+    (message,) = fcm.messages()
+    data = message["data"]
+    assert data["body"].endswith("…")
+    assert body.startswith(data["body"][:-1])
+    assert data["title"] == note.title
+    # The longest body that fits: one more character would not.
+    assert data_bytes(data) <= 4096 < data_bytes(data) + len("é".encode())
+    assert json.loads(data["metadata"]) == metadata
+
+
+def test_a_message_too_large_without_its_text_fails_unsent(fcm: FcmServer, send: Any) -> None:
+    note = notification(metadata={f"k{i}": "v" * 100 for i in range(40)})
+    (outcome,) = send(android("tok-a", note))
+    assert isinstance(outcome, Failed)
+    assert outcome.reason.startswith("FCM payload too large")
+    assert fcm.messages() == []
 
 
 def test_errors_stay_with_their_dispatch(fcm: FcmServer, send: Any) -> None:
