@@ -563,7 +563,14 @@ class H2Pool:
                 connection = min(live, key=_load)
                 future = connection.submit(headers[index], requests[index][2])
                 sent[future] = (index, connection)
-            done, late = await asyncio.wait(sent, timeout=max(0.0, deadline - loop.time()))
+            try:
+                done, late = await asyncio.wait(sent, timeout=max(0.0, deadline - loop.time()))
+            except asyncio.CancelledError:
+                # The sender gave up (the engine stopping): free the streams, as a
+                # cancelled request's stream is (Connection._forget).
+                for future in sent:
+                    future.cancel()
+                raise
             todo = []
             for future in done:
                 index = sent[future][0]

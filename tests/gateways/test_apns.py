@@ -8,6 +8,7 @@ tests see the requests exactly as APNs would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import json
@@ -404,6 +405,25 @@ def test_a_slow_answer_times_out_as_retry(apns: FakeApns, clock: FakeClock) -> N
 
     outcomes = drive(gateway_for(apns, clock, timeout=0.5), scenario)
     assert outcomes == [Retry("APNs timed out")] * 3 + [Delivered()]
+
+
+def test_a_cancelled_send_frees_its_streams(apns: FakeApns, clock: FakeClock) -> None:
+    # Five streams at most: if the cancelled sends kept theirs, the next push
+    # would wait for the slow answers and time out.
+    apns.set_max_concurrent_streams(5)
+    apns.delay = 5.0
+
+    async def scenario(gw: ApnsGateway) -> list[Outcome]:
+        sending = asyncio.ensure_future(gw.send(many(5, "slow")))
+        await asyncio.sleep(0.3)
+        sending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sending
+        apns.delay = 0.0
+        return list(await gw.send(many(1, "next")))
+
+    gateway = gateway_for(apns, clock, timeout=2.0, connections=1)
+    assert drive(gateway, scenario) == [Delivered()]
 
 
 def test_a_dead_server_is_retry(clock: FakeClock) -> None:
