@@ -37,6 +37,11 @@ from hyperframe.frame import Frame, GoAwayFrame
 Header = tuple[bytes, bytes]
 
 READ_SIZE = 256 * 1024
+# Our SETTINGS: no server push. Not MAX_CONCURRENT_STREAMS 0 as well: h2 checks
+# that limit for any HEADERS on a stream it no longer holds, so an answer that
+# crosses our reset of a timed-out stream would be taken for a stream the
+# server opened, and kill the connection with every request on it.
+LOCAL_SETTINGS = {h2.settings.SettingCodes.ENABLE_PUSH: 0}
 # Streams opened per write: many requests per write, yet the server starts on
 # a big batch before all of it is encoded.
 WRITE_STREAMS = 100
@@ -175,6 +180,11 @@ class _H2(CountedH2Connection):
         """Streams opened by us and not yet finished (kept by Connection)."""
         return self.open_now
 
+    @property
+    def open_inbound_streams(self) -> int:
+        """None: push is off, so the server opens no streams (and h2 need not walk ours)."""
+        return 0
+
 
 class _Request:
     __slots__ = ("body", "chunks", "future", "headers", "offset", "response_headers", "stream_id")
@@ -228,6 +238,11 @@ class Connection:
         return self._closed
 
     @property
+    def connected(self) -> bool:
+        """Whether the connection got going (TLS, ALPN h2 and the server's SETTINGS)."""
+        return self._ready
+
+    @property
     def load(self) -> int:
         """Requests queued or in flight here."""
         return len(self._queue) + len(self._streams)
@@ -262,9 +277,11 @@ class Connection:
                 ssl_object = writer.get_extra_info("ssl_object")
                 if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
                     raise Unreachable(f"{host}:{port} did not agree to HTTP/2 (ALPN h2)")
-                codes = h2.settings.SettingCodes
-                no_push = {codes.ENABLE_PUSH: 0, codes.MAX_CONCURRENT_STREAMS: 0}
-                self._h2.local_settings = h2.settings.Settings(True, initial_values=no_push)
+                if self._closed:
+                    # Retired or closed while connecting: nothing will use it.
+                    writer.close()
+                    return
+                self._h2.local_settings = h2.settings.Settings(True, initial_values=LOCAL_SETTINGS)
                 self._h2.initiate_connection()
                 writer.write(self._h2.data_to_send())
                 self._tasks = [
@@ -274,7 +291,7 @@ class Connection:
                 # Streams are opened only once the server has said how many it
                 # takes (APNs starts low and raises the limit later).
                 await self._settled.wait()
-        except (TimeoutError, OSError, ssl.SSLError, H2Error) as exc:
+        except (TimeoutError, OSError, ssl.SSLError, H2Error, h2.exceptions.ProtocolError) as exc:
             reason = f"no HTTP/2 connection within {timeout:g} s" if not str(exc) else exc
             self._fail(exc if isinstance(exc, H2Error) else Unreachable(f"{host}:{port}: {reason}"))
         else:
@@ -555,8 +572,8 @@ class H2Pool:
         ]
         todo = list(range(len(requests)))
         for _ in range(MAX_ROUTES):
-            if not todo:
-                break
+            if not todo or loop.time() >= deadline:
+                break  # what is left was never processed: NotProcessed
             live = self._refresh()
             sent: dict[asyncio.Future[Response], tuple[int, Connection]] = {}
             for index in todo:
@@ -586,9 +603,11 @@ class H2Pool:
             for future in late:
                 index, connection = sent[future]
                 future.cancel()  # resets its stream (Connection._forget)
-                # A connection that leaves a request unanswered this long is
-                # suspect (a half-dead peer): later requests get a fresh one.
-                connection.retire()
+                if connection.connected:
+                    # A connection that leaves a request unanswered this long is
+                    # suspect (a half-dead peer): later requests get a fresh one.
+                    # One still connecting is left to its own connect timeout.
+                    connection.retire()
                 results[index] = TimeoutError(f"no answer within {timeout:g} s")
             todo.sort()
         return results
