@@ -183,6 +183,7 @@ def build_engine(
         batch_size=settings.delivery_batch_size,
         lease=timedelta(seconds=settings.delivery_lease_seconds),
         tick=settings.scheduler_tick_seconds,
+        lead=timedelta(seconds=settings.scheduler_lead_seconds),
         retry=RetryPolicy(max_attempts=settings.delivery_max_attempts),
     )
     if gateways is None:

@@ -54,6 +54,7 @@ class Settings:
     delivery_lease_seconds: int = 60
     delivery_batch_size: int = 256
     scheduler_tick_seconds: float = 1.0
+    scheduler_lead_seconds: float = 0.02
 
     @property
     def effective_database_url(self) -> str:
@@ -192,3 +193,5 @@ def _validate_delivery(settings: Settings) -> None:
         raise ConfigError("PUSHCORE_DELIVERY_BATCH_SIZE: must be from 1 to 10000")
     if not 0.01 <= settings.scheduler_tick_seconds <= 60:
         raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")
+    if not 0 <= settings.scheduler_lead_seconds <= 1:
+        raise ConfigError("PUSHCORE_SCHEDULER_LEAD_SECONDS: must be from 0 to 1")

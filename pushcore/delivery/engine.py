@@ -49,6 +49,9 @@ class EngineConfig:
     # The backstop for work another process added while this one sleeps.
     tick: float = 1.0
     max_in_flight: int = 4096
+    # Claim work this much before it is due and send each at its due time, so
+    # that the claim's transaction is not part of how late a delivery is.
+    lead: timedelta = timedelta(0)
     shutdown_grace: float = 10.0
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
 
@@ -95,6 +98,10 @@ class DeliveryEngine:
         self._planned: datetime | None = None
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._in_flight = 0
+        self._to_record: list[
+            tuple[Sequence[tuple[Dispatch, Outcome]], asyncio.Future[datetime | None]]
+        ] = []
+        self._recording = False
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
         self.running = False
@@ -106,7 +113,7 @@ class DeliveryEngine:
         loop, event = self._loop, self._wakeup
         if loop is None or event is None or loop.is_closed():
             return
-        if self._planned is None or at < self._planned:
+        if self._planned is None or at - self.config.lead < self._planned:
             loop.call_soon_threadsafe(event.set)
 
     # -- the loop ------------------------------------------------------------
@@ -142,7 +149,12 @@ class DeliveryEngine:
         now = self._clock.now()
         delay = self.config.tick
         if next_due is not None:
-            delay = min(delay, max(0.0, (next_due - now).total_seconds()))
+            lead = self.config.lead
+            # With a lead, look again at most every half lead: each claim then
+            # takes what falls due in the next half lead or more, at least half
+            # a lead early, instead of one delivery a wake-up.
+            wake = max(next_due - lead, now + lead / 2)
+            delay = min(delay, max(0.0, (wake - now).total_seconds()))
         if self._in_flight >= self.config.max_in_flight:
             delay = max(delay, 0.005)  # let sends finish before claiming more
         self._planned = now + timedelta(seconds=delay)
@@ -180,10 +192,19 @@ class DeliveryEngine:
         return next_due
 
     def _start(self, dispatches: Sequence[Dispatch]) -> None:
-        self._in_flight += len(dispatches)
-        task = asyncio.get_running_loop().create_task(self._deliver(dispatches))
-        self._tasks[task] = [d.delivery.id for d in dispatches]
-        task.add_done_callback(self._finished)
+        # Claimed up to `lead` early: what is not due yet waits for its due
+        # time, in a batch of its own (never sent early).
+        now = self._clock.now()
+        groups: dict[datetime | None, list[Dispatch]] = defaultdict(list)
+        for dispatch in dispatches:
+            due = dispatch.delivery.due_at
+            groups[due if due > now else None].append(dispatch)
+        loop = asyncio.get_running_loop()
+        for not_before, group in groups.items():
+            self._in_flight += len(group)
+            task = loop.create_task(self._deliver(group, not_before))
+            self._tasks[task] = [d.delivery.id for d in group]
+            task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_flight -= len(self._tasks.pop(task, []))
@@ -228,7 +249,16 @@ class DeliveryEngine:
 
     # -- sending -------------------------------------------------------------
 
-    async def _deliver(self, dispatches: Sequence[Dispatch]) -> None:
+    async def _deliver(
+        self, dispatches: Sequence[Dispatch], not_before: datetime | None = None
+    ) -> None:
+        while not_before is not None:
+            # The clock decides (not the loop's timer, which may run a little
+            # ahead of it): sleep until it says the due time has come.
+            wait = (not_before - self._clock.now()).total_seconds()
+            if wait <= 0:
+                break
+            await asyncio.sleep(wait)
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)
@@ -236,11 +266,43 @@ class DeliveryEngine:
             *(self._send(platform, group) for platform, group in by_platform.items())
         )
         pairs = [pair for result in results for pair in result]
-        due = await self._db(self._recorder, lambda: self._record(pairs))
+        due = await self._record_soon(pairs)
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
+
+    async def _record_soon(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
+        """Record ``pairs`` with whatever other batches finished meanwhile, in one transaction.
+
+        Batches sent at their own due times (see ``lead``) finish one by one;
+        a transaction each would keep the write lock so busy that the next
+        claim waited behind them. The earliest retry time of the lot comes back.
+        """
+        future: asyncio.Future[datetime | None] = asyncio.get_running_loop().create_future()
+        self._to_record.append((pairs, future))
+        if not self._recording:
+            self._recording = True
+            asyncio.get_running_loop().create_task(self._record_queued())
+        return await future
+
+    async def _record_queued(self) -> None:
+        try:
+            while self._to_record:
+                batch, self._to_record = self._to_record, []
+                pairs = [pair for queued, _ in batch for pair in queued]
+                try:
+                    due = await self._db(self._recorder, functools.partial(self._record, pairs))
+                except Exception as exc:  # each waiting batch reports it, as before
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(due)
+        finally:
+            self._recording = False
 
     async def _send(
         self, platform: Platform, group: Sequence[Dispatch]
@@ -261,7 +323,8 @@ class DeliveryEngine:
     def _claim(self, now: datetime, limit: int) -> Claim:
         with self._store.transaction() as tx:
             reconcile(tx, tx.notifications.due_wakeups(now, self.config.batch_size), now)
-            deliveries = tx.deliveries.claim_due(now, self.owner, now + self.config.lease, limit)
+            horizon, lease_end = now + self.config.lead, now + self.config.lease
+            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
             notification_ids = sorted({d.notification_id for d in deliveries})
             device_ids = sorted({d.device_id for d in deliveries})
             notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}

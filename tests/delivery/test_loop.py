@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -19,8 +20,8 @@ from pushcore.bootstrap import build_engine
 from pushcore.delivery import DeliveryEngine
 from pushcore.delivery.engine import Claim
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Retry
-from pushcore.domain.states import NotificationStatus
+from pushcore.domain.outcomes import Dispatch, Outcome, Retry
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Gateway
 from tests.delivery.conftest import DUE, LEASE, T0, Harness, until
 
@@ -239,3 +240,81 @@ def test_wake_without_a_running_loop_is_harmless(h: Harness) -> None:
 
     asyncio.run(briefly())
     engine.wake(T0)  # its loop is closed now
+
+
+LEAD = timedelta(milliseconds=20)
+
+
+def test_with_a_lead_it_claims_early_and_sends_at_the_due_time(h: Harness) -> None:
+    h.device("tok-a")
+    note = h.notify()
+    engine = h.engine(tick=30.0, lead=LEAD)
+
+    async def scenario() -> None:
+        task = engine.start()
+        # It plans to look a lead before the due time, not at it.
+        await until(lambda: planned(engine) == DUE - LEAD)
+        h.clock.set(DUE - LEAD)
+        engine.wake(DUE)  # the fake clock moved: look now
+        await until(lambda: [d.status for d in h.deliveries(note)] == [DeliveryStatus.IN_FLIGHT])
+        await asyncio.sleep(0.1)
+        assert h.gateway.sent == []  # claimed, held: never early
+        h.clock.set(DUE - MS)
+        await asyncio.sleep(0.05)
+        assert h.gateway.sent == []
+        h.clock.set(DUE)
+        await until(lambda: len(h.gateway.sent) == 1)
+        await engine.drain()
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert [s.at for s in h.gateway.sent] == [DUE]
+    assert h.status(note) is N.DELIVERED
+
+
+def test_a_held_delivery_is_handed_back_if_the_engine_stops_first(h: Harness) -> None:
+    h.device("tok-a")
+    note = h.notify()
+    engine = h.engine(tick=30.0, lead=LEAD, shutdown_grace=0.1)
+
+    async def scenario() -> None:
+        task = engine.start()
+        h.clock.set(DUE - LEAD)
+        engine.wake(DUE)
+        await until(lambda: [d.status for d in h.deliveries(note)] == [DeliveryStatus.IN_FLIGHT])
+        await engine.stop()  # the clock never reaches the due time
+        await task
+
+    asyncio.run(scenario())
+    assert h.gateway.sent == []
+    (delivery,) = h.deliveries(note)
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.PENDING, 0)
+
+
+def test_batches_finishing_together_are_recorded_in_one_transaction(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h.device("tok-a")
+    notes = [h.notify() for _ in range(3)]
+    engine = h.engine(batch_size=1)
+    records: list[int] = []
+    original = engine._record
+
+    def counted(pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
+        records.append(len(pairs))
+        return original(pairs)
+
+    monkeypatch.setattr(engine, "_record", counted)
+    h.gateway.hold()
+    h.clock.set(DUE)
+
+    async def scenario() -> None:
+        await engine.tick()  # three batches of one, all held at the gateway
+        await until(lambda: h.gateway.waiting == 3)
+        h.gateway.let_go()  # they finish together
+        await engine.drain()
+
+    asyncio.run(scenario())
+    assert sorted(records) == [1, 2] or records == [3]  # not one transaction each
+    assert [h.status(n) for n in notes] == [N.DELIVERED] * 3
