@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from tests.fakes.apns_server import FakeApns
@@ -30,19 +29,7 @@ def main() -> None:
     for line in sys.stdin:
         command = line.strip()
         if command == "count":
-            times = [r.at.timestamp() for r in fake.requests]
-            print(
-                json.dumps(
-                    {
-                        "accepted": len(times),
-                        "rejected": len(fake.rejected),
-                        "first": min(times, default=0.0),
-                        "last": max(times, default=0.0),
-                        "now": time.time(),
-                    }
-                ),
-                flush=True,
-            )
+            print(json.dumps(fake.counts()), flush=True)
         elif command == "reset":
             fake.requests.clear()
             fake.rejected.clear()

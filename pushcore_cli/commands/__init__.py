@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -91,3 +92,9 @@ AccountOption = Annotated[
         metavar="ACCOUNT",
     ),
 ]
+
+
+def configure_logging(level: str) -> None:
+    """pushcore's own log lines (a generated secret, an unconfigured gateway) on stderr,
+    in the shape uvicorn prints its own, for the long-running commands."""
+    logging.basicConfig(level=level.upper(), format="%(levelname)s:     %(name)s: %(message)s")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated
 
 import typer
 
 from pushcore.bootstrap import build_services
 from pushcore_cli import output
-from pushcore_cli.commands import state_of
+from pushcore_cli.commands import configure_logging, state_of
 
 
 def _url(host: str, port: int) -> str:
@@ -50,8 +49,7 @@ def serve(
     host = settings.host if host is None else host
     port = settings.port if port is None else port
     log_level = settings.log_level.lower()
-    # pushcore's own loggers (a generated secret, an unconfigured gateway) next to uvicorn's.
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
+    configure_logging(log_level)
     # Not the CLI's shared services: the app's lifespan owns and closes these.
     app = create_app(build_services(settings), run_engine=engine)
     output.say(f"pushcore serving on {_url(host, port)} (data directory: {settings.data_dir})")

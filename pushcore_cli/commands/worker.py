@@ -11,7 +11,7 @@ import typer
 from pushcore.bootstrap import build_engine, build_services
 from pushcore.delivery.engine import DeliveryEngine
 from pushcore_cli import output
-from pushcore_cli.commands import state_of
+from pushcore_cli.commands import configure_logging, state_of
 
 log = logging.getLogger("pushcore.worker")
 
@@ -26,9 +26,7 @@ def worker(ctx: typer.Context) -> None:
     Example: pushctl --data-dir ./data worker
     """
     settings = state_of(ctx).settings
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level)
     services = build_services(settings)
     output.say(f"pushcore worker delivering (data directory: {settings.data_dir})")
     try:

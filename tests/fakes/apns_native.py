@@ -73,14 +73,7 @@ class NativeApns:
             fake.rejected.clear()
             proto.response_bytes(200, [("content-type", "application/json")], b"{}")
             return
-        # Requests are appended as they are accepted: the first and last are the ends.
-        requests = fake.requests
-        count = {
-            "accepted": len(requests),
-            "rejected": len(fake.rejected),
-            "first": requests[0].at.timestamp() if requests else 0.0,
-            "last": requests[-1].at.timestamp() if requests else 0.0,
-        }
+        count = fake.counts()
         proto.response_bytes(
             200, [("content-type", "application/json")], json.dumps(count).encode()
         )

@@ -145,6 +145,17 @@ class FakeApns:
         """The distinct provider tokens seen, in order of first use."""
         return list(dict.fromkeys(r.headers["authorization"] for r in self.requests))
 
+    def counts(self) -> dict[str, float]:
+        """Accepted and rejected requests, and the first and last acceptance times (epoch s)."""
+        # Requests are appended as they are accepted: the first and last are the ends.
+        requests = self.requests
+        return {
+            "accepted": len(requests),
+            "rejected": len(self.rejected),
+            "first": requests[0].at.timestamp() if requests else 0.0,
+            "last": requests[-1].at.timestamp() if requests else 0.0,
+        }
+
     def now(self) -> datetime:
         """The fake's time: its clock's, or the real one."""
         return self._clock.now() if self._clock is not None else datetime.now(UTC)
