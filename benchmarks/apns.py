@@ -56,6 +56,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from benchmarks.report import write_section
 from benchmarks.scheduling import start_server, stop_server
 from pushcore import build_services, load_settings
+from pushcore.adapters.system import SystemClock, UlidGenerator
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.model import (
     Delivery,
@@ -70,7 +71,6 @@ from pushcore.domain.outcomes import Delivered, Dispatch
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.gateways.apns import ApnsGateway, ProviderToken, apns_payload
 from pushcore.services.queueing import new_deliveries
-from pushcore.system import SystemClock, UlidGenerator
 
 TOKEN = "ab" * 32
 # Seconds between preparing the database and the due time: the processes start meanwhile.

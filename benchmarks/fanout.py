@@ -27,9 +27,9 @@ from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from benchmarks.scheduling import rss_mb, start_server, stop_server
 from pushcore import build_services, load_settings
+from pushcore.adapters.system import UlidGenerator
 from pushcore.domain.inputs import NewStream
 from pushcore.domain.model import Account, Device, Plan, Platform, Subscription
-from pushcore.system import UlidGenerator
 
 
 def populate(data_dir: Path, receiver_port: int, devices: int) -> tuple[str, float, str]:

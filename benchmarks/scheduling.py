@@ -31,12 +31,12 @@ import httpx
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from pushcore import Services, build_services, load_settings
+from pushcore.adapters.system import UlidGenerator
 from pushcore.converter import structure_request
 from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import IconStyle, Notification, Platform, Priority, Sound
 from pushcore.domain.states import NotificationStatus
 from pushcore.services.queueing import new_deliveries
-from pushcore.system import UlidGenerator
 
 
 def rss_mb(pid: int) -> float:

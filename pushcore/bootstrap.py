@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from pushcore.adapters.icons import HttpIconProbe
+from pushcore.adapters.net import NetworkGuard, tls_context
+from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
 from pushcore.config import Settings
 from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.domain.errors import ConfigError
@@ -24,10 +27,9 @@ from pushcore.domain.retry import RetryPolicy
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
+from pushcore.gateways.vapid import load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
-from pushcore.icons import HttpIconProbe
-from pushcore.net import NetworkGuard, tls_context
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
 from pushcore.services import (
     AccountService,
@@ -43,11 +45,9 @@ from pushcore.services import (
 )
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
-from pushcore.system import SecretsRandom, SystemClock, UlidGenerator
-from pushcore.vapid import load_or_create_vapid_key
 
 if TYPE_CHECKING:
-    from pushcore.metrics import Metrics
+    from pushcore.adapters.metrics import Metrics
 
 log = logging.getLogger("pushcore")
 
@@ -165,7 +165,7 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
 def build_metrics(services: Services) -> Metrics:
     """The Prometheus metrics of one server: the HTTP app and its engine share them."""
     # Imported here: only the server needs prometheus_client, not every pushctl command.
-    from pushcore.metrics import Metrics
+    from pushcore.adapters.metrics import Metrics
 
     return Metrics(services.store, services.clock)
 

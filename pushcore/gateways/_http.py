@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.addresses import IPAddress
-from pushcore.net import NetworkGuard
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import aiohttp
 
+from pushcore.adapters.net import NetworkGuard, pin
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
@@ -29,7 +30,6 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
-from pushcore.net import NetworkGuard, pin
 from pushcore.ports import Clock
 
 USER_AGENT = "pushcore-webhook/1"

@@ -26,6 +26,7 @@ import aiohttp
 import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from pushcore.adapters.net import NetworkGuard, pin, tls_context
 from pushcore.config import Settings
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import Priority, WebPushKeys
@@ -37,15 +38,14 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
-from pushcore.net import NetworkGuard, pin, tls_context
-from pushcore.ports import Clock
-from pushcore.vapid import (
+from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
     check_subject,
     load_or_create_vapid_key,
     vapid_authorization,
 )
+from pushcore.ports import Clock
 
 log = logging.getLogger("pushcore.delivery")
 

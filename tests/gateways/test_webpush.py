@@ -24,7 +24,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pushcore import vapid as vapid_module
+from pushcore.adapters.net import NetworkGuard
 from pushcore.config import Settings
 from pushcore.domain.model import (
     Device,
@@ -36,22 +36,22 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
+from pushcore.gateways import vapid as vapid_module
 from pushcore.gateways._http import status_reason
-from pushcore.gateways.webpush import (
-    MAX_PLAINTEXT,
-    TOO_LARGE,
-    WebPushGateway,
-    encrypt,
-    fitted_plaintext,
-)
-from pushcore.net import NetworkGuard
-from pushcore.vapid import (
+from pushcore.gateways.vapid import (
     VapidKey,
     b64url,
     b64url_decode,
     load_or_create_vapid_key,
     origin_of,
     vapid_authorization,
+)
+from pushcore.gateways.webpush import (
+    MAX_PLAINTEXT,
+    TOO_LARGE,
+    WebPushGateway,
+    encrypt,
+    fitted_plaintext,
 )
 from tests.fakes.clock import FakeClock
 from tests.fakes.webpush_server import FakeSubscription, WebPushServer, running_webpush_server

@@ -25,7 +25,7 @@ from pushcore.domain.outcomes import Delivered, Dispatch, Outcome, Retry, TokenI
 from pushcore.domain.retry import RetryPolicy
 from pushcore.ports import Clock, Gateway, Store
 
-log = logging.getLogger("pushcore.metrics")
+log = logging.getLogger("pushcore.adapters.metrics")
 
 OUTCOMES = ("delivered", "retry", "token_invalid", "failed")
 """The ``outcome`` label of ``pushcore_deliveries_total``."""
