@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,10 +21,21 @@ from pushcore_cli.commands import (
     worker,
 )
 from pushcore_cli.errors import PushctlGroup
+from pushcore_cli.global_options import add_global_options
+
+
+class RootGroup(PushctlGroup):
+    """pushctl itself: maps errors (:class:`PushctlGroup`), and every command in it takes
+    the global options before and after its name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        add_global_options(self)
+
 
 app = typer.Typer(
     name="pushctl",
-    cls=PushctlGroup,
+    cls=RootGroup,
     help=(
         "Self-hosted push notifications: run the server and manage accounts, keys and"
         " devices on the same services it uses.\n\n"
@@ -47,40 +57,14 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--data-dir",
-            envvar="PUSHCORE_DATA_DIR",
-            file_okay=False,
-            help="Where the SQLite database and generated secrets live. Default: ./data.",
-        ),
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            envvar="PUSHCORE_CONFIG",
-            dir_okay=False,
-            help="A TOML settings file (environment variables win over it).",
-        ),
-    ] = None,
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            "--database-url",
-            envvar="PUSHCORE_DATABASE_URL",
-            help="sqlite:///path, postgresql://... or memory://. Default: SQLite in --data-dir.",
-        ),
-    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
     """Settings and services are made lazily, when a command first needs them."""
-    state = CliState(data_dir=data_dir, config_file=config, database_url=database_url)
-    ctx.obj = state
+    # The global options (--data-dir ...) have filled it in already, as they were parsed.
+    state = ctx.ensure_object(CliState)
     ctx.call_on_close(state.close)
 
 

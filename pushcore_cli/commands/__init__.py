@@ -12,10 +12,11 @@ from pushcore.bootstrap import build_services
 from pushcore.config import Settings, load_settings
 from pushcore.services import Services
 from pushcore.services.tokens import MAX_SUBJECT_LENGTH
+from pushcore_cli import output
 
 
 class CliState:
-    """The root options, and the settings and services made from them when first needed.
+    """The global options, and the settings and services made from them when first needed.
 
     Lazy so that ``--help`` works even with a broken configuration, and so
     that a command that needs no database opens none.
@@ -27,28 +28,64 @@ class CliState:
         config_file: Path | None = None,
         database_url: str | None = None,
     ) -> None:
-        self._data_dir = data_dir
-        self._config_file = config_file
-        self._database_url = database_url
+        self.data_dir = data_dir
+        self.config_file = config_file
+        self.database_url = database_url
+        self.url: str | None = None
+        self.api_key: str | None = None
+        self.token: str | None = None
+        # The global options given on the command line so far (before and after
+        # the command name), by parameter name: see pushcore_cli.global_options.
+        self.given: dict[str, object] = {}
         self._settings: Settings | None = None
         self._services: Services | None = None
 
+    def set_option(self, name: str, value: object) -> None:
+        """Set a global option by its parameter name (``data_dir``, ``config``, ``url``...)."""
+        if name in ("data_dir", "config"):
+            value = Path(str(value))
+        setattr(self, "config_file" if name == "config" else name, value)
+
+    def local(self) -> None:
+        """A usage error when the command line asks for a server (``--url``): this is local."""
+        if self.url is not None:
+            raise typer.BadParameter(
+                "this command works on the local data directory only; --url (or"
+                " PUSHCORE_URL) is for the commands that act on an account's resources"
+                " (keys, devices, send, notifications, streams, listen)",
+                param_hint="'--url'",
+            )
+
     @property
     def settings(self) -> Settings:
-        """The settings: root options over the environment over the TOML file."""
+        """The settings: global options over the environment over the TOML file."""
+        self.local()
         if self._settings is None:
             self._settings = load_settings(
-                config_file=self._config_file,
-                data_dir=self._data_dir,
-                database_url=self._database_url,
+                config_file=self.config_file,
+                data_dir=self.data_dir,
+                database_url=self.database_url,
             )
         return self._settings
 
+    def build_services(self) -> Services:
+        """New services through the composition root (the caller closes them).
+
+        Says so on stderr when this creates the data directory, so that a
+        command run from the wrong directory is noticed.
+        """
+        settings = self.settings
+        existed = settings.data_dir.exists()
+        services = build_services(settings)
+        if not existed and settings.data_dir.exists():
+            output.say(f"pushctl: created a new data directory at {settings.data_dir.resolve()}")
+        return services
+
     @property
     def services(self) -> Services:
-        """The services, built once through the composition root."""
+        """The services, built once through the composition root, closed with the command."""
         if self._services is None:
-            self._services = build_services(self.settings)
+            self._services = self.build_services()
         return self._services
 
     def close(self) -> None:

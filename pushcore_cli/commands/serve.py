@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Annotated
 
 import typer
 
-from pushcore.bootstrap import build_services
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
 
@@ -45,12 +45,37 @@ def serve(
 
     from pushcore_http import create_app
 
-    settings = state_of(ctx).settings
+    state = state_of(ctx)
+    settings = state.settings
     host = settings.host if host is None else host
     port = settings.port if port is None else port
     log_level = settings.log_level.lower()
     configure_logging(log_level)
-    # Not the CLI's shared services: the app's lifespan owns and closes these.
-    app = create_app(build_services(settings), run_engine=engine)
-    output.say(f"pushcore serving on {_url(host, port)} (data directory: {settings.data_dir})")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    # The port first: when it is taken, nothing else has started and nothing
+    # claims to be serving.
+    sock = _listen(host, port)
+    try:
+        # Not the CLI's shared services: the app's lifespan owns and closes these.
+        app = create_app(state.build_services(), run_engine=engine)
+        url = _url(host, sock.getsockname()[1])
+        output.say(f"pushcore serving on {url} (data directory: {settings.data_dir})")
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (uvicorn listens on it); exit 1 when it cannot be."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    # As uvicorn does: a restarted server may bind while old connections linger.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        reason = (error.strerror or str(error)).lower()
+        hint = " (another server on it? pick one with --port)" if port else ""
+        output.error(f"cannot listen on {_url(host, port)}: {reason}{hint}")
+        raise typer.Exit(1) from None
+    return sock

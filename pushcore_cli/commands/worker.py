@@ -8,7 +8,7 @@ import signal
 
 import typer
 
-from pushcore.bootstrap import build_engine, build_services
+from pushcore.bootstrap import build_engine
 from pushcore.delivery.engine import DeliveryEngine
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
@@ -25,9 +25,10 @@ def worker(ctx: typer.Context) -> None:
 
     Example: pushctl --data-dir ./data worker
     """
-    settings = state_of(ctx).settings
+    state = state_of(ctx)
+    settings = state.settings
     configure_logging(settings.log_level)
-    services = build_services(settings)
+    services = state.build_services()
     output.say(f"pushcore worker delivering (data directory: {settings.data_dir})")
     try:
         asyncio.run(_run(build_engine(services)))

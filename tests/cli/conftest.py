@@ -25,8 +25,11 @@ def _no_pushcore_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    """A data directory that does not exist yet: the first command creates it."""
-    return tmp_path / "data"
+    """An empty data directory: the first command fills it (and says nothing about it,
+    as it would when it had to create the directory)."""
+    path = tmp_path / "data"
+    path.mkdir(mode=0o700)
+    return path
 
 
 Cli = Callable[..., Result]

@@ -104,3 +104,53 @@ def test_serve_token_and_keys_end_to_end(
     process.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises the signal it caught.
     assert process.wait(timeout=SHUTDOWN_TIMEOUT) in (0, -signal.SIGTERM)
+
+
+@pytest.mark.slow
+def test_serve_takes_the_data_dir_after_its_name(tmp_path: Path) -> None:
+    port = free_port()
+    data_dir = tmp_path / "elsewhere"
+    log = tmp_path / "server.log"
+    command = [sys.executable, "-m", "pushcore_cli.main", "serve", "--data-dir", str(data_dir)]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*command, "--port", str(port)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=clean_env(),
+            cwd=tmp_path,
+        )
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}", process, log)
+        assert (data_dir / "pushcore.db").is_file()
+        assert not (tmp_path / "data").exists()
+        assert f"pushctl: created a new data directory at {data_dir}" in log.read_text()
+    finally:
+        process.terminate()
+        process.wait(SHUTDOWN_TIMEOUT)
+
+
+@pytest.mark.slow
+def test_serve_on_a_busy_port_fails_before_saying_it_serves(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+
+        result = subprocess.run(
+            pushctl(tmp_path / "data", "serve", "--port", str(port)),
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=30,
+            check=False,
+        )
+
+    assert result.returncode == 1
+    assert f"error: cannot listen on http://127.0.0.1:{port}: address already in use" in (
+        result.stderr
+    )
+    assert "serving on" not in result.stderr + result.stdout
+    # Nothing started: no engine, no database, no data directory.
+    assert "delivery engine started" not in result.stderr
+    assert not (tmp_path / "data").exists()

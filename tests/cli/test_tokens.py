@@ -32,7 +32,7 @@ def test_prints_only_a_token_that_the_services_accept(
 def test_generates_the_secret_on_first_run_readable_only_by_its_owner(
     cli: Cli, data_dir: Path
 ) -> None:
-    assert not data_dir.exists()
+    assert not (data_dir / JWT_SECRET_FILE).exists()
 
     assert cli("token issue alice").exit_code == 0
 

@@ -1,0 +1,168 @@
+"""The global options (--data-dir, --config, --database-url, --url, --api-key, --token)
+are accepted before and after the command name, for every command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from pushcore_cli.main import app
+from tests.cli.conftest import Cli
+from tests.cli.test_help import PATHS
+
+GLOBAL_OPTIONS = ["--data-dir", "--config", "--database-url", "--url", "--api-key", "--token"]
+GROUPS = {path[:-1] for path in PATHS if path}
+LEAVES = [path for path in PATHS if path and path not in GROUPS]
+# Its own --token is the device's token: there the global one goes before the name.
+OWN_FLAGS = {(("devices", "add"), "--token")}
+LOCAL_ONLY = [
+    ("serve",),
+    ("worker",),
+    ("token", "issue", "alice"),
+    ("accounts", "set-plan", "alice", "pro"),
+    ("gateways", "check"),
+]
+
+
+def invoke(args: list[str], env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(app, args, env=env)
+
+
+def flat(text: str) -> str:
+    """Output without the box rich draws around usage errors, on one line."""
+    return " ".join(text.replace("│", " ").split())
+
+
+def value(option: str, n: int) -> str:
+    return f"/tmp/pushctl-test-{n}" if option in ("--data-dir", "--config") else f"value-{n}"
+
+
+@pytest.mark.parametrize("option", GLOBAL_OPTIONS)
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_command_takes_every_global_option_after_its_name(
+    path: tuple[str, ...], option: str
+) -> None:
+    # Different values before and after the name: refused, which shows that the
+    # one after the name was read as the global option and met the one before.
+    result = invoke([option, value(option, 1), *path, option, value(option, 2)])
+
+    assert result.exit_code == 2, result.output
+    if (path, option) in OWN_FLAGS:
+        assert "given twice" not in flat(result.output)
+    else:
+        assert "given twice with different values" in flat(result.output)
+        assert f"'{option}'" in flat(result.output)
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_the_data_dir_works_in_either_position(tmp_path: Path, position: str) -> None:
+    data_dir = tmp_path / "d"
+    command = ["keys", "list", "--account", "alice"]
+    option = ["--data-dir", str(data_dir)]
+    args = [*option, *command] if position == "before" else [*command, *option]
+
+    result = invoke(args)
+
+    assert result.exit_code == 0, result.output
+    assert (data_dir / "pushcore.db").is_file()
+
+
+def test_the_same_value_in_both_positions_is_fine(tmp_path: Path) -> None:
+    data_dir = str(tmp_path / "d")
+
+    result = invoke(["--data-dir", data_dir, "token", "issue", "alice", "--data-dir", data_dir])
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "d" / "jwt-secret").is_file()
+
+
+def test_the_option_after_the_name_wins_over_the_environment(tmp_path: Path) -> None:
+    result = invoke(
+        ["token", "issue", "alice", "--data-dir", str(tmp_path / "option")],
+        env={"PUSHCORE_DATA_DIR": str(tmp_path / "env")},
+    )
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "option" / "jwt-secret").is_file()
+    assert not (tmp_path / "env").exists()
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_the_database_url_works_in_either_position(cli: Cli, data_dir: Path, position: str) -> None:
+    command = "keys list --account alice"
+    option = "--database-url memory://"
+
+    result = cli(f"{option} {command}" if position == "before" else f"{command} {option}")
+
+    assert result.exit_code == 0, result.output
+    assert not (data_dir / "pushcore.db").exists()
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_the_config_file_works_in_either_position(
+    cli: Cli, data_dir: Path, tmp_path: Path, position: str
+) -> None:
+    config = tmp_path / "pushcore.toml"
+    config.write_text('database_url = "memory://"\n', encoding="utf-8")
+    command = "keys list --account alice"
+    option = f"--config {config}"
+
+    result = cli(f"{option} {command}" if position == "before" else f"{command} {option}")
+
+    assert result.exit_code == 0, result.output
+    assert not (data_dir / "pushcore.db").exists()
+
+
+@pytest.mark.parametrize("position", ["before", "after", "environment"])
+@pytest.mark.parametrize("command", LOCAL_ONLY, ids=" ".join)
+def test_local_only_commands_refuse_a_url(
+    tmp_path: Path, command: tuple[str, ...], position: str
+) -> None:
+    data = ["--data-dir", str(tmp_path / "d")]
+    url = ["--url", "http://127.0.0.1:9"]
+    env = None
+    if position == "before":
+        args = [*data, *url, *command]
+    elif position == "after":
+        args = [*data, *command, *url]
+    else:
+        args, env = [*data, *command], {"PUSHCORE_URL": "http://127.0.0.1:9"}
+
+    result = invoke(args, env)
+
+    assert result.exit_code == 2, result.output
+    assert "'--url'" in flat(result.output)
+    assert "local data directory only" in flat(result.output)
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_devices_add_token_is_the_device_token(cli: Cli) -> None:
+    result = cli(
+        "devices add --account alice --platform android --token fcm-registration-token --json"
+    )
+
+    assert result.exit_code == 0, result.output
+    assert '"tokenPrefix": "fcm-regi"' in result.stdout
+
+
+def test_global_options_are_listed_in_each_commands_help() -> None:
+    result = invoke(["notifications", "list", "--help"])
+
+    assert result.exit_code == 0
+    for option in GLOBAL_OPTIONS:
+        assert option in result.stdout
+    assert "PUSHCORE_DATA_DIR" in result.stdout
+
+
+def test_a_new_data_directory_is_announced_once(tmp_path: Path) -> None:
+    data_dir = tmp_path / "fresh"
+
+    first = invoke(["--data-dir", str(data_dir), "keys", "list", "--account", "alice"])
+    second = invoke(["--data-dir", str(data_dir), "keys", "list", "--account", "alice"])
+
+    assert first.exit_code == 0, first.output
+    assert f"pushctl: created a new data directory at {data_dir.resolve()}\n" in first.stderr
+    assert "created a new data directory" not in second.stderr
+    assert first.stdout == second.stdout
