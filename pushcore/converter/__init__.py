@@ -7,9 +7,22 @@ from pushcore.converter._base import (
     parse_timestamp,
     structure_request,
 )
-from pushcore.converter.devices import device_json
-from pushcore.converter.keys import api_key_created_json, api_key_json
+from pushcore.converter._views import DeletedView, View, from_json, to_json
+from pushcore.converter.devices import DeviceView, device_json
+from pushcore.converter.keys import (
+    ApiKeyCreatedView,
+    ApiKeyView,
+    api_key_created_json,
+    api_key_json,
+)
 from pushcore.converter.notifications import (
+    DeliveryCountsView,
+    Last24hView,
+    NotificationCreatedView,
+    NotificationPageView,
+    NotificationView,
+    StatsView,
+    StreamRefView,
     decode_cursor,
     encode_cursor,
     notification_created_json,
@@ -18,15 +31,38 @@ from pushcore.converter.notifications import (
     stats_json,
 )
 from pushcore.converter.streams import (
+    LookupView,
+    SendResultView,
+    StreamDetailView,
+    StreamLabelView,
+    StreamSummaryView,
+    SubscriptionView,
     lookup_json,
     send_result_json,
     stream_json,
-    stream_summary_json,
     subscription_json,
 )
 from pushcore.domain.timefmt import format_timestamp
 
 __all__ = [
+    "ApiKeyCreatedView",
+    "ApiKeyView",
+    "DeletedView",
+    "DeliveryCountsView",
+    "DeviceView",
+    "Last24hView",
+    "LookupView",
+    "NotificationCreatedView",
+    "NotificationPageView",
+    "NotificationView",
+    "SendResultView",
+    "StatsView",
+    "StreamDetailView",
+    "StreamLabelView",
+    "StreamRefView",
+    "StreamSummaryView",
+    "SubscriptionView",
+    "View",
     "api_key_created_json",
     "api_key_json",
     "camel",
@@ -35,6 +71,7 @@ __all__ = [
     "device_json",
     "encode_cursor",
     "format_timestamp",
+    "from_json",
     "lookup_json",
     "maybe_timestamp",
     "notification_created_json",
@@ -44,7 +81,7 @@ __all__ = [
     "send_result_json",
     "stats_json",
     "stream_json",
-    "stream_summary_json",
     "structure_request",
     "subscription_json",
+    "to_json",
 ]

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pushcore.converter._base import maybe_timestamp
-from pushcore.domain.model import Device
-from pushcore.domain.timefmt import format_timestamp
+import attrs
+
+from pushcore.converter._views import View, copy_fields, to_json
+from pushcore.domain.model import Device, Platform
+
+
+@attrs.frozen
+class DeviceView(View):
+    """A device as the API shows it: the token only by its prefix."""
+
+    id: str
+    name: str | None
+    platform: Platform
+    token_prefix: str
+    is_active: bool
+    created_at: datetime
+    last_delivered_at: datetime | None
+
+    @classmethod
+    def of(cls, device: Device) -> DeviceView:
+        """The view of a stored device."""
+        return copy_fields(cls, device)
 
 
 def device_json(device: Device) -> dict[str, Any]:
-    """A device as the API shows it: the token only by its prefix."""
-    return {
-        "id": device.id,
-        "name": device.name,
-        "platform": device.platform.value,
-        "tokenPrefix": device.token_prefix,
-        "isActive": device.is_active,
-        "createdAt": format_timestamp(device.created_at),
-        "lastDeliveredAt": maybe_timestamp(device.last_delivered_at),
-    }
+    """The JSON of :class:`DeviceView` (kept for the CLI's ``--json``)."""
+    return to_json(DeviceView.of(device))

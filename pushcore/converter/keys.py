@@ -2,35 +2,58 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pushcore.converter._base import maybe_timestamp
+import attrs
+
+from pushcore.converter._views import View, copy_fields, to_json
 from pushcore.domain.model import ApiKey
-from pushcore.domain.timefmt import format_timestamp
+from pushcore.domain.scopes import Scope
+
+
+@attrs.frozen
+class ApiKeyCreatedView(View):
+    """The creation response: the only place the full key ever appears (``key``)."""
+
+    id: str
+    name: str
+    key: str
+    key_prefix: str
+    scopes: tuple[Scope, ...]
+    expires_at: datetime | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, key: ApiKey, secret: str) -> ApiKeyCreatedView:
+        """The view of a key just created, with its secret."""
+        return copy_fields(cls, key, key=secret, scopes=tuple(key.scopes))
+
+
+@attrs.frozen
+class ApiKeyView(View):
+    """A key in a list: masked to its prefix."""
+
+    id: str
+    name: str
+    key_prefix: str
+    scopes: tuple[Scope, ...]
+    expires_at: datetime | None
+    is_active: bool
+    last_used_at: datetime | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, key: ApiKey) -> ApiKeyView:
+        """The view of a stored key."""
+        return copy_fields(cls, key, scopes=tuple(key.scopes))
 
 
 def api_key_created_json(key: ApiKey, secret: str) -> dict[str, Any]:
-    """The creation response: the only place the full key ever appears."""
-    return {
-        "id": key.id,
-        "name": key.name,
-        "key": secret,
-        "keyPrefix": key.key_prefix,
-        "scopes": [s.value for s in key.scopes],
-        "expiresAt": maybe_timestamp(key.expires_at),
-        "createdAt": format_timestamp(key.created_at),
-    }
+    """The JSON of :class:`ApiKeyCreatedView` (kept for the CLI's ``--json``)."""
+    return to_json(ApiKeyCreatedView.of(key, secret))
 
 
 def api_key_json(key: ApiKey) -> dict[str, Any]:
-    """A key in a list: masked to its prefix."""
-    return {
-        "id": key.id,
-        "name": key.name,
-        "keyPrefix": key.key_prefix,
-        "scopes": [s.value for s in key.scopes],
-        "expiresAt": maybe_timestamp(key.expires_at),
-        "isActive": key.is_active,
-        "lastUsedAt": maybe_timestamp(key.last_used_at),
-        "createdAt": format_timestamp(key.created_at),
-    }
+    """The JSON of :class:`ApiKeyView` (kept for the CLI's ``--json``)."""
+    return to_json(ApiKeyView.of(key))

@@ -5,15 +5,15 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from pushcore.converter import device_json, structure_request
+from pushcore.converter import DeletedView, DeviceView, structure_request
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of
+from pushcore_http.routes import services_of, view_response
 
 
 class Devices(HTTPEndpoint):
@@ -25,14 +25,14 @@ class Devices(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
         new = structure_request(NewDevice, await read_json(request))
         result = await run_in_threadpool(services.devices.register, caller.account_id, new)
-        return JSONResponse(device_json(result.device), 201 if result.created else 200)
+        return view_response(DeviceView.of(result.device), 201 if result.created else 200)
 
     async def get(self, request: Request) -> Response:
         """The caller's devices, deactivated ones included."""
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_READ)
         devices = await run_in_threadpool(services.devices.list, caller.account_id)
-        return JSONResponse([device_json(d) for d in devices])
+        return view_response([DeviceView.of(d) for d in devices])
 
 
 class Device(HTTPEndpoint):
@@ -44,7 +44,7 @@ class Device(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
         device_id = request.path_params["device_id"]
         await run_in_threadpool(services.devices.remove, caller.account_id, device_id)
-        return JSONResponse({"success": True, "id": device_id})
+        return view_response(DeletedView.of(device_id))
 
 
 routes = [Route("/api/devices", Devices), Route("/api/devices/{device_id}", Device)]

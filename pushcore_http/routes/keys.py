@@ -5,14 +5,14 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from pushcore.converter import api_key_created_json, api_key_json, structure_request
+from pushcore.converter import ApiKeyCreatedView, ApiKeyView, DeletedView, structure_request
 from pushcore.domain.inputs import NewApiKey
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of
+from pushcore_http.routes import services_of, view_response
 
 
 class Keys(HTTPEndpoint):
@@ -24,14 +24,14 @@ class Keys(HTTPEndpoint):
         user = await authenticate(request, services, Accepts.USER)
         new = structure_request(NewApiKey, await read_json(request))
         created = await run_in_threadpool(services.keys.create, user.account_id, new)
-        return JSONResponse(api_key_created_json(created.key, created.secret), 201)
+        return view_response(ApiKeyCreatedView.of(created.key, created.secret), 201)
 
     async def get(self, request: Request) -> Response:
         """The caller's keys, masked."""
         services = services_of(request)
         user = await authenticate(request, services, Accepts.USER)
         keys = await run_in_threadpool(services.keys.list, user.account_id)
-        return JSONResponse([api_key_json(k) for k in keys])
+        return view_response([ApiKeyView.of(k) for k in keys])
 
 
 class Key(HTTPEndpoint):
@@ -43,7 +43,7 @@ class Key(HTTPEndpoint):
         user = await authenticate(request, services, Accepts.USER)
         key_id = request.path_params["key_id"]
         key = await run_in_threadpool(services.keys.revoke, user.account_id, key_id)
-        return JSONResponse({"success": True, "id": key.id})
+        return view_response(DeletedView.of(key.id))
 
 
 routes = [Route("/api/keys", Keys), Route("/api/keys/{key_id}", Key)]

@@ -5,23 +5,23 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from pushcore.converter import (
+    NotificationCreatedView,
+    NotificationPageView,
+    NotificationView,
+    StatsView,
     decode_cursor,
-    encode_cursor,
-    notification_created_json,
-    notification_json,
     parse_list_query,
-    stats_json,
     structure_request,
 )
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of
+from pushcore_http.routes import services_of, view_response
 
 
 class Notifications(HTTPEndpoint):
@@ -33,7 +33,7 @@ class Notifications(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         new = structure_request(NewNotification, await read_json(request))
         created = await run_in_threadpool(services.notifications.create, caller.account_id, new)
-        return JSONResponse(notification_created_json(created), 201)
+        return view_response(NotificationCreatedView.of(created), 201)
 
     async def get(self, request: Request) -> Response:
         """A page, newest first: ``?status=&limit=&cursor=``."""
@@ -46,12 +46,7 @@ class Notifications(HTTPEndpoint):
         page = await run_in_threadpool(
             services.notifications.list, caller.account_id, status, limit, before
         )
-        return JSONResponse(
-            {
-                "items": [notification_json(n) for n in page.items],
-                "nextCursor": encode_cursor(page.next_before) if page.next_before else None,
-            }
-        )
+        return view_response(NotificationPageView.of(page.items, page.next_before))
 
 
 class Stats(HTTPEndpoint):
@@ -62,7 +57,7 @@ class Stats(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
         stats = await run_in_threadpool(services.notifications.stats, caller.account_id)
-        return JSONResponse(stats_json(stats))
+        return view_response(StatsView.of(stats))
 
 
 class Notification(HTTPEndpoint):
@@ -75,7 +70,7 @@ class Notification(HTTPEndpoint):
         detail = await run_in_threadpool(
             services.notifications.get, caller.account_id, request.path_params["notification_id"]
         )
-        return JSONResponse(notification_json(detail.notification, detail.deliveries))
+        return view_response(NotificationView.of(detail.notification, detail.deliveries))
 
     async def delete(self, request: Request) -> Response:
         """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
@@ -86,7 +81,7 @@ class Notification(HTTPEndpoint):
         detail = await run_in_threadpool(
             services.notifications.get, caller.account_id, notification_id
         )
-        return JSONResponse(notification_json(detail.notification, detail.deliveries))
+        return view_response(NotificationView.of(detail.notification, detail.deliveries))
 
 
 routes = [

@@ -5,21 +5,22 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from pushcore.converter import (
-    lookup_json,
-    send_result_json,
-    stream_json,
+    DeletedView,
+    LookupView,
+    SendResultView,
+    StreamDetailView,
+    SubscriptionView,
     structure_request,
-    subscription_json,
 )
 from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of
+from pushcore_http.routes import services_of, view_response
 
 
 class Streams(HTTPEndpoint):
@@ -31,14 +32,14 @@ class Streams(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         new = structure_request(NewStream, await read_json(request))
         view = await run_in_threadpool(services.streams.create, caller.account_id, new)
-        return JSONResponse(stream_json(view), 201)
+        return view_response(StreamDetailView.of(view), 201)
 
     async def get(self, request: Request) -> Response:
         """The caller's streams (a JWT, or a key with notifications:read)."""
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_READ)
         views = await run_in_threadpool(services.streams.list, caller.account_id)
-        return JSONResponse([stream_json(v) for v in views])
+        return view_response([StreamDetailView.of(v) for v in views])
 
 
 class Stream(HTTPEndpoint):
@@ -50,7 +51,7 @@ class Stream(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
         stream_id = request.path_params["stream_id"]
         await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
-        return JSONResponse({"success": True, "id": stream_id})
+        return view_response(DeletedView.of(stream_id))
 
 
 class Send(HTTPEndpoint):
@@ -64,7 +65,7 @@ class Send(HTTPEndpoint):
         result = await run_in_threadpool(
             services.streams.send, caller.account_id, request.path_params["stream_id"], send
         )
-        return JSONResponse(send_result_json(result), 201)
+        return view_response(SendResultView.of(result), 201)
 
 
 class Subscriptions(HTTPEndpoint):
@@ -78,14 +79,14 @@ class Subscriptions(HTTPEndpoint):
         subscription, view = await run_in_threadpool(
             services.streams.subscribe, user.account_id, body.code
         )
-        return JSONResponse(subscription_json(subscription, view), 201)
+        return view_response(SubscriptionView.of(subscription, view), 201)
 
     async def get(self, request: Request) -> Response:
         """The caller's subscriptions."""
         services = services_of(request)
         user = await authenticate(request, services, Accepts.USER)
         found = await run_in_threadpool(services.streams.subscriptions, user.account_id)
-        return JSONResponse([subscription_json(s, v) for s, v in found])
+        return view_response([SubscriptionView.of(s, v) for s, v in found])
 
 
 class Subscription(HTTPEndpoint):
@@ -97,7 +98,7 @@ class Subscription(HTTPEndpoint):
         user = await authenticate(request, services, Accepts.USER)
         subscription_id = request.path_params["subscription_id"]
         await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
-        return JSONResponse({"success": True, "id": subscription_id})
+        return view_response(DeletedView.of(subscription_id))
 
 
 class Lookup(HTTPEndpoint):
@@ -110,7 +111,7 @@ class Lookup(HTTPEndpoint):
         found = await run_in_threadpool(
             services.streams.lookup, user.account_id, request.path_params["code"]
         )
-        return JSONResponse(lookup_json(found))
+        return view_response(LookupView.of(found))
 
 
 # The fixed paths come before /api/streams/{stream_id}, which would take them.
