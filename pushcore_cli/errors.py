@@ -7,6 +7,8 @@ names the families so that a new one can get its own code in one place.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -42,6 +44,35 @@ def report(error: e.PushcoreError) -> None:
     """Print an expected error on stderr, with one line per invalid field."""
     details = error.details if isinstance(error, e.ValidationError) else ()
     output.error(error.message, details)
+
+
+def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.ValidationError:
+    """``error`` with its API field names replaced by the options that set them.
+
+    ``options`` maps a field (``customDelay``) or its head (``metadata`` for
+    ``metadata.team``, ``keys`` for ``keys.auth``) to an option; an exact
+    field wins over its head. Fields no option sets keep their names.
+    """
+    details: list[e.FieldError] = []
+    for detail in error.details:
+        head = detail.field.split(".")[0].split("[")[0]
+        option = options.get(detail.field) or options.get(head) or detail.field
+        renamed_detail = e.FieldError(option, detail.message)
+        if renamed_detail not in details:
+            details.append(renamed_detail)
+    # A message of our own ("Invalid request: customDelay") is rebuilt; a server's
+    # other wording is kept.
+    message = None if error.message == e.ValidationError(error.details).message else error.message
+    return e.ValidationError(details, message)
+
+
+@contextmanager
+def naming_options(options: Mapping[str, str]) -> Iterator[None]:
+    """Validation errors raised inside name the command's options, not API fields."""
+    try:
+        yield
+    except e.ValidationError as error:
+        raise renamed(error, options) from None
 
 
 class PushctlGroup(TyperGroup):

@@ -13,6 +13,7 @@ from pushcore.config import Settings, load_settings
 from pushcore.services import Services
 from pushcore.services.tokens import MAX_SUBJECT_LENGTH
 from pushcore_cli import output
+from pushcore_cli.backend import LocalApi
 
 
 class CliState:
@@ -112,12 +113,13 @@ def check_account(account: str, hint: str) -> str:
     return account
 
 
-def acting_as(ctx: typer.Context, account: str) -> Services:
-    """The services, with ``account`` created (free plan) if it has never been seen."""
+def api_for(ctx: typer.Context, account: str) -> LocalApi:
+    """What an account command works on: the services acting as ``account``
+    (created on the free plan if it has never been seen)."""
     check_account(account, "'--account'")
     services = state_of(ctx).services
     services.accounts.ensure(account)
-    return services
+    return LocalApi(services, account)
 
 
 AccountOption = Annotated[

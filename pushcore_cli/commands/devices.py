@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from pushcore.converter import device_json, structure_request
-from pushcore.domain.inputs import NewDevice
-from pushcore.domain.model import Device, Platform
+from pushcore.converter import DeviceView, to_json
+from pushcore.domain.model import Platform
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, acting_as
+from pushcore_cli.commands import AccountOption, api_for
+from pushcore_cli.errors import naming_options
+
+OPTIONS = {
+    "platform": "--platform",
+    "token": "--token",
+    "name": "--name",
+    "keys.p256dh": "--p256dh",
+    "keys.auth": "--auth",
+    "keys": "--p256dh / --auth",
+}
 
 app = typer.Typer(
     help="Manage an account's devices.\n\nExample: pushctl devices list --account alice",
@@ -18,8 +27,9 @@ app = typer.Typer(
 )
 
 
-def _record(device: Device) -> list[tuple[str, str | None]]:
-    masked = device.token_prefix + ("…" if len(device.token) > len(device.token_prefix) else "")
+def _record(device: DeviceView) -> list[tuple[str, str | None]]:
+    # Only the prefix is ever shown (as by the HTTP API): the ellipsis says so.
+    masked = device.token_prefix + "…"
     return [
         ("id", device.id),
         ("name", device.name),
@@ -60,17 +70,14 @@ def add(
         raise typer.BadParameter(
             "--p256dh and --auth go together", param_hint="'--p256dh' / '--auth'"
         )
-    services = acting_as(ctx, account)
-    # The same JSON body the HTTP API takes, so both front doors validate alike.
-    body: dict[str, Any] = {"token": token, "platform": platform.value}
-    if name is not None:
-        body["name"] = name
-    if p256dh is not None:
-        body["keys"] = {"p256dh": p256dh, "auth": auth}
-    registration = services.devices.register(account, structure_request(NewDevice, body))
+    keys = None if p256dh is None or auth is None else {"p256dh": p256dh, "auth": auth}
+    with naming_options(OPTIONS):
+        registration = api_for(ctx, account).devices.register(
+            platform.value, token, name=name, keys=keys
+        )
     device = registration.device
     if json_output:
-        output.print_json(device_json(device))
+        output.print_json(to_json(device))
     else:
         output.print_record(_record(device))
     if registration.created:
@@ -87,10 +94,9 @@ def list_devices(
 
     Example: pushctl devices list --account alice
     """
-    services = acting_as(ctx, account)
-    devices = services.devices.list(account)
+    devices = api_for(ctx, account).devices.list()
     if json_output:
-        output.print_json([device_json(d) for d in devices])
+        output.print_json([to_json(d) for d in devices])
         return
     if not devices:
         output.say(f"No devices. Register one with: pushctl devices add --account {account} ...")
@@ -114,8 +120,7 @@ def remove(
 
     Example: pushctl devices remove --account alice dev_01JD0000000000000000000000
     """
-    services = acting_as(ctx, account)
-    services.devices.remove(account, device_id)
+    removed = api_for(ctx, account).devices.remove(device_id)
     if json_output:
-        output.print_json({"success": True, "id": device_id})
+        output.print_json(to_json(removed))
     output.say(f"Removed device {device_id}.")

@@ -8,22 +8,20 @@ from typing import Annotated, Any
 import typer
 
 from pushcore.converter import (
-    decode_cursor,
-    encode_cursor,
+    DeliveryCountsView,
+    NotificationView,
     format_timestamp,
-    notification_created_json,
-    notification_json,
-    parse_list_query,
-    stats_json,
-    structure_request,
+    to_json,
 )
-from pushcore.domain.inputs import NewNotification
-from pushcore.domain.model import DeliveryCounts, IconStyle, Notification, Priority, Sound
-from pushcore.domain.scheduling import Delay
+from pushcore.domain.errors import DeviceNotFound
+from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, acting_as
+from pushcore_cli.backend import LocalApi
+from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.durations import parse_duration
+from pushcore_cli.errors import naming_options
 
 app = typer.Typer(
     help=(
@@ -34,6 +32,29 @@ app = typer.Typer(
 )
 
 PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
+# Only what --delay takes: a preset, or a custom delay of 1 second to 1 day.
+DELAY_HELP = (
+    f"a preset ({PRESETS}) or any other duration from {CUSTOM_DELAY_MIN}s to"
+    f" {CUSTOM_DELAY_MAX // 86400}d, e.g. 90s, 2h or a number of seconds"
+)
+# The request and query fields of these commands, by the option that sets them.
+OPTIONS = {
+    "title": "TITLE",
+    "body": "--body",
+    "delay": "--delay",
+    "customDelay": "--delay",
+    "scheduledAt": "--at",
+    "targetDeviceToken": "--device",
+    "priority": "--priority",
+    "sound": "--sound",
+    "iconStyle": "--icon-style",
+    "senderName": "--sender-name",
+    "senderIcon": "--sender-icon",
+    "metadata": "--metadata",
+    "status": "--status",
+    "limit": "--limit",
+    "cursor": "--cursor",
+}
 STATUSES = ", ".join(s.value for s in NotificationStatus)
 
 IdArgument = Annotated[
@@ -42,7 +63,8 @@ IdArgument = Annotated[
 
 
 def delay_fields(text: str) -> dict[str, Any]:
-    """``--delay`` as request fields: a preset by name, any other duration as a custom delay."""
+    """``--delay`` as the client's keyword arguments: a preset by name, any other
+    duration as a custom delay."""
     try:
         preset = Delay(text.strip())
     except ValueError:
@@ -51,10 +73,12 @@ def delay_fields(text: str) -> dict[str, Any]:
         return {"delay": preset.value}
     try:
         seconds = int(parse_duration(text).total_seconds())
-    except typer.BadParameter as error:
-        raise typer.BadParameter(error.message, param_hint="'--delay'") from None
-    # Out-of-range seconds are the service's to refuse, naming customDelay like the HTTP API.
-    return {"delay": Delay.CUSTOM.value, "customDelay": seconds}
+    except typer.BadParameter:
+        raise typer.BadParameter(
+            f"{text!r} is not a delay (use {DELAY_HELP})", param_hint="'--delay'"
+        ) from None
+    # Out-of-range seconds are the service's to refuse (named --delay by OPTIONS).
+    return {"delay": Delay.CUSTOM.value, "custom_delay": seconds}
 
 
 def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
@@ -71,15 +95,17 @@ def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
     return metadata
 
 
-def _delay_text(n: Notification) -> str:
+def _delay_text(n: NotificationView) -> str:
     return f"custom ({n.custom_delay}s)" if n.custom_delay is not None else n.delay
 
 
-def _counts_text(counts: DeliveryCounts) -> str:
+def _counts_text(counts: DeliveryCountsView | None) -> str | None:
+    if counts is None:
+        return None
     return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
 
 
-def _record(n: Notification, counts: DeliveryCounts) -> list[tuple[str, str | None]]:
+def _record(n: NotificationView) -> list[tuple[str, str | None]]:
     stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
     metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
     return [
@@ -99,7 +125,7 @@ def _record(n: Notification, counts: DeliveryCounts) -> list[tuple[str, str | No
         ("stream", stream),
         ("metadata", metadata),
         ("devices targeted", str(n.devices_targeted)),
-        ("deliveries", _counts_text(counts)),
+        ("deliveries", _counts_text(n.deliveries)),
         ("failure reason", n.failure_reason),
         ("created", format_timestamp(n.created_at)),
         ("settled", None if n.settled_at is None else format_timestamp(n.settled_at)),
@@ -118,7 +144,7 @@ def send(
         typer.Option(
             "--delay",
             metavar="DURATION",
-            help=f"Send after a preset ({PRESETS}; default 5s) or any duration up to 1d, e.g. 90s.",
+            help=f"Send after {DELAY_HELP}. Default: 5s.",
         ),
     ] = None,
     at: Annotated[
@@ -132,7 +158,9 @@ def send(
     device: Annotated[
         str | None,
         typer.Option(
-            "--device", metavar="TOKEN", help="Only to the account's device with this token."
+            "--device",
+            metavar="DEVICE",
+            help="Only to this device of the account: its id (dev_...) or its token.",
         ),
     ] = None,
     priority: Annotated[
@@ -165,27 +193,29 @@ def send(
     """
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
-    # The same JSON body the HTTP API takes, so both front doors validate alike.
-    request: dict[str, Any] = {"title": title}
-    if delay is not None:
-        request.update(delay_fields(delay))
-    if metadata:
-        request["metadata"] = metadata_fields(metadata)
-    optional = {
+    options: dict[str, Any] = {
         "body": body,
-        "scheduledAt": at,
-        "targetDeviceToken": device,
-        "priority": None if priority is None else priority.value,
-        "sound": None if sound is None else sound.value,
-        "iconStyle": None if icon_style is None else icon_style.value,
-        "senderName": sender_name,
-        "senderIcon": sender_icon,
+        "scheduled_at": at,
+        "priority": priority,
+        "sound": sound,
+        "icon_style": icon_style,
+        "sender_name": sender_name,
+        "sender_icon": sender_icon,
+        "metadata": metadata_fields(metadata) if metadata else None,
     }
-    request.update({k: v for k, v in optional.items() if v is not None})
-    services = acting_as(ctx, account)
-    created = services.notifications.create(account, structure_request(NewNotification, request))
+    if delay is not None:
+        options.update(delay_fields(delay))
+    with naming_options(OPTIONS):
+        api = api_for(ctx, account)
+        if device is not None:
+            options["target_device_token"] = device_token(api, device)
+        try:
+            created = api.notifications.create(title, **options)
+        except DeviceNotFound:
+            # The API's message names its field (targetDeviceToken): name the option.
+            raise DeviceNotFound(f"--device: the account has no device {device}") from None
     if json_output:
-        output.print_json(notification_created_json(created))
+        output.print_json(to_json(created))
     else:
         output.print_record(
             [
@@ -202,6 +232,13 @@ def send(
         )
     else:
         output.say(f"Queued notification {created.id}.")
+
+
+def device_token(api: LocalApi, device: str) -> str:
+    """The token of ``--device``: a device id (``dev_...``) of the account, or a token."""
+    token = api.devices.token_of(device) if device.startswith("dev_") else None
+    # Not an id of the account's devices: a token, whose device the service looks up.
+    return device if token is None else token
 
 
 @app.command("list")
@@ -225,16 +262,11 @@ def list_notifications(
 
     Example: pushctl notifications list --account alice --status QUEUED --limit 10
     """
-    # The HTTP API's own query parsing, so the same values are refused alike.
-    parsed_status, parsed_limit = parse_list_query(status, None if limit is None else str(limit))
-    before = decode_cursor(cursor) if cursor else None
-    services = acting_as(ctx, account)
-    page = services.notifications.list(account, parsed_status, parsed_limit, before)
-    next_cursor = encode_cursor(page.next_before) if page.next_before else None
+    with naming_options(OPTIONS):
+        page = api_for(ctx, account).notifications.page(status, limit, cursor)
+    next_cursor = page.next_cursor
     if json_output:
-        output.print_json(
-            {"items": [notification_json(n) for n in page.items], "nextCursor": next_cursor}
-        )
+        output.print_json(to_json(page))
         return
     if not page.items:
         output.say(f"No notifications. Send one with: pushctl send TITLE --account {account}")
@@ -256,9 +288,9 @@ def list_notifications(
     if next_cursor is not None:
         again = f"pushctl notifications list --account {account}"
         if status is not None:
-            again += f" --status {parsed_status}"
+            again += f" --status {status.upper()}"
         if limit is not None:
-            again += f" --limit {parsed_limit}"
+            again += f" --limit {limit}"
         output.say(f"More: {again} --cursor {next_cursor}")
 
 
@@ -273,12 +305,11 @@ def show(
 
     Example: pushctl notifications show --account alice ntf_01JD0000000000000000000000
     """
-    services = acting_as(ctx, account)
-    detail = services.notifications.get(account, notification_id)
+    found = api_for(ctx, account).notifications.get(notification_id)
     if json_output:
-        output.print_json(notification_json(detail.notification, detail.deliveries))
+        output.print_json(to_json(found))
     else:
-        output.print_record(_record(detail.notification, detail.deliveries))
+        output.print_record(_record(found))
 
 
 @app.command("cancel")
@@ -292,13 +323,11 @@ def cancel(
 
     Example: pushctl notifications cancel --account alice ntf_01JD0000000000000000000000
     """
-    services = acting_as(ctx, account)
-    services.notifications.cancel(account, notification_id)
-    detail = services.notifications.get(account, notification_id)
+    cancelled = api_for(ctx, account).notifications.cancel(notification_id)
     if json_output:
-        output.print_json(notification_json(detail.notification, detail.deliveries))
+        output.print_json(to_json(cancelled))
     else:
-        output.print_record(_record(detail.notification, detail.deliveries))
+        output.print_record(_record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
 
 
@@ -310,26 +339,24 @@ def stats(
 
     Example: pushctl notifications stats --account alice
     """
-    services = acting_as(ctx, account)
-    found = stats_json(services.notifications.stats(account))
+    found = api_for(ctx, account).notifications.stats()
     if json_output:
-        output.print_json(found)
+        output.print_json(to_json(found))
         return
-    deliveries = found["deliveries"]
-    last = found["last24h"]
+    deliveries = found.deliveries
+    last = found.last_24h
     output.print_record(
         [
-            ("total", str(found["total"])),
-            *((status, str(count)) for status, count in found["byStatus"].items()),
+            ("total", str(found.total)),
+            *((status, str(count)) for status, count in found.by_status.items()),
             (
                 "deliveries",
-                f"delivered {deliveries['delivered']}, failed {deliveries['failed']},"
-                f" pending {deliveries['pending']}",
+                f"delivered {deliveries.delivered}, failed {deliveries.failed},"
+                f" pending {deliveries.pending}",
             ),
             (
                 "last 24 hours",
-                f"created {last['created']}, delivered {last['delivered']},"
-                f" failed {last['failed']}",
+                f"created {last.created}, delivered {last.delivered}, failed {last.failed}",
             ),
         ]
     )

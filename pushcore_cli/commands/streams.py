@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from pushcore.converter import (
-    lookup_json,
-    send_result_json,
-    stream_json,
-    structure_request,
-    subscription_json,
-)
-from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
-from pushcore.domain.model import Priority, Sound, StreamView, Subscription
+from pushcore.converter import StreamDetailView, StreamSummaryView, SubscriptionView, to_json
+from pushcore.domain.model import Priority, Sound
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, acting_as
+from pushcore_cli.commands import AccountOption, api_for
+from pushcore_cli.errors import naming_options
 
 app = typer.Typer(
     help=(
@@ -39,30 +33,44 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _record(view: StreamView) -> list[tuple[str, str | None]]:
-    s = view.stream
+OPTIONS = {
+    "name": "--name",
+    "description": "--description",
+    "iconUrl": "--icon-url",
+    "title": "--title",
+    "body": "--body",
+    "sound": "--sound",
+    "priority": "--priority",
+    "senderName": "--sender-name",
+    "senderIcon": "--sender-icon",
+    "code": "CODE",
+}
+
+
+def _record(s: StreamSummaryView) -> list[tuple[str, str | None]]:
     return [
         ("id", s.id),
         ("name", s.name),
         ("code", s.code),
         ("description", s.description or None),
         ("icon url", s.icon_url),
-        ("subscribers", str(view.subscribers)),
-        ("created", output.when(s.created_at)),
+        ("subscribers", str(s.subscribers)),
     ]
 
 
-def _subscription_record(
-    subscription: Subscription, view: StreamView
-) -> list[tuple[str, str | None]]:
-    s = view.stream
+def _detail_record(s: StreamDetailView) -> list[tuple[str, str | None]]:
+    return [*_record(s), ("created", output.when(s.created_at))]
+
+
+def _subscription_record(subscription: SubscriptionView) -> list[tuple[str, str | None]]:
+    s = subscription.stream
     return [
         ("id", subscription.id),
         ("stream", s.name),
         ("code", s.code),
         ("stream id", s.id),
         ("description", s.description or None),
-        ("subscribers", str(view.subscribers)),
+        ("subscribers", str(s.subscribers)),
         ("subscribed", output.when(subscription.created_at)),
     ]
 
@@ -88,22 +96,17 @@ def create(
 
     Example: pushctl streams create --account alice --name Deploys --description "main deploys"
     """
-    # The same JSON body the HTTP API takes, so both front doors validate alike.
-    body: dict[str, Any] = {"name": name}
-    if description is not None:
-        body["description"] = description
-    if icon_url is not None:
-        body["iconUrl"] = icon_url
-    request = structure_request(NewStream, body)
-    services = acting_as(ctx, account)
-    view = services.streams.create(account, request)
+    with naming_options(OPTIONS):
+        stream = api_for(ctx, account).streams.create(
+            name, description=description, icon_url=icon_url
+        )
     if json_output:
-        output.print_json(stream_json(view))
+        output.print_json(to_json(stream))
     else:
-        output.print_record(_record(view))
+        output.print_record(_detail_record(stream))
     output.say(
-        f"Created stream {view.stream.id} with code {view.stream.code}; others subscribe with:"
-        f" pushctl streams subscribe {view.stream.code} --account ACCOUNT"
+        f"Created stream {stream.id} with code {stream.code}; others subscribe with:"
+        f" pushctl streams subscribe {stream.code} --account ACCOUNT"
     )
 
 
@@ -115,26 +118,25 @@ def list_streams(
 
     Example: pushctl streams list --account alice
     """
-    services = acting_as(ctx, account)
-    views = services.streams.list(account)
+    streams = api_for(ctx, account).streams.list()
     if json_output:
-        output.print_json([stream_json(v) for v in views])
+        output.print_json([to_json(s) for s in streams])
         return
-    if not views:
+    if not streams:
         output.say(f"No streams. Create one with: pushctl streams create --account {account} ...")
         return
     output.print_table(
         ["id", "name", "code", "subscribers", "description", "created"],
         (
             [
-                v.stream.id,
-                v.stream.name,
-                v.stream.code,
-                str(v.subscribers),
-                v.stream.description or None,
-                output.when(v.stream.created_at),
+                s.id,
+                s.name,
+                s.code,
+                str(s.subscribers),
+                s.description or None,
+                output.when(s.created_at),
             ]
-            for v in views
+            for s in streams
         ),
     )
 
@@ -150,10 +152,9 @@ def delete(
 
     Example: pushctl streams delete --account alice str_01JD0000000000000000000000
     """
-    services = acting_as(ctx, account)
-    services.streams.delete(account, stream_id)
+    deleted = api_for(ctx, account).streams.delete(stream_id)
     if json_output:
-        output.print_json({"success": True, "id": stream_id})
+        output.print_json(to_json(deleted))
     output.say(f"Deleted stream {stream_id} and its subscriptions.")
 
 
@@ -190,26 +191,23 @@ def send(
 
     Example: pushctl streams send --account alice str_01JD0000000000000000000000 --title "v2 is out"
     """
-    # The same JSON body the HTTP API takes, so both front doors validate alike.
-    request: dict[str, Any] = {"title": title}
-    optional = {
-        "body": body,
-        "sound": None if sound is None else sound.value,
-        "priority": None if priority is None else priority.value,
-        "senderName": sender_name,
-        "senderIcon": sender_icon,
-    }
-    request.update({k: v for k, v in optional.items() if v is not None})
-    services = acting_as(ctx, account)
-    result = services.streams.send(account, stream_id, structure_request(StreamSend, request))
-    notification = result.notification
+    with naming_options(OPTIONS):
+        result = api_for(ctx, account).streams.send(
+            stream_id,
+            title,
+            body=body,
+            sound=sound,
+            priority=priority,
+            sender_name=sender_name,
+            sender_icon=sender_icon,
+        )
+    notification_id = result.notification_id
     if json_output:
-        output.print_json(send_result_json(result))
+        output.print_json(to_json(result))
     else:
         output.print_record(
             [
-                ("notification id", notification.id),
-                ("status", notification.status.value),
+                ("notification id", notification_id),
                 ("sent", str(result.sent)),
                 ("subscribers", str(result.subscribers)),
                 ("stream", f"{result.stream.name} ({result.stream.code})"),
@@ -217,18 +215,18 @@ def send(
         )
     if result.sent:
         output.say(
-            f"Queued notification {notification.id} for {_plural(result.sent, 'device')}"
+            f"Queued notification {notification_id} for {_plural(result.sent, 'device')}"
             f" of {_plural(result.subscribers, 'subscriber')}."
         )
     elif result.subscribers == 0:
         output.warn(
-            f"notification {notification.id} reached nobody: the stream has no subscribers yet"
+            f"notification {notification_id} reached nobody: the stream has no subscribers yet"
             f" (they subscribe with: pushctl streams subscribe {result.stream.code}"
             " --account ACCOUNT)."
         )
     else:
         output.warn(
-            f"notification {notification.id} reached nobody: none of the"
+            f"notification {notification_id} reached nobody: none of the"
             f" {_plural(result.subscribers, 'subscriber')} has an active device."
         )
 
@@ -244,15 +242,14 @@ def subscribe(
 
     Example: pushctl streams subscribe --account bob falcon-7k2q
     """
-    # The same JSON body the HTTP API takes, so both front doors validate alike.
-    request = structure_request(Subscribe, {"code": code})
-    services = acting_as(ctx, account)
-    subscription, view = services.streams.subscribe(account, request.code)
+    with naming_options(OPTIONS):
+        subscription = api_for(ctx, account).streams.subscribe(code)
+    stream = subscription.stream
     if json_output:
-        output.print_json(subscription_json(subscription, view))
+        output.print_json(to_json(subscription))
     else:
-        output.print_record(_subscription_record(subscription, view))
-    output.say(f"Subscribed to {view.stream.name} ({view.stream.code}) as {subscription.id}.")
+        output.print_record(_subscription_record(subscription))
+    output.say(f"Subscribed to {stream.name} ({stream.code}) as {subscription.id}.")
 
 
 @app.command("subscriptions")
@@ -263,10 +260,9 @@ def subscriptions(
 
     Example: pushctl streams subscriptions --account bob
     """
-    services = acting_as(ctx, account)
-    found = services.streams.subscriptions(account)
+    found = api_for(ctx, account).streams.subscriptions()
     if json_output:
-        output.print_json([subscription_json(s, v) for s, v in found])
+        output.print_json([to_json(s) for s in found])
         return
     if not found:
         output.say(
@@ -278,12 +274,12 @@ def subscriptions(
         (
             [
                 s.id,
-                v.stream.name,
-                v.stream.code,
-                str(v.subscribers),
+                s.stream.name,
+                s.stream.code,
+                str(s.stream.subscribers),
                 output.when(s.created_at),
             ]
-            for s, v in found
+            for s in found
         ),
     )
 
@@ -302,10 +298,9 @@ def unsubscribe(
 
     Example: pushctl streams unsubscribe --account bob sub_01JD0000000000000000000000
     """
-    services = acting_as(ctx, account)
-    services.streams.unsubscribe(account, subscription_id)
+    removed = api_for(ctx, account).streams.unsubscribe(subscription_id)
     if json_output:
-        output.print_json({"success": True, "id": subscription_id})
+        output.print_json(to_json(removed))
     output.say(f"Removed subscription {subscription_id}.")
 
 
@@ -320,10 +315,9 @@ def lookup(
 
     Example: pushctl streams lookup --account bob falcon-7k2q
     """
-    services = acting_as(ctx, account)
-    found = services.streams.lookup(account, code)
+    with naming_options(OPTIONS):
+        found = api_for(ctx, account).streams.lookup(code)
     if json_output:
-        output.print_json(lookup_json(found))
+        output.print_json(to_json(found))
         return
-    record = [field for field in _record(found.stream) if field[0] != "created"]
-    output.print_record([*record, ("subscribed", output.yes_no(found.is_subscribed))])
+    output.print_record([*_record(found), ("subscribed", output.yes_no(found.is_subscribed))])

@@ -108,7 +108,7 @@ def test_an_ios_token_that_is_not_hex_is_refused(cli: Cli) -> None:
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert "  token: must be an APNs device token in hex" in result.stderr.splitlines()
+    assert "  --token: must be an APNs device token in hex" in result.stderr.splitlines()
     assert list_devices(cli) == []
 
 
@@ -120,14 +120,14 @@ def test_a_web_device_needs_valid_keys(cli: Cli) -> None:
 
     assert result.exit_code == 1
     fields = {line.split(":")[0].strip() for line in result.stderr.splitlines()[1:]}
-    assert fields == {"keys.p256dh", "keys.auth"}
+    assert fields == {"--p256dh", "--auth"}
 
 
 def test_a_webhook_on_a_loopback_address_is_refused(cli: Cli) -> None:
     result = cli("devices add --account alice --platform webhook --token http://127.0.0.1:9/hook")
 
     assert result.exit_code == 1
-    assert "  token: " in result.stderr
+    assert "  --token: " in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,7 @@ def test_at_more_than_30_days_ahead_is_refused(cli: Cli) -> None:
     result = cli(f"send hello --account bob --at {due}")
 
     assert result.exit_code == 1
-    assert field_lines(result.stderr) == {"scheduledAt"}
+    assert field_lines(result.stderr) == {"--at"}
 
 
 @pytest.mark.parametrize(
@@ -170,12 +170,13 @@ def test_delay_maps_presets_and_any_other_duration_to_custom(
 
 
 @pytest.mark.parametrize("option", ["0s", "2d"])
-def test_a_custom_delay_out_of_range_is_refused_naming_custom_delay(cli: Cli, option: str) -> None:
+def test_a_custom_delay_out_of_range_is_refused_naming_delay(cli: Cli, option: str) -> None:
     result = cli(f"send hello --account bob --delay {option}")
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert field_lines(result.stderr) == {"customDelay"}
+    assert field_lines(result.stderr) == {"--delay"}
+    assert "customDelay" not in result.stderr
 
 
 @pytest.mark.parametrize("title", ["", "x" * 201], ids=["empty", "201 characters"])
@@ -185,7 +186,7 @@ def test_an_invalid_title_is_refused_naming_title(cli: Cli, title: str) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
-    assert "  title: must be 1 to 200 characters" in result.stderr.splitlines()
+    assert "  TITLE: must be 1 to 200 characters" in result.stderr.splitlines()
     assert ok(cli, "notifications list --account bob")["items"] == []
 
 
@@ -205,11 +206,11 @@ def test_every_invalid_field_is_listed(cli: Cli) -> None:
 
     assert result.exit_code == 1
     assert field_lines(result.stderr) == {
-        "title",
-        "body",
-        "senderName",
-        "senderIcon",
-        "scheduledAt",
+        "TITLE",
+        "--body",
+        "--sender-name",
+        "--sender-icon",
+        "--at",
     }
 
 
@@ -219,7 +220,7 @@ def test_an_unknown_device_token_is_device_not_found(cli: Cli) -> None:
     result = cli("send hello --account bob --device phone-unknown")
 
     assert result.exit_code == 1
-    assert result.stderr == "error: No device with this targetDeviceToken on this account\n"
+    assert result.stderr == "error: --device: the account has no device phone-unknown\n"
     assert ok(cli, "notifications list --account bob")["items"] == []
 
 
@@ -229,7 +230,7 @@ def test_another_accounts_device_token_is_not_found_either(cli: Cli) -> None:
     result = cli("send hello --account bob --device carols-phone")
 
     assert result.exit_code == 1
-    assert "No device with this targetDeviceToken" in result.stderr
+    assert "--device: the account has no device carols-phone" in result.stderr
 
 
 def test_device_targets_one_device(cli: Cli) -> None:
@@ -240,6 +241,40 @@ def test_device_targets_one_device(cli: Cli) -> None:
 
     assert created["devicesTargeted"] == 1
     assert show(cli, created["id"])["targetDeviceToken"] == "phone-2"
+
+
+def test_device_takes_a_device_id(cli: Cli) -> None:
+    add_device(cli, "phone-1")
+    second = add_device(cli, "phone-2")
+
+    created = send(cli, f"--device {second['id']}")
+
+    assert created["devicesTargeted"] == 1
+    assert show(cli, created["id"])["targetDeviceToken"] == "phone-2"
+
+
+def test_another_accounts_device_id_is_not_found(cli: Cli) -> None:
+    carols = add_device(cli, "carols-phone", account="carol")
+
+    result = cli(f"send hello --account bob --device {carols['id']}")
+
+    assert result.exit_code == 1
+    assert result.stderr == f"error: --device: the account has no device {carols['id']}\n"
+    assert ok(cli, "notifications list --account bob")["items"] == []
+
+
+def test_a_bad_delay_lists_only_what_delay_takes(cli: Cli) -> None:
+    result = cli("send hello --account bob --delay soon")
+    help_text = cli("send --help").stdout
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.replace("│", " ").split())
+    assert "'--delay'" in message
+    assert "5s, 30s, 1m, 5m, 15m, 30m, 1h" in message
+    assert "to 1d" in message
+    # 7d is a duration, but not a delay the service takes.
+    assert "7d" not in message
+    assert "7d" not in help_text
 
 
 def test_every_option_is_stored(cli: Cli) -> None:
@@ -292,7 +327,7 @@ def test_metadata_over_the_limits_is_refused_naming_metadata(cli: Cli) -> None:
     result = cli("send hello --account bob", *pairs)
 
     assert result.exit_code == 1
-    assert field_lines(result.stderr) == {"metadata"}
+    assert field_lines(result.stderr) == {"--metadata"}
 
 
 @pytest.mark.parametrize(
@@ -392,10 +427,10 @@ def test_the_list_holds_only_the_accounts_own(cli: Cli) -> None:
 @pytest.mark.parametrize(
     ("options", "field"),
     [
-        ("--status bogus", "status"),
-        ("--limit 0", "limit"),
-        ("--limit 101", "limit"),
-        ("--cursor not-a-cursor", "cursor"),
+        ("--status bogus", "--status"),
+        ("--limit 0", "--limit"),
+        ("--limit 101", "--limit"),
+        ("--cursor not-a-cursor", "--cursor"),
     ],
 )
 def test_bad_list_options_are_refused_naming_the_field(cli: Cli, options: str, field: str) -> None:
