@@ -23,7 +23,7 @@ def worker(ctx: typer.Context) -> None:
     each claims due deliveries under a lease, so none is sent twice by two
     of them, and a crashed worker's claims come back when the lease ends.
 
-    Example: pushctl --data-dir ./data worker
+    Example: pushctl worker --data-dir ./data
     """
     state = state_of(ctx)
     settings = state.settings
