@@ -6,7 +6,7 @@ in-process, or talk to a running server with :class:`Client` /
 (``pushcore_cli``) are thin front doors onto the same objects.
 """
 
-from pushcore.bootstrap import build_services
+from pushcore.bootstrap import build_engine, build_services
 from pushcore.client import AsyncClient, Client
 from pushcore.config import Settings, load_settings
 from pushcore.converter import (
@@ -51,7 +51,7 @@ from pushcore.domain.errors import (
     Unauthorized,
     ValidationError,
 )
-from pushcore.domain.inputs import NewApiKey, NewDevice
+from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
 from pushcore.domain.model import (
     Account,
     ApiKey,
@@ -66,6 +66,7 @@ from pushcore.domain.model import (
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
 from pushcore.services import Principal, Services
+from pushcore.services.notifications import NotificationDetail
 
 __version__ = "0.1.0"
 
@@ -97,9 +98,12 @@ __all__ = [
     "MethodNotAllowed",
     "NewApiKey",
     "NewDevice",
+    "NewNotification",
+    "NewStream",
     "NotCancellable",
     "NotFound",
     "NotificationCreatedView",
+    "NotificationDetail",
     "NotificationStatus",
     "NotificationView",
     "OwnStream",
@@ -121,12 +125,14 @@ __all__ = [
     "StreamDetailView",
     "StreamLabelView",
     "StreamRefView",
+    "StreamSend",
     "StreamSummaryView",
     "SubscriptionView",
     "Unauthorized",
     "ValidationError",
     "WebPushKeys",
     "__version__",
+    "build_engine",
     "build_services",
     "load_settings",
 ]

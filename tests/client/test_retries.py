@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 import pushcore
@@ -200,3 +201,14 @@ def test_an_id_stays_one_path_segment(fake: FakeApi) -> None:
     with pushcore.Client(fake.url, api_key="psk_x") as client, pytest.raises(pushcore.NotFound):
         client.notifications.get("../keys")
     assert fake.seen[0].path == "/api/notifications/..%2Fkeys"
+
+
+def test_a_mock_transport_stands_in_for_the_server() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["x-api-key"] == "psk_x"
+        return httpx.Response(200, json={"success": True, "id": "dev_1"})
+
+    with pushcore.Client(
+        "http://pushcore.test", api_key="psk_x", transport=httpx.MockTransport(handler)
+    ) as client:
+        assert client.devices.remove("dev_1") == pushcore.DeletedView(True, "dev_1")
