@@ -98,9 +98,10 @@ class Policy:
             error.status = response.status_code
             raise error from exc
 
-    def failed(self, call: Call[Any], exc: httpx.TransportError) -> PushcoreError:
-        """The ConnectionFailed an httpx transport error becomes."""
-        return ConnectionFailed(f"{call.method} {call.path}: {type(exc).__name__}: {exc}")
+    def failed(self, request: httpx.Request, exc: httpx.TransportError) -> PushcoreError:
+        """The ConnectionFailed an httpx transport error becomes, naming the URL."""
+        reason = str(exc) or type(exc).__name__
+        return ConnectionFailed(f"No answer from {request.method} {request.url}: {reason}")
 
     def attempts(self, call: Call[T], http: httpx.Client | httpx.AsyncClient) -> Steps[T]:
         """The retry loop without I/O: yields a request to send or seconds to sleep.
@@ -120,7 +121,7 @@ class Policy:
                 assert answer is not None
                 delay = self.wait(attempt, None) if isinstance(answer, RETRYABLE_ERRORS) else None
                 if delay is None:
-                    raise self.failed(call, answer) from answer
+                    raise self.failed(request, answer) from answer
             yield delay
             attempt += 1
 
