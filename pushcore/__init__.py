@@ -1,21 +1,45 @@
 """pushcore: scheduled push notifications for self-hosters, as a library.
 
-Build the services with :func:`build_services` and call them; the HTTP server
-(``pushcore_http``) and ``pushctl`` (``pushcore_cli``) are thin front doors
-onto the same objects.
+Two ways in: build the services with :func:`build_services` and call them
+in-process, or talk to a running server with :class:`Client` /
+:class:`AsyncClient`. The HTTP server (``pushcore_http``) and ``pushctl``
+(``pushcore_cli``) are thin front doors onto the same objects.
 """
 
-from pushcore.bootstrap import build_services
+from pushcore.bootstrap import build_engine, build_services
+from pushcore.client import AsyncClient, Client
 from pushcore.config import Settings, load_settings
+from pushcore.converter import (
+    ApiKeyCreatedView,
+    ApiKeyView,
+    DeletedView,
+    DeliveryCountsView,
+    DeviceView,
+    Last24hView,
+    LookupView,
+    NotificationCreatedView,
+    NotificationView,
+    SendResultView,
+    StatsView,
+    StreamDetailView,
+    StreamLabelView,
+    StreamRefView,
+    StreamSummaryView,
+    SubscriptionView,
+)
 from pushcore.domain.errors import (
     AlreadySubscribed,
     ConfigError,
     Conflict,
+    ConnectionFailed,
     DeviceNotFound,
     FieldError,
     Forbidden,
+    IdempotencyKeyInUse,
+    IdempotencyKeyReused,
     IllegalTransition,
     InvalidJson,
+    MethodNotAllowed,
     NotCancellable,
     NotFound,
     OwnStream,
@@ -23,13 +47,26 @@ from pushcore.domain.errors import (
     PlanLimit,
     PushcoreError,
     RateLimited,
+    ServerError,
     Unauthorized,
     ValidationError,
 )
-from pushcore.domain.inputs import NewApiKey, NewDevice
-from pushcore.domain.model import Account, ApiKey, Device, Plan, Platform, WebPushKeys
+from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
+from pushcore.domain.model import (
+    Account,
+    ApiKey,
+    Device,
+    IconStyle,
+    Plan,
+    Platform,
+    Priority,
+    Sound,
+    WebPushKeys,
+)
 from pushcore.domain.scopes import Scope
+from pushcore.domain.states import NotificationStatus
 from pushcore.services import Principal, Services
+from pushcore.services.notifications import NotificationDetail
 
 __version__ = "0.1.0"
 
@@ -37,33 +74,65 @@ __all__ = [
     "Account",
     "AlreadySubscribed",
     "ApiKey",
+    "ApiKeyCreatedView",
+    "ApiKeyView",
+    "AsyncClient",
+    "Client",
     "ConfigError",
     "Conflict",
+    "ConnectionFailed",
+    "DeletedView",
+    "DeliveryCountsView",
     "Device",
     "DeviceNotFound",
+    "DeviceView",
     "FieldError",
     "Forbidden",
+    "IconStyle",
+    "IdempotencyKeyInUse",
+    "IdempotencyKeyReused",
     "IllegalTransition",
     "InvalidJson",
+    "Last24hView",
+    "LookupView",
+    "MethodNotAllowed",
     "NewApiKey",
     "NewDevice",
+    "NewNotification",
+    "NewStream",
     "NotCancellable",
     "NotFound",
+    "NotificationCreatedView",
+    "NotificationDetail",
+    "NotificationStatus",
+    "NotificationView",
     "OwnStream",
     "PayloadTooLarge",
     "Plan",
     "PlanLimit",
     "Platform",
     "Principal",
+    "Priority",
     "PushcoreError",
     "RateLimited",
     "Scope",
+    "SendResultView",
+    "ServerError",
     "Services",
     "Settings",
+    "Sound",
+    "StatsView",
+    "StreamDetailView",
+    "StreamLabelView",
+    "StreamRefView",
+    "StreamSend",
+    "StreamSummaryView",
+    "SubscriptionView",
     "Unauthorized",
     "ValidationError",
     "WebPushKeys",
     "__version__",
+    "build_engine",
     "build_services",
     "load_settings",
 ]

@@ -22,9 +22,14 @@ class FieldError:
 
 
 class PushcoreError(Exception):
-    """Base of every error pushcore raises on purpose."""
+    """Base of every error pushcore raises on purpose.
+
+    ``code`` is the API's snake_case error code. ``status`` is the HTTP status
+    when the error is a server's answer to the client, else None.
+    """
 
     code = "internal_error"
+    status: int | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -110,6 +115,24 @@ class IllegalTransition(Conflict):
     code = "illegal_transition"
 
 
+class IdempotencyKeyInUse(Conflict):
+    """The request with this Idempotency-Key is still being handled."""
+
+    code = "idempotency_key_in_use"
+
+
+class IdempotencyKeyReused(PushcoreError):
+    """This Idempotency-Key was already used with a different request body."""
+
+    code = "idempotency_key_reused"
+
+
+class MethodNotAllowed(PushcoreError):
+    """The path exists but does not take this HTTP method."""
+
+    code = "method_not_allowed"
+
+
 class PayloadTooLarge(PushcoreError):
     """The request body is over the size limit."""
 
@@ -130,3 +153,15 @@ class ConfigError(PushcoreError):
     """A setting is invalid; the message names the setting."""
 
     code = "config_error"
+
+
+class ServerError(PushcoreError):
+    """The server failed (a 5xx) or answered something that is not the API's JSON."""
+
+    code = "internal_error"
+
+
+class ConnectionFailed(PushcoreError):
+    """No answer from the server: refused, unreachable, timed out (after the retries)."""
+
+    code = "connection_failed"

@@ -1,0 +1,10 @@
+"""The HTTP client of pushcore: :class:`Client` and :class:`AsyncClient` on httpx.
+
+Answers are read into the same views the server writes its JSON from
+(``pushcore.converter``), and error answers raise the library's own
+exception tree.
+"""
+
+from pushcore.client._client import AsyncClient, Client
+
+__all__ = ["AsyncClient", "Client"]

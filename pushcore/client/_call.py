@@ -1,0 +1,133 @@
+"""A call of the API described as data: what to send, and how to read the answer.
+
+Resources describe their calls once; the sync and the async sender execute
+them. That keeps every endpoint's path, credential and parsing in one place
+for :class:`~pushcore.Client` and :class:`~pushcore.AsyncClient`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from functools import wraps
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
+from urllib.parse import quote
+
+import attrs
+
+from pushcore.converter import View, camel, converter, from_json
+
+T = TypeVar("T")
+V = TypeVar("V", bound=View)
+P = ParamSpec("P")
+
+
+class Auth(enum.Enum):
+    """Which credential an endpoint takes (API.md "Authentication")."""
+
+    KEY = "key"  # an API key
+    USER = "user"  # a JWT
+    EITHER = "either"  # either; the key is sent when the client has both
+
+
+@attrs.frozen
+class Call(Generic[T]):
+    """One request to the API and the function that reads its JSON answer."""
+
+    method: str
+    path: str
+    auth: Auth
+    parse: Callable[[Any], T]
+    json: Any = None
+    params: Mapping[str, str] | None = None
+
+
+def one(cls: type[V]) -> Callable[[Any], V]:
+    """A parser of a JSON object into the view ``cls``."""
+    return lambda data: from_json(data, cls)
+
+
+def many(cls: type[V]) -> Callable[[Any], list[V]]:
+    """A parser of a JSON array of ``cls`` views."""
+
+    def parse(data: Any) -> list[V]:
+        if not isinstance(data, list):
+            raise TypeError(f"expected a JSON array of {cls.__name__}")
+        return [from_json(item, cls) for item in data]
+
+    return parse
+
+
+def path(template: str, *ids: str) -> str:
+    """``template`` with each ``{}`` replaced by an id, escaped so it stays one segment."""
+    return template.format(*(quote(i, safe="") for i in ids))
+
+
+def json_body(**fields: Any) -> dict[str, Any]:
+    """A JSON request body: camelCase names, None left out, values as the API writes them."""
+    return {camel(k): converter.unstructure(v) for k, v in fields.items() if v is not None}
+
+
+class SyncSender(Protocol):
+    """Runs a call and returns its result (the sync client's transport)."""
+
+    def send(self, call: Call[T]) -> T:
+        """The parsed answer, or the error tree's exception."""
+        ...
+
+
+class AsyncSender(Protocol):
+    """Runs a call and returns its result (the async client's transport)."""
+
+    async def send(self, call: Call[T]) -> T:
+        """The parsed answer, or the error tree's exception."""
+        ...
+
+
+class SyncResource:
+    """A resource of :class:`~pushcore.Client`; its methods send calls and return results."""
+
+    def __init__(self, sender: SyncSender) -> None:
+        self._sender = sender
+
+
+class AsyncResource:
+    """A resource of :class:`~pushcore.AsyncClient`; its methods are awaitable."""
+
+    def __init__(self, sender: AsyncSender) -> None:
+        self._sender = sender
+
+
+def _like(build: Callable[..., Any], method: Callable[..., Any]) -> None:
+    # help() and IDEs show the builder's parameters, after self; not its return type.
+    wraps(build)(method)
+    del method.__wrapped__  # type: ignore[attr-defined]
+    signature = inspect.signature(build)
+    own = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[own, *signature.parameters.values()],
+        return_annotation=inspect.Signature.empty,
+    )
+
+
+def sync(build: Callable[P, Call[T]]) -> Callable[Concatenate[SyncResource, P], T]:
+    """A sync resource method with the signature and docstring of the call builder."""
+
+    def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._sender.send(build(*args, **kwargs))
+
+    _like(build, method)
+    return method
+
+
+def asynchronous(
+    build: Callable[P, Call[T]],
+) -> Callable[Concatenate[AsyncResource, P], Awaitable[T]]:
+    """An async resource method with the signature and docstring of the call builder."""
+
+    async def method(self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._sender.send(build(*args, **kwargs))
+
+    _like(build, method)
+    return method

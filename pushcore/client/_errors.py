@@ -1,0 +1,84 @@
+"""An error answer of the API as the library's own exception."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from pushcore.domain import errors as e
+
+# The API's error codes (API.md "Conventions"), and the class each raises.
+CODES: dict[str, type[e.PushcoreError]] = {
+    "validation_error": e.ValidationError,
+    "invalid_json": e.InvalidJson,
+    "unauthorized": e.Unauthorized,
+    "forbidden": e.Forbidden,
+    "plan_limit": e.PlanLimit,
+    "own_stream": e.OwnStream,
+    "not_found": e.NotFound,
+    "device_not_found": e.DeviceNotFound,
+    "method_not_allowed": e.MethodNotAllowed,
+    "conflict": e.Conflict,
+    "already_subscribed": e.AlreadySubscribed,
+    "not_cancellable": e.NotCancellable,
+    "idempotency_key_in_use": e.IdempotencyKeyInUse,
+    "idempotency_key_reused": e.IdempotencyKeyReused,
+    "payload_too_large": e.PayloadTooLarge,
+    "rate_limited": e.RateLimited,
+    "internal_error": e.ServerError,
+}
+
+# A code this client does not know (a newer server, a proxy) falls back by status.
+BY_STATUS: dict[int, type[e.PushcoreError]] = {
+    400: e.ValidationError,
+    401: e.Unauthorized,
+    403: e.Forbidden,
+    404: e.NotFound,
+    405: e.MethodNotAllowed,
+    409: e.Conflict,
+    413: e.PayloadTooLarge,
+    422: e.ValidationError,
+    429: e.RateLimited,
+}
+
+
+def retry_after(response: httpx.Response) -> int | None:
+    """The whole seconds of a Retry-After header, None when absent or not a number."""
+    value = response.headers.get("retry-after", "")
+    return int(value) if value.isdigit() else None
+
+
+def error_for(response: httpx.Response) -> e.PushcoreError:
+    """The exception an error answer raises, carrying its status, code and message."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        body = {}
+    message = str(body.get("error") or f"HTTP {response.status_code} {response.reason_phrase}")
+    code = body.get("code")
+    cls = CODES.get(code) if isinstance(code, str) else None
+    if cls is None:
+        cls = (
+            e.ServerError
+            if response.is_server_error
+            else BY_STATUS.get(response.status_code, e.PushcoreError)
+        )
+    error: e.PushcoreError
+    if issubclass(cls, e.ValidationError):
+        details = [
+            e.FieldError(str(d.get("field", "")), str(d.get("message", "")))
+            for d in body.get("details") or []
+            if isinstance(d, dict)
+        ]
+        error = cls(details, message)
+    elif issubclass(cls, e.RateLimited):
+        error = cls(message, retry_after(response) or 1)
+    else:
+        error = cls(message)
+    error.status = response.status_code
+    if isinstance(code, str):
+        error.code = code  # an unknown code is kept as the server said it
+    return error

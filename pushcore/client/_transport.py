@@ -1,0 +1,180 @@
+"""Sending calls over httpx: credentials, Idempotency-Key, retries and error answers.
+
+The decisions (which header, whether and how long to wait before another
+attempt, what an answer means) live in :class:`Policy`; the sync and async
+senders only run the loop with their own httpx client and sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
+
+import attrs
+import httpx
+
+from pushcore.client._call import Auth, Call
+from pushcore.client._errors import error_for, retry_after
+from pushcore.domain.errors import ConnectionFailed, PushcoreError, ServerError
+
+T = TypeVar("T")
+# What a sender hands back to Policy.attempts: None after a sleep (and to start).
+Answer = httpx.Response | httpx.TransportError | None
+Steps = Generator[httpx.Request | float, Answer, T]
+
+# Failures where the request certainly or probably never reached the service,
+# so another attempt is safe (a POST carries its Idempotency-Key anyway).
+# A read timeout is not among them: the server may still be working on it.
+RETRYABLE_ERRORS = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+)
+RETRYABLE_STATUS = frozenset({429, 503})
+# A Retry-After longer than this is not waited for inside a call: the error is raised.
+MAX_RETRY_AFTER = 60.0
+
+
+@attrs.frozen
+class Policy:
+    """How a client authenticates and retries; shared by the sync and async senders."""
+
+    api_key: str | None = None
+    token: str | None = None
+    retries: int = 3
+    backoff: float = 0.5  # seconds before the first retry, doubled on each next one
+    max_backoff: float = 8.0
+    # Jitter spreads out the retries of clients that failed together; a test can pin it.
+    jitter: Callable[[], float] = random.random
+
+    def headers(self, call: Call[Any]) -> dict[str, str]:
+        """The credential the endpoint takes, or the one the client has; an Idempotency-Key."""
+        key = {"X-API-Key": self.api_key} if self.api_key else None
+        user = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        # Without the credential an endpoint takes, send the other one so the
+        # server's 401 says which is needed.
+        first, second = (user, key) if call.auth is Auth.USER else (key, user)
+        headers = dict(first or second or {})
+        if call.method == "POST":
+            # One key per logical call, the same on every attempt of it.
+            headers["Idempotency-Key"] = str(uuid.uuid4())
+        return headers
+
+    def request(self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:
+        """The httpx request of ``call``."""
+        return http.build_request(
+            call.method, call.path, json=call.json, params=call.params, headers=self.headers(call)
+        )
+
+    def wait(self, attempt: int, response: httpx.Response | None) -> float | None:
+        """Seconds to wait before another attempt after ``attempt`` (0-based), None to stop."""
+        if attempt >= self.retries:
+            return None
+        if response is not None:
+            if response.status_code not in RETRYABLE_STATUS:
+                return None
+            asked = retry_after(response)
+            if asked is not None:
+                return None if asked > MAX_RETRY_AFTER else asked + self.backoff * self.jitter()
+        # Exponential backoff with "equal jitter": half fixed, half random.
+        ceiling = min(self.max_backoff, self.backoff * 2.0**attempt)
+        return ceiling / 2 * (1 + self.jitter())
+
+    def outcome(self, call: Call[T], response: httpx.Response) -> T:
+        """The parsed result of a 2xx answer; the error tree's exception otherwise."""
+        if not response.is_success:
+            raise error_for(response)
+        try:
+            return call.parse(response.json())
+        except Exception as exc:
+            error = ServerError(f"Unexpected answer to {call.method} {call.path}: {exc}")
+            error.status = response.status_code
+            raise error from exc
+
+    def failed(self, request: httpx.Request, exc: httpx.TransportError) -> PushcoreError:
+        """The ConnectionFailed an httpx transport error becomes, naming the URL."""
+        reason = str(exc) or type(exc).__name__
+        return ConnectionFailed(f"No answer from {request.method} {request.url}: {reason}")
+
+    def attempts(self, call: Call[T], http: httpx.Client | httpx.AsyncClient) -> Steps[T]:
+        """The retry loop without I/O: yields a request to send or seconds to sleep.
+
+        The sender sends each answer (an httpx response or transport error)
+        back in; the generator returns the result or raises.
+        """
+        request = self.request(http, call)
+        attempt = 0
+        while True:
+            answer = yield request
+            if isinstance(answer, httpx.Response):
+                delay = self.wait(attempt, answer)
+                if delay is None:
+                    return self.outcome(call, answer)
+            else:
+                assert answer is not None
+                delay = self.wait(attempt, None) if isinstance(answer, RETRYABLE_ERRORS) else None
+                if delay is None:
+                    raise self.failed(request, answer) from answer
+            yield delay
+            attempt += 1
+
+
+class Sender:
+    """Runs calls with an httpx.Client, retrying as the policy says."""
+
+    def __init__(self, http: httpx.Client, policy: Policy) -> None:
+        self.http = http
+        self.policy = policy
+
+    def send(self, call: Call[T]) -> T:
+        """The parsed answer, or the error tree's exception."""
+        steps = self.policy.attempts(call, self.http)
+        answer: Answer = None
+        try:
+            while True:
+                step = steps.send(answer)
+                if isinstance(step, float):
+                    time.sleep(step)
+                    answer = None
+                    continue
+                try:
+                    answer = self.http.send(step)
+                except httpx.TransportError as exc:
+                    answer = exc
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
+
+class AsyncSender:
+    """Runs calls with an httpx.AsyncClient, retrying as the policy says."""
+
+    def __init__(self, http: httpx.AsyncClient, policy: Policy) -> None:
+        self.http = http
+        self.policy = policy
+
+    async def send(self, call: Call[T]) -> T:
+        """The parsed answer, or the error tree's exception."""
+        steps = self.policy.attempts(call, self.http)
+        answer: Answer = None
+        try:
+            while True:
+                step = steps.send(answer)
+                if isinstance(step, float):
+                    await asyncio.sleep(step)
+                    answer = None
+                    continue
+                try:
+                    answer = await self.http.send(step)
+                except httpx.TransportError as exc:
+                    answer = exc
+        except StopIteration as done:
+            result: T = done.value
+            return result

@@ -1,0 +1,58 @@
+"""client.devices: the account's devices (a user token, or a key with devices:*)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pushcore.client._call import (
+    AsyncResource,
+    Auth,
+    Call,
+    SyncResource,
+    asynchronous,
+    json_body,
+    many,
+    one,
+    path,
+    sync,
+)
+from pushcore.converter import DeletedView, DeviceView
+from pushcore.domain.model import Platform, WebPushKeys
+
+
+def register(
+    platform: Platform | str,
+    token: str,
+    *,
+    name: str | None = None,
+    keys: WebPushKeys | Mapping[str, str] | None = None,
+) -> Call[DeviceView]:
+    """Register a device (again: the same token updates and reactivates it)."""
+    data = json_body(platform=str(platform), token=token, name=name, keys=keys)
+    return Call("POST", "/api/devices", Auth.EITHER, one(DeviceView), data)
+
+
+def list_() -> Call[list[DeviceView]]:
+    """Every device of the account, deactivated ones included."""
+    return Call("GET", "/api/devices", Auth.EITHER, many(DeviceView))
+
+
+def remove(device_id: str) -> Call[DeletedView]:
+    """Remove a device; it receives nothing more."""
+    return Call("DELETE", path("/api/devices/{}", device_id), Auth.EITHER, one(DeletedView))
+
+
+class Devices(SyncResource):
+    """``client.devices``"""
+
+    register = sync(register)
+    list = sync(list_)
+    remove = sync(remove)
+
+
+class AsyncDevices(AsyncResource):
+    """``client.devices`` of the async client."""
+
+    register = asynchronous(register)
+    list = asynchronous(list_)
+    remove = asynchronous(remove)

@@ -1,0 +1,130 @@
+"""client.notifications: schedule, inspect, list, cancel and count (an API key)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import datetime
+
+from pushcore.client._call import (
+    AsyncResource,
+    Auth,
+    Call,
+    SyncResource,
+    asynchronous,
+    json_body,
+    one,
+    path,
+    sync,
+)
+from pushcore.converter import (
+    NotificationCreatedView,
+    NotificationPageView,
+    NotificationView,
+    StatsView,
+)
+from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.states import NotificationStatus
+
+# The largest page the API serves: the fewest requests for a full listing.
+PAGE_SIZE = 100
+
+
+def create(
+    title: str,
+    *,
+    body: str | None = None,
+    icon_style: IconStyle | str | None = None,
+    sound: Sound | str | None = None,
+    delay: str | None = None,
+    custom_delay: int | None = None,
+    priority: Priority | str | None = None,
+    target_device_token: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    scheduled_at: datetime | None = None,
+    sender_name: str | None = None,
+    sender_icon: str | None = None,
+) -> Call[NotificationCreatedView]:
+    """Schedule a notification to the account's devices (or to ``target_device_token``)."""
+    data = json_body(
+        title=title,
+        body=body,
+        icon_style=icon_style,
+        sound=sound,
+        delay=delay,
+        custom_delay=custom_delay,
+        priority=priority,
+        target_device_token=target_device_token,
+        metadata=None if metadata is None else dict(metadata),
+        scheduled_at=scheduled_at,
+        sender_name=sender_name,
+        sender_icon=sender_icon,
+    )
+    return Call("POST", "/api/notifications", Auth.KEY, one(NotificationCreatedView), data)
+
+
+def get(notification_id: str) -> Call[NotificationView]:
+    """A notification with every field it was created with and its delivery counts."""
+    url = path("/api/notifications/{}", notification_id)
+    return Call("GET", url, Auth.KEY, one(NotificationView))
+
+
+def cancel(notification_id: str) -> Call[NotificationView]:
+    """Cancel a notification not yet handed to a gateway; the result is CANCELLED."""
+    url = path("/api/notifications/{}", notification_id)
+    return Call("DELETE", url, Auth.KEY, one(NotificationView))
+
+
+def stats() -> Call[StatsView]:
+    """The account's counts by status and delivery, and for the last 24 hours."""
+    return Call("GET", "/api/notifications/stats", Auth.KEY, one(StatsView))
+
+
+def page(status: NotificationStatus | str | None, cursor: str | None) -> Call[NotificationPageView]:
+    """One page of the list, newest first, after ``cursor``."""
+    params = {"limit": str(PAGE_SIZE)}
+    if status is not None:
+        params["status"] = str(status)
+    if cursor is not None:
+        params["cursor"] = cursor
+    return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
+
+
+class Notifications(SyncResource):
+    """``client.notifications``"""
+
+    create = sync(create)
+    get = sync(get)
+    cancel = sync(cancel)
+    stats = sync(stats)
+
+    def list(self, status: NotificationStatus | str | None = None) -> Iterator[NotificationView]:
+        """Every notification (with ``status``, if given), newest first, page after page."""
+        cursor = None
+        while True:
+            found = self._sender.send(page(status, cursor))
+            yield from found.items
+            if found.next_cursor is None:
+                return
+            cursor = found.next_cursor
+
+
+class AsyncNotifications(AsyncResource):
+    """``client.notifications`` of the async client."""
+
+    create = asynchronous(create)
+    get = asynchronous(get)
+    cancel = asynchronous(cancel)
+    stats = asynchronous(stats)
+
+    async def list(
+        self, status: NotificationStatus | str | None = None
+    ) -> AsyncIterator[NotificationView]:
+        """Every notification (with ``status``, if given), newest first, page after page."""
+        cursor = None
+        while True:
+            found = await self._sender.send(page(status, cursor))
+            for item in found.items:
+                yield item
+            if found.next_cursor is None:
+                return
+            cursor = found.next_cursor

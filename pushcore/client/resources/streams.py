@@ -1,0 +1,113 @@
+"""client.streams: publish to a stream (creator) and subscribe by code (user)."""
+
+from __future__ import annotations
+
+from pushcore.client._call import (
+    AsyncResource,
+    Auth,
+    Call,
+    SyncResource,
+    asynchronous,
+    json_body,
+    many,
+    one,
+    path,
+    sync,
+)
+from pushcore.converter import (
+    DeletedView,
+    LookupView,
+    SendResultView,
+    StreamDetailView,
+    SubscriptionView,
+)
+from pushcore.domain.model import Priority, Sound
+
+
+def create(
+    name: str, *, description: str | None = None, icon_url: str | None = None
+) -> Call[StreamDetailView]:
+    """Create a stream; share its ``code`` with subscribers (an API key)."""
+    data = json_body(name=name, description=description, icon_url=icon_url)
+    return Call("POST", "/api/streams", Auth.KEY, one(StreamDetailView), data)
+
+
+def list_() -> Call[list[StreamDetailView]]:
+    """The account's streams with their subscriber counts."""
+    return Call("GET", "/api/streams", Auth.EITHER, many(StreamDetailView))
+
+
+def delete(stream_id: str) -> Call[DeletedView]:
+    """Delete a stream and its subscriptions."""
+    return Call("DELETE", path("/api/streams/{}", stream_id), Auth.EITHER, one(DeletedView))
+
+
+def send(
+    stream_id: str,
+    title: str,
+    *,
+    body: str | None = None,
+    sound: Sound | str | None = None,
+    priority: Priority | str | None = None,
+    sender_name: str | None = None,
+    sender_icon: str | None = None,
+) -> Call[SendResultView]:
+    """Send a notification to every subscriber of the stream, now (an API key)."""
+    data = json_body(
+        title=title,
+        body=body,
+        sound=sound,
+        priority=priority,
+        sender_name=sender_name,
+        sender_icon=sender_icon,
+    )
+    url = path("/api/streams/{}/send", stream_id)
+    return Call("POST", url, Auth.KEY, one(SendResultView), data)
+
+
+def subscribe(code: str) -> Call[SubscriptionView]:
+    """Subscribe to the stream with this code (a user token)."""
+    data = json_body(code=code)
+    return Call("POST", "/api/streams/subscribe", Auth.USER, one(SubscriptionView), data)
+
+
+def subscriptions() -> Call[list[SubscriptionView]]:
+    """The caller's subscriptions with their streams (a user token)."""
+    return Call("GET", "/api/streams/subscriptions", Auth.USER, many(SubscriptionView))
+
+
+def unsubscribe(subscription_id: str) -> Call[DeletedView]:
+    """End a subscription (a user token)."""
+    url = path("/api/streams/subscriptions/{}", subscription_id)
+    return Call("DELETE", url, Auth.USER, one(DeletedView))
+
+
+def lookup(code: str) -> Call[LookupView]:
+    """The stream with this code, and whether the caller subscribes (a user token)."""
+    return Call("GET", path("/api/streams/lookup/{}", code), Auth.USER, one(LookupView))
+
+
+class Streams(SyncResource):
+    """``client.streams``"""
+
+    create = sync(create)
+    list = sync(list_)
+    delete = sync(delete)
+    send = sync(send)
+    subscribe = sync(subscribe)
+    subscriptions = sync(subscriptions)
+    unsubscribe = sync(unsubscribe)
+    lookup = sync(lookup)
+
+
+class AsyncStreams(AsyncResource):
+    """``client.streams`` of the async client."""
+
+    create = asynchronous(create)
+    list = asynchronous(list_)
+    delete = asynchronous(delete)
+    send = asynchronous(send)
+    subscribe = asynchronous(subscribe)
+    subscriptions = asynchronous(subscriptions)
+    unsubscribe = asynchronous(unsubscribe)
+    lookup = asynchronous(lookup)
