@@ -2,9 +2,12 @@
 
 Both sides have the shape of :class:`pushcore.Client` (``api.keys.create(...)``,
 ``api.notifications.get(...)``...) and return the same response views, so a
-command prints a view without knowing where it came from. The local side
-takes the same JSON bodies the HTTP API takes (built here from the keyword
-arguments, as the client builds its request), so both validate alike.
+command prints a view without knowing where it came from (:class:`Api`). The
+local side takes the same JSON bodies the HTTP API takes (built here from the
+keyword arguments, as the client builds its request), so both validate alike;
+the remote side is the client itself, with the little the commands need that
+the client's methods do not say (a page of a given size; whether a device was
+new).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import builtins
 import enum
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
+from pushcore.client import Client
+from pushcore.client._call import Auth, Call, one
 from pushcore.converter import (
     ApiKeyCreatedView,
     ApiKeyView,
@@ -68,6 +73,92 @@ class Registered:
     created: bool
 
 
+class KeysApi(Protocol):
+    """``client.keys``"""
+
+    def create(
+        self, name: str, scopes: Sequence[str], *, expires_at: Any = None
+    ) -> ApiKeyCreatedView: ...
+    def list(self) -> builtins.list[ApiKeyView]: ...
+    def revoke(self, key_id: str) -> DeletedView: ...
+
+
+class DevicesApi(Protocol):
+    """``client.devices``, and what pushctl needs besides."""
+
+    def register(
+        self,
+        platform: str,
+        token: str,
+        *,
+        name: str | None = None,
+        keys: Mapping[str, str] | None = None,
+    ) -> Registered: ...
+    def list(self) -> builtins.list[DeviceView]: ...
+    def token_of(self, device_id: str) -> str | None: ...
+    def remove(self, device_id: str) -> DeletedView: ...
+
+
+class NotificationsApi(Protocol):
+    """``client.notifications``, with one page of a given size."""
+
+    def create(self, title: str, **options: Any) -> NotificationCreatedView: ...
+    def get(self, notification_id: str) -> NotificationView: ...
+    def page(
+        self, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> NotificationPageView: ...
+    def cancel(self, notification_id: str) -> NotificationView: ...
+    def stats(self) -> StatsView: ...
+
+
+class StreamsApi(Protocol):
+    """``client.streams``"""
+
+    def create(
+        self, name: str, *, description: str | None = None, icon_url: str | None = None
+    ) -> StreamDetailView: ...
+    def list(self) -> builtins.list[StreamDetailView]: ...
+    def delete(self, stream_id: str) -> DeletedView: ...
+    def send(
+        self,
+        stream_id: str,
+        title: str,
+        *,
+        body: str | None = None,
+        sound: str | None = None,
+        priority: str | None = None,
+        sender_name: str | None = None,
+        sender_icon: str | None = None,
+    ) -> SendResultView: ...
+    def subscribe(self, code: str) -> SubscriptionView: ...
+    def subscriptions(self) -> builtins.list[SubscriptionView]: ...
+    def unsubscribe(self, subscription_id: str) -> DeletedView: ...
+    def lookup(self, code: str) -> LookupView: ...
+
+
+class Api(Protocol):
+    """What an account command works on, local or remote."""
+
+    @property
+    def who(self) -> str:
+        """``alice``, or who the credentials are (remote)."""
+        ...
+
+    @property
+    def as_account(self) -> str:
+        """`` --account alice`` to repeat in hints, or ``""`` (remote: the credentials say)."""
+        ...
+
+    @property
+    def keys(self) -> KeysApi: ...
+    @property
+    def devices(self) -> DevicesApi: ...
+    @property
+    def notifications(self) -> NotificationsApi: ...
+    @property
+    def streams(self) -> StreamsApi: ...
+
+
 @attrs.frozen
 class LocalKeys:
     """``client.keys`` on the local services."""
@@ -99,16 +190,9 @@ class LocalDevices:
     services: Services
     account: str
 
-    def register(
-        self,
-        platform: str,
-        token: str,
-        *,
-        name: str | None = None,
-        keys: Mapping[str, str] | None = None,
-    ) -> Registered:
-        """Register a device, or refresh the one with this token."""
-        body = _body(platform=platform, token=token, name=name, keys=keys)
+    def register(self, platform: str, token: str, **options: Any) -> Registered:
+        """Register a device, or refresh the one with this token (``name``, ``keys``)."""
+        body = _body(platform=platform, token=token, **options)
         result = self.services.devices.register(self.account, structure_request(NewDevice, body))
         return Registered(DeviceView.of(result.device), result.created)
 
@@ -192,7 +276,7 @@ class LocalStreams:
         return DeletedView.of(stream_id)
 
     def send(self, stream_id: str, title: str, **options: Any) -> SendResultView:
-        """Send to every subscriber now."""
+        """Send to every subscriber now (``options`` as :meth:`StreamsApi.send` names them)."""
         request = structure_request(StreamSend, _body(title=title, **options))
         return SendResultView.of(self.services.streams.send(self.account, stream_id, request))
 
@@ -221,8 +305,83 @@ class LocalApi:
     """The local services acting as ``account``, in the client's shape."""
 
     def __init__(self, services: Services, account: str) -> None:
-        self.account = account
+        self.who = account
+        self.as_account = f" --account {account}"
         self.keys = LocalKeys(services, account)
         self.devices = LocalDevices(services, account)
         self.notifications = LocalNotifications(services, account)
         self.streams = LocalStreams(services, account)
+
+
+@attrs.frozen
+class RemoteDevices:
+    """``client.devices``; whether a registration was new is read off the list before it."""
+
+    client: Client
+
+    def register(self, platform: str, token: str, **options: Any) -> Registered:
+        """Register a device, or refresh the one with this token (``name``, ``keys``)."""
+        # The API says 201 or 200; the client's result does not, the ids do.
+        known = {d.id for d in self.client.devices.list()}
+        device = self.client.devices.register(platform, token, **options)
+        return Registered(device, device.id not in known)
+
+    def list(self) -> builtins.list[DeviceView]:
+        """Every device of the account."""
+        return self.client.devices.list()
+
+    def token_of(self, device_id: str) -> str | None:
+        """None: the API never shows a device's token (only its prefix)."""
+        return None
+
+    def remove(self, device_id: str) -> DeletedView:
+        """Remove a device."""
+        return self.client.devices.remove(device_id)
+
+
+@attrs.frozen
+class RemoteNotifications:
+    """``client.notifications``, and one page of the list as ``--limit`` and ``--cursor`` ask."""
+
+    client: Client
+
+    def create(self, title: str, **options: Any) -> NotificationCreatedView:
+        """Schedule a notification."""
+        return self.client.notifications.create(title, **options)
+
+    def get(self, notification_id: str) -> NotificationView:
+        """One notification with its delivery counts."""
+        return self.client.notifications.get(notification_id)
+
+    def page(
+        self, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> NotificationPageView:
+        """One page of the list, newest first."""
+        # The client lists every page; a command shows one, so it asks for one,
+        # through the client's own call and sender (retries, errors, parsing).
+        query = {"status": status, "limit": None if limit is None else str(limit)}
+        query["cursor"] = cursor
+        params = {k: v for k, v in query.items() if v is not None}
+        call = Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
+        return self.client.notifications._sender.send(call)
+
+    def cancel(self, notification_id: str) -> NotificationView:
+        """Cancel; the notification as it is now."""
+        return self.client.notifications.cancel(notification_id)
+
+    def stats(self) -> StatsView:
+        """The account's counts."""
+        return self.client.notifications.stats()
+
+
+class RemoteApi:
+    """A server's HTTP API through :class:`pushcore.Client`, as the credentials' account."""
+
+    who = "the account of the credentials"
+    as_account = ""
+
+    def __init__(self, client: Client) -> None:
+        self.keys: KeysApi = client.keys
+        self.devices = RemoteDevices(client)
+        self.notifications = RemoteNotifications(client)
+        self.streams: StreamsApi = client.streams

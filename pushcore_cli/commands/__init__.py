@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 
 from pushcore.bootstrap import build_services
+from pushcore.client import Client
 from pushcore.config import Settings, load_settings
 from pushcore.services import Services
 from pushcore.services.tokens import MAX_SUBJECT_LENGTH
 from pushcore_cli import output
-from pushcore_cli.backend import LocalApi
+from pushcore_cli.backend import Api, LocalApi, RemoteApi
 
 
 class CliState:
@@ -40,6 +41,7 @@ class CliState:
         self.given: dict[str, object] = {}
         self._settings: Settings | None = None
         self._services: Services | None = None
+        self._client: Client | None = None
 
     def set_option(self, name: str, value: object) -> None:
         """Set a global option by its parameter name (``data_dir``, ``config``, ``url``...)."""
@@ -89,11 +91,22 @@ class CliState:
             self._services = self.build_services()
         return self._services
 
+    @property
+    def client(self) -> Client:
+        """The HTTP client of the server at ``--url``, with the given credentials."""
+        assert self.url is not None
+        if self._client is None:
+            self._client = Client(self.url, api_key=self.api_key, token=self.token)
+        return self._client
+
     def close(self) -> None:
-        """Close the services if they were built."""
+        """Close the services and the client if they were made."""
         if self._services is not None:
             services, self._services = self._services, None
             services.close()
+        if self._client is not None:
+            client, self._client = self._client, None
+            client.close()
 
 
 def state_of(ctx: typer.Context) -> CliState:
@@ -113,22 +126,38 @@ def check_account(account: str, hint: str) -> str:
     return account
 
 
-def api_for(ctx: typer.Context, account: str) -> LocalApi:
-    """What an account command works on: the services acting as ``account``
-    (created on the free plan if it has never been seen)."""
+def api_for(ctx: typer.Context, account: str | None) -> Api:
+    """What an account command works on: with ``--url``, that server as the credentials'
+    account; otherwise the local services acting as ``account`` (created on the free
+    plan if it has never been seen)."""
+    state = state_of(ctx)
+    if state.url is not None:
+        if account is not None:
+            raise typer.BadParameter(
+                "not with --url: the account is the one of the credentials (--api-key, --token)",
+                param_hint="'--account'",
+            )
+        return RemoteApi(state.client)
+    if account is None:
+        raise typer.BadParameter(
+            "missing: the account to act as (with --url, the credentials' account)",
+            param_hint="'--account'",
+        )
     check_account(account, "'--account'")
-    services = state_of(ctx).services
+    services = state.services
     services.accounts.ensure(account)
     return LocalApi(services, account)
 
 
 AccountOption = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--account",
         "-a",
-        help="The account to act as (the JWT subject); created on first use.",
+        help="The account to act as (the JWT subject); created on first use. Required,"
+        " except with --url, where the account is the credentials' own.",
         metavar="ACCOUNT",
+        show_default=False,
     ),
 ]
 

@@ -44,7 +44,6 @@ def _record(device: DeviceView) -> list[tuple[str, str | None]]:
 @app.command("add")
 def add(
     ctx: typer.Context,
-    account: AccountOption,
     platform: Annotated[Platform, typer.Option("--platform", help="How the device is reached.")],
     token: Annotated[
         str,
@@ -60,6 +59,7 @@ def add(
     auth: Annotated[
         str | None, typer.Option("--auth", help="Web Push only: the subscription's auth secret.")
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Register a device; registering the same token again refreshes and reactivates it.
@@ -88,18 +88,21 @@ def add(
 
 @app.command("list")
 def list_devices(
-    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+    ctx: typer.Context,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
 ) -> None:
     """List the account's devices, deactivated ones included.
 
     Example: pushctl devices list --account alice
     """
-    devices = api_for(ctx, account).devices.list()
+    api = api_for(ctx, account)
+    devices = api.devices.list()
     if json_output:
         output.print_json([to_json(d) for d in devices])
         return
     if not devices:
-        output.say(f"No devices. Register one with: pushctl devices add --account {account} ...")
+        output.say(f"No devices. Register one with: pushctl devices add{api.as_account} ...")
         return
     records = [_record(d) for d in devices]
     output.print_table(
@@ -110,10 +113,10 @@ def list_devices(
 @app.command("remove")
 def remove(
     ctx: typer.Context,
-    account: AccountOption,
     device_id: Annotated[
         str, typer.Argument(metavar="DEVICE_ID", help="The device's id (dev_...).")
     ],
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Remove a device: it receives nothing more (registering its token again adds it anew).

@@ -34,7 +34,6 @@ def _state(key: ApiKeyView, now: datetime) -> str:
 @app.command("create")
 def create(
     ctx: typer.Context,
-    account: AccountOption,
     name: Annotated[str, typer.Option("--name", help="A label to recognise the key by.")],
     scope: Annotated[
         list[str],
@@ -57,6 +56,7 @@ def create(
             help="Expire at this ISO 8601 time with an offset, e.g. 2027-01-01T00:00:00Z.",
         ),
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Create an API key and print it: the full key is shown this once only.
@@ -97,18 +97,21 @@ def create(
 
 @app.command("list")
 def list_keys(
-    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+    ctx: typer.Context,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
 ) -> None:
     """List the account's keys, masked to their prefix; revoked ones included.
 
     Example: pushctl keys list --account alice
     """
-    keys = api_for(ctx, account).keys.list()
+    api = api_for(ctx, account)
+    keys = api.keys.list()
     if json_output:
         output.print_json([to_json(k) for k in keys])
         return
     if not keys:
-        output.say(f"No API keys. Create one with: pushctl keys create --account {account} ...")
+        output.say(f"No API keys. Create one with: pushctl keys create{api.as_account} ...")
         return
     now = datetime.now(UTC)
     output.print_table(
@@ -131,8 +134,8 @@ def list_keys(
 @app.command("revoke")
 def revoke(
     ctx: typer.Context,
-    account: AccountOption,
     key_id: Annotated[str, typer.Argument(metavar="KEY_ID", help="The key's id (key_...).")],
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Revoke a key: it stops working at once and stays in the list. Revoking twice is fine.

@@ -25,7 +25,7 @@ import typer
 from pushcore.domain.errors import NotFound, ValidationError
 from pushcore.domain.model import Platform
 from pushcore_cli import output
-from pushcore_cli.backend import LocalApi
+from pushcore_cli.backend import Api
 from pushcore_cli.commands import AccountOption, api_for
 
 # A delivery payload is a few KiB at most (metadata is capped at 4 KiB).
@@ -145,7 +145,6 @@ def _on_stop_signals(stop: threading.Event) -> Callable[[], None]:
 
 def listen(
     ctx: typer.Context,
-    account: AccountOption,
     port: Annotated[
         int,
         typer.Option("--port", min=0, max=65535, help="Port to listen on; 0 picks a free one."),
@@ -159,6 +158,7 @@ def listen(
     once: Annotated[
         bool, typer.Option("--once", help="Exit after the first notification.")
     ] = False,
+    account: AccountOption = None,
     json_output: Annotated[
         bool,
         typer.Option("--json", help="Print each delivery payload as one line of JSON."),
@@ -195,7 +195,7 @@ def listen(
     restore = _on_stop_signals(stop)
     try:
         output.say(
-            f"Listening on {url} as webhook device {device} of {account}"
+            f"Listening on {url} as webhook device {device} of {api.who}"
             + ("; exits after one notification." if once else "; Ctrl-C to stop.")
         )
         while not stop.is_set():
@@ -221,7 +221,7 @@ def listen(
         output.say(f"Removed device {device}.")
 
 
-def _register(api: LocalApi, url: str, name: str) -> str:
+def _register(api: Api, url: str, name: str) -> str:
     """Register ``url`` as a webhook device of the account; its id."""
     try:
         return api.devices.register(Platform.WEBHOOK.value, url, name=name).device.id

@@ -18,7 +18,7 @@ from pushcore.domain.model import IconStyle, Priority, Sound
 from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.backend import LocalApi
+from pushcore_cli.backend import Api, RemoteApi
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
@@ -135,7 +135,6 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
 def send(
     ctx: typer.Context,
     title: Annotated[str, typer.Argument(metavar="TITLE", help="The title (1 to 200 characters).")],
-    account: AccountOption,
     body: Annotated[
         str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
     ] = None,
@@ -185,6 +184,7 @@ def send(
             "--metadata", metavar="KEY=VALUE", help="Extra data for the app; repeat for each key."
         ),
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Schedule a notification to the account's devices.
@@ -213,7 +213,13 @@ def send(
             created = api.notifications.create(title, **options)
         except DeviceNotFound:
             # The API's message names its field (targetDeviceToken): name the option.
-            raise DeviceNotFound(f"--device: the account has no device {device}") from None
+            message = f"--device: the account has no device {device}"
+            if isinstance(api, RemoteApi) and (device or "").startswith("dev_"):
+                message += (
+                    " (with --url, --device takes the device's token: the API never shows"
+                    " tokens, so ids are resolved only on the local data)"
+                )
+            raise DeviceNotFound(message) from None
     if json_output:
         output.print_json(to_json(created))
     else:
@@ -228,13 +234,13 @@ def send(
     if created.devices_targeted == 0:
         output.warn(
             "no active device to deliver to yet: the notification waits up to 24 hours after"
-            f" it is due for one (pushctl devices add --account {account} ...)."
+            f" it is due for one (pushctl devices add{api.as_account} ...)."
         )
     else:
         output.say(f"Queued notification {created.id}.")
 
 
-def device_token(api: LocalApi, device: str) -> str:
+def device_token(api: Api, device: str) -> str:
     """The token of ``--device``: a device id (``dev_...``) of the account, or a token."""
     token = api.devices.token_of(device) if device.startswith("dev_") else None
     # Not an id of the account's devices: a token, whose device the service looks up.
@@ -244,7 +250,6 @@ def device_token(api: LocalApi, device: str) -> str:
 @app.command("list")
 def list_notifications(
     ctx: typer.Context,
-    account: AccountOption,
     status: Annotated[
         str | None,
         typer.Option("--status", metavar="STATUS", help=f"Only this status: {STATUSES}."),
@@ -256,6 +261,7 @@ def list_notifications(
         str | None,
         typer.Option("--cursor", help="Continue after a previous page (its nextCursor)."),
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """List the account's notifications, newest first, a page at a time.
@@ -263,13 +269,14 @@ def list_notifications(
     Example: pushctl notifications list --account alice --status QUEUED --limit 10
     """
     with naming_options(OPTIONS):
-        page = api_for(ctx, account).notifications.page(status, limit, cursor)
+        api = api_for(ctx, account)
+        page = api.notifications.page(status, limit, cursor)
     next_cursor = page.next_cursor
     if json_output:
         output.print_json(to_json(page))
         return
     if not page.items:
-        output.say(f"No notifications. Send one with: pushctl send TITLE --account {account}")
+        output.say(f"No notifications. Send one with: pushctl send TITLE{api.as_account}")
         return
     output.print_table(
         ["id", "status", "title", "scheduled", "devices", "created"],
@@ -286,7 +293,7 @@ def list_notifications(
         ),
     )
     if next_cursor is not None:
-        again = f"pushctl notifications list --account {account}"
+        again = f"pushctl notifications list{api.as_account}"
         if status is not None:
             again += f" --status {status.upper()}"
         if limit is not None:
@@ -298,7 +305,7 @@ def list_notifications(
 def show(
     ctx: typer.Context,
     notification_id: IdArgument,
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Show a notification: every field it was sent with, and how its deliveries stand.
@@ -316,7 +323,7 @@ def show(
 def cancel(
     ctx: typer.Context,
     notification_id: IdArgument,
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Cancel a notification that no gateway has been handed yet.
@@ -333,7 +340,9 @@ def cancel(
 
 @app.command("stats")
 def stats(
-    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+    ctx: typer.Context,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
 ) -> None:
     """Count the account's notifications by status, its deliveries, and the last 24 hours.
 

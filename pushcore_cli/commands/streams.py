@@ -78,7 +78,6 @@ def _subscription_record(subscription: SubscriptionView) -> list[tuple[str, str 
 @app.command("create")
 def create(
     ctx: typer.Context,
-    account: AccountOption,
     name: Annotated[str, typer.Option("--name", help="The stream's name (1 to 50 characters).")],
     description: Annotated[
         str | None,
@@ -90,6 +89,7 @@ def create(
             "--icon-url", metavar="URL", help="An http(s) URL of a PNG or JPEG (at most 5 MB)."
         ),
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Create a stream and print its shareable code (the free plan allows 3 streams).
@@ -112,18 +112,21 @@ def create(
 
 @app.command("list")
 def list_streams(
-    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+    ctx: typer.Context,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
 ) -> None:
     """List the account's streams, newest first, with their subscriber counts.
 
     Example: pushctl streams list --account alice
     """
-    streams = api_for(ctx, account).streams.list()
+    api = api_for(ctx, account)
+    streams = api.streams.list()
     if json_output:
         output.print_json([to_json(s) for s in streams])
         return
     if not streams:
-        output.say(f"No streams. Create one with: pushctl streams create --account {account} ...")
+        output.say(f"No streams. Create one with: pushctl streams create{api.as_account} ...")
         return
     output.print_table(
         ["id", "name", "code", "subscribers", "description", "created"],
@@ -145,7 +148,7 @@ def list_streams(
 def delete(
     ctx: typer.Context,
     stream_id: StreamIdArgument,
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Delete a stream and every subscription to it; notifications sent keep their history.
@@ -162,7 +165,6 @@ def delete(
 def send(
     ctx: typer.Context,
     stream_id: StreamIdArgument,
-    account: AccountOption,
     title: Annotated[str, typer.Option("--title", help="The title (1 to 200 characters).")],
     body: Annotated[
         str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
@@ -185,6 +187,7 @@ def send(
             help="An http(s) URL of a PNG or JPEG (at most 5 MB; default the stream's icon).",
         ),
     ] = None,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Send a notification now to every active device of every subscriber of a stream.
@@ -235,7 +238,7 @@ def send(
 def subscribe(
     ctx: typer.Context,
     code: CodeArgument,
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Subscribe the account to another account's stream by its code.
@@ -254,19 +257,22 @@ def subscribe(
 
 @app.command("subscriptions")
 def subscriptions(
-    ctx: typer.Context, account: AccountOption, json_output: output.JsonOption = False
+    ctx: typer.Context,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
 ) -> None:
     """List the streams the account subscribes to, newest subscription first.
 
     Example: pushctl streams subscriptions --account bob
     """
-    found = api_for(ctx, account).streams.subscriptions()
+    api = api_for(ctx, account)
+    found = api.streams.subscriptions()
     if json_output:
         output.print_json([to_json(s) for s in found])
         return
     if not found:
         output.say(
-            f"No subscriptions. Subscribe with: pushctl streams subscribe CODE --account {account}"
+            f"No subscriptions. Subscribe with: pushctl streams subscribe CODE{api.as_account}"
         )
         return
     output.print_table(
@@ -291,7 +297,7 @@ def unsubscribe(
         str,
         typer.Argument(metavar="SUBSCRIPTION_ID", help="The subscription's id (sub_...)."),
     ],
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Remove one of the account's subscriptions: its stream's sends stop reaching it.
@@ -308,7 +314,7 @@ def unsubscribe(
 def lookup(
     ctx: typer.Context,
     code: CodeArgument,
-    account: AccountOption,
+    account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
     """Show the stream with a code, and whether the account subscribes to it.
