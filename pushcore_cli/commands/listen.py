@@ -167,7 +167,8 @@ def listen(
     """Receive notifications here: register a local webhook device and print what arrives.
 
     The device is removed again on exit (Ctrl-C, SIGTERM, or after one with --once).
-    Deliveries come from the delivery engine of pushctl serve on the same data.
+    Deliveries come from the delivery engine of pushctl serve on the same data, or,
+    with --url, of that server (which must be able to reach --host).
 
     Example: PUSHCORE_ALLOW_PRIVATE_NETWORKS=true pushctl listen --account alice
     """

@@ -8,6 +8,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,33 @@ def test_local_and_remote_json_are_the_same(server: Server, tmp_path: Path) -> N
     assert len(local) == len(remote_outputs)
     for step, (mine, theirs) in enumerate(zip(local, remote_outputs, strict=True)):
         assert normalised(mine) == normalised(theirs), f"step {step}"
+
+
+def test_listen_registers_through_the_server_and_receives(server: Server, tmp_path: Path) -> None:
+    jwt = token(server, "listener")
+    key = new_key(server, "listener")
+    out, err = tmp_path / "listen.out", tmp_path / "listen.err"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")}
+    env = {**clean, "PUSHCORE_URL": server.base, "PUSHCORE_TOKEN": jwt}
+    command = [sys.executable, "-m", "pushcore_cli.main", "listen", "--once", "--json"]
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        listener = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=stdout, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 30
+        while "Listening on" not in err.read_text() and listener.poll() is None:
+            assert time.monotonic() < deadline, err.read_text()
+            time.sleep(0.05)
+        assert "of the account of the credentials" in err.read_text()
+        [device] = ok_json(remote(server, "devices list --json", api_key=key))
+
+        sent = ok_json(remote(server, "send hello --delay 5s --json", api_key=key))
+
+        assert sent["devicesTargeted"] == 1
+        assert listener.wait(30) == 0, err.read_text()
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.wait()
+    assert json.loads(out.read_text())["notificationId"] == sent["id"]
+    assert f"Removed device {device['id']}." in err.read_text()
+    assert ok_json(remote(server, "devices list --json", api_key=key)) == []
