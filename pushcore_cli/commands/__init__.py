@@ -49,6 +49,11 @@ class CliState:
             value = Path(str(value))
         setattr(self, "config_file" if name == "config" else name, value)
 
+    @property
+    def given_credentials(self) -> bool:
+        """Whether --api-key or --token (or their variables) were given."""
+        return self.api_key is not None or self.token is not None
+
     def local(self) -> None:
         """A usage error when the command line asks for a server (``--url``): this is local."""
         if self.url is not None:
@@ -139,8 +144,9 @@ def api_for(ctx: typer.Context, account: str | None) -> Api:
             )
         return RemoteApi(state.client)
     if account is None:
+        hint = " (--api-key and --token take effect with --url)" if state.given_credentials else ""
         raise typer.BadParameter(
-            "missing: the account to act as (with --url, the credentials' account)",
+            f"missing: the account to act as (with --url, the credentials' account){hint}",
             param_hint="'--account'",
         )
     check_account(account, "'--account'")

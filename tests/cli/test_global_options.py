@@ -166,3 +166,10 @@ def test_a_new_data_directory_is_announced_once(tmp_path: Path) -> None:
     assert f"pushctl: created a new data directory at {data_dir.resolve()}\n" in first.stderr
     assert "created a new data directory" not in second.stderr
     assert first.stdout == second.stdout
+
+
+def test_credentials_without_a_url_say_what_is_missing(cli: Cli) -> None:
+    result = cli("--api-key psk_x notifications list")
+
+    assert result.exit_code == 2
+    assert "take effect with --url" in flat(result.output)
