@@ -351,3 +351,14 @@ def test_listen_registers_through_the_server_and_receives(server: Server, tmp_pa
     assert json.loads(out.read_text())["notificationId"] == sent["id"]
     assert f"Removed device {device['id']}." in err.read_text()
     assert ok_json(remote(server, "devices list --json", api_key=key)) == []
+
+
+def test_every_invalid_key_option_is_listed_remotely_too(server: Server) -> None:
+    jwt = token(server, "badkey")
+
+    result = remote(server, "keys create --name ' ' --scope bogus --expires-at tomorrow", token=jwt)
+
+    assert result.exit_code == 1
+    first, *rest = result.stderr.splitlines()
+    assert first == "error: Invalid request: --name, --scope, --expires-at"
+    assert {line.split(":")[0].strip() for line in rest} == {"--name", "--scope", "--expires-at"}
