@@ -85,6 +85,15 @@ class PushctlGroup(TyperGroup):
         except e.PushcoreError as error:
             report(error)
             raise typer.Exit(exit_code_for(error)) from None
+        except BrokenPipeError:
+            # `pushctl ... | head`: the reader has gone, which is not an error of
+            # ours. Point stdout at /dev/null so the interpreter's final flush is
+            # quiet too, and exit as a process killed by SIGPIPE does.
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except OSError as error:
             # An unreadable data directory or a port in use is the operator's to fix,
             # not a bug: a message, not a traceback.
