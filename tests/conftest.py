@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,7 +16,10 @@ from pushcore import Services, build_services, load_settings
 from pushcore.config import Settings
 from pushcore_http import create_app
 from tests.fakes.clock import FakeClock
-from tests.pg import MISSING, Cluster, find_bin_dir
+
+if TYPE_CHECKING:
+    # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
+    from tests.pg import Cluster
 
 
 @pytest.fixture
@@ -92,6 +96,8 @@ def pg_cluster() -> Iterator[Cluster]:
     Missing server binaries fail the tests that need it, loudly: a skip
     would let CI pass without ever running them.
     """
+    from tests.pg import MISSING, Cluster, find_bin_dir
+
     bin_dir = find_bin_dir()
     if bin_dir is None:
         pytest.fail(MISSING, pytrace=False)

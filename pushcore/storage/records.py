@@ -1,4 +1,4 @@
-"""What the SQL stores share: their tables and columns, entities <-> rows, the delivery tally.
+"""Tables and columns, entities <-> rows, the delivery tally.
 
 The SQLite and PostgreSQL schemas have the same tables and columns; only the
 way each database holds a time, a list of scopes and the metadata object
@@ -39,6 +39,7 @@ TABLES = (
     "deliveries",
     "streams",
     "subscriptions",
+    "engines",
 )
 KEY_COLUMNS = (
     "id, account_id, name, key_hash, key_prefix, scopes, expires_at,"
@@ -63,6 +64,11 @@ DELIVERY_COLUMNS = (
 def names(columns: str) -> list[str]:
     """The column names of a column list."""
     return [c.strip() for c in columns.split(",")]
+
+
+def placeholders(columns: str) -> str:
+    """The named parameters of a column list: ``:id, :account_id, ...``."""
+    return ", ".join(f":{c}" for c in names(columns))
 
 
 def prefixed(columns: str, alias: str) -> str:
@@ -111,6 +117,11 @@ class Rows:
     def read_metadata(self, value: Any) -> Mapping[str, str]:
         """A notification's metadata as the database gave it."""
         raise NotImplementedError
+
+    def time_ceil(self, at: datetime) -> Any:
+        """A time as the database holds it, rounded up where it holds less precision:
+        ``stored < time_ceil(t)`` exactly when the stored time is before ``t``."""
+        return self.time(at)
 
     def opt_time(self, at: datetime | None) -> Any:
         return None if at is None else self.time(at)

@@ -1,14 +1,14 @@
-"""PostgreSQL repositories of streams and subscriptions."""
+"""Streams and subscriptions."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from pushcore.domain.model import Device, Stream, StreamView, Subscription
-from pushcore.storage.postgres.repos import STREAM_PLAN_LOCK, Repository
-from pushcore.storage.postgres.rows import ROWS, Row, ts
-from pushcore.storage.records import DEVICE_COLUMNS, prefixed
+from pushcore.storage.records import DEVICE_COLUMNS, Rows, prefixed
+from pushcore.storage.sql.accounts import Repository
 
 # The live subscriber count travels with the stream: every API view shows it.
 _VIEW = (
@@ -19,19 +19,23 @@ _VIEW = (
 _SUBSCRIPTION_COLUMNS = "id, account_id, stream_id, created_at"
 
 
-def _view(row: Row) -> StreamView:
+def _view(rows: Rows, row: Sequence[Any]) -> StreamView:
     id_, account_id, name, code, description, icon_url, created_at, subscribers = row
-    stream = Stream(id_, account_id, name, code, description, icon_url, created_at)
-    return StreamView(stream, subscribers)
+    created = rows.read_time(created_at)
+    return StreamView(
+        Stream(id_, account_id, name, code, description, icon_url, created), subscribers
+    )
 
 
 class Streams(Repository):
+    def _views(self, where: str, *params: object) -> list[StreamView]:
+        return [_view(self._rows, r) for r in self._sql.all(_VIEW + where, params)]
+
     def add(self, stream: Stream) -> None:
         """Insert; KeyError when the code (or id) was ever used."""
-        self._insert_new(
+        self._sql.insert_new(
             "INSERT INTO streams (id, account_id, name, code, description, icon_url, created_at)"
-            " VALUES (%(id)s, %(account_id)s, %(name)s, %(code)s, %(description)s,"
-            " %(icon_url)s, %(created_at)s)",
+            " VALUES (:id, :account_id, :name, :code, :description, :icon_url, :created_at)",
             {
                 "id": stream.id,
                 "account_id": stream.account_id,
@@ -39,117 +43,101 @@ class Streams(Repository):
                 "code": stream.code,
                 "description": stream.description,
                 "icon_url": stream.icon_url,
-                "created_at": ts(stream.created_at),
+                "created_at": self._rows.time(stream.created_at),
             },
             stream.code,
         )
 
     def get(self, account_id: str, stream_id: str) -> StreamView | None:
         """The account's live stream, or None."""
-        row = self._conn.execute(
-            _VIEW + " AND s.id = %s AND s.account_id = %s", (stream_id, account_id)
-        ).fetchone()
-        return None if row is None else _view(row)
+        found = self._views(" AND s.id = ? AND s.account_id = ?", stream_id, account_id)
+        return found[0] if found else None
 
     def by_code(self, code: str) -> StreamView | None:
         """The live stream with this code, or None."""
-        row = self._conn.execute(_VIEW + " AND s.code = %s", (code,)).fetchone()
-        return None if row is None else _view(row)
+        found = self._views(" AND s.code = ?", code)
+        return found[0] if found else None
 
     def list(self, account_id: str) -> Sequence[StreamView]:
         """The account's live streams, newest first."""
-        rows = self._conn.execute(
-            _VIEW + " AND s.account_id = %s ORDER BY s.id DESC", (account_id,)
-        ).fetchall()
-        return [_view(r) for r in rows]
+        return self._views(" AND s.account_id = ? ORDER BY s.id DESC", account_id)
 
     def count(self, account_id: str) -> int:
-        """How many live streams the account has.
-
-        A write transaction first takes the account's stream lock, held to
-        its end: the count is for a plan-limit check followed by an insert,
-        and a second creator must count only after the first has committed.
-        The account row cannot serve as the lock, as it may not exist yet.
-        """
-        self._lock(STREAM_PLAN_LOCK, account_id)
-        row = self._conn.execute(
-            "SELECT COUNT(*) FROM streams WHERE account_id = %s AND deleted_at IS NULL",
+        """How many live streams the account has."""
+        (count,) = self._sql.one(
+            "SELECT COUNT(*) FROM streams WHERE account_id = ? AND deleted_at IS NULL",
             (account_id,),
-        ).fetchone()
-        assert row is not None  # an aggregate always has its row
-        return int(row[0])
+        )
+        return int(count)
 
     def delete(self, account_id: str, stream_id: str, at: datetime) -> bool:
         """Mark deleted (the code stays taken) and remove its subscriptions."""
-        cursor = self._conn.execute(
-            "UPDATE streams SET deleted_at = %s WHERE id = %s AND account_id = %s"
+        cursor = self._sql.run(
+            "UPDATE streams SET deleted_at = ? WHERE id = ? AND account_id = ?"
             " AND deleted_at IS NULL",
-            (ts(at), stream_id, account_id),
+            (self._rows.time(at), stream_id, account_id),
         )
         if cursor.rowcount == 0:
             return False
-        self._conn.execute("DELETE FROM subscriptions WHERE stream_id = %s", (stream_id,))
+        self._sql.run("DELETE FROM subscriptions WHERE stream_id = ?", (stream_id,))
         return True
 
     def subscriber_devices(self, stream_id: str) -> Sequence[Device]:
         """Active devices of the stream's subscribers."""
-        rows = self._conn.execute(
+        rows = self._sql.all(
             f"SELECT {prefixed(DEVICE_COLUMNS, 'd')} FROM subscriptions AS s"  # noqa: S608
             " JOIN devices AS d ON d.account_id = s.account_id"
-            " WHERE s.stream_id = %s AND d.is_active",
+            " WHERE s.stream_id = ? AND d.is_active = TRUE",
             (stream_id,),
-        ).fetchall()
-        return [ROWS.device_from_row(r) for r in rows]
-
-
-def _subscription(row: Row) -> Subscription:
-    id_, account_id, stream_id, created_at = row[:4]
-    return Subscription(id_, account_id, stream_id, created_at)
+        )
+        return [self._rows.device_from_row(r) for r in rows]
 
 
 class Subscriptions(Repository):
+    def _subscription(self, row: Sequence[Any]) -> Subscription:
+        id_, account_id, stream_id, created_at = row[:4]
+        return Subscription(id_, account_id, stream_id, self._rows.read_time(created_at))
+
     def add(self, subscription: Subscription) -> None:
         """Insert; KeyError when the account already subscribes to the stream."""
-        self._insert_new(
-            "INSERT INTO subscriptions (id, account_id, stream_id, created_at)"
-            " VALUES (%(id)s, %(account_id)s, %(stream_id)s, %(created_at)s)",
+        self._sql.insert_new(
+            f"INSERT INTO subscriptions ({_SUBSCRIPTION_COLUMNS})"  # noqa: S608
+            " VALUES (:id, :account_id, :stream_id, :created_at)",
             {
                 "id": subscription.id,
                 "account_id": subscription.account_id,
                 "stream_id": subscription.stream_id,
-                "created_at": ts(subscription.created_at),
+                "created_at": self._rows.time(subscription.created_at),
             },
             subscription.stream_id,
         )
 
+    def _find(self, where: str, *params: object) -> Subscription | None:
+        rows = self._sql.select(_SUBSCRIPTION_COLUMNS, "subscriptions", where, *params)
+        return self._subscription(rows[0]) if rows else None
+
     def get(self, account_id: str, subscription_id: str) -> Subscription | None:
         """The account's subscription, or None."""
-        where = "id = %s AND account_id = %s"
-        rows = self._rows(
-            _SUBSCRIPTION_COLUMNS, "subscriptions", where, subscription_id, account_id
-        )
-        return _subscription(rows[0]) if rows else None
+        return self._find("id = ? AND account_id = ?", subscription_id, account_id)
 
     def find(self, account_id: str, stream_id: str) -> Subscription | None:
         """The account's subscription to the stream, or None."""
-        where = "account_id = %s AND stream_id = %s"
-        rows = self._rows(_SUBSCRIPTION_COLUMNS, "subscriptions", where, account_id, stream_id)
-        return _subscription(rows[0]) if rows else None
+        return self._find("account_id = ? AND stream_id = ?", account_id, stream_id)
 
     def list(self, account_id: str) -> Sequence[tuple[Subscription, StreamView]]:
         """The account's subscriptions with their streams, newest first."""
-        sql = (
+        rows = self._sql.all(
             "SELECT sub.id, sub.account_id, sub.stream_id, sub.created_at, v.*"  # noqa: S608
             f" FROM subscriptions AS sub JOIN ({_VIEW}) AS v ON v.id = sub.stream_id"
-            " WHERE sub.account_id = %s ORDER BY sub.id DESC"
+            " WHERE sub.account_id = ? ORDER BY sub.id DESC",
+            (account_id,),
         )
-        rows = self._conn.execute(sql, (account_id,)).fetchall()
-        return [(_subscription(r), _view(r[4:])) for r in rows]
+        return [(self._subscription(r), _view(self._rows, r[4:])) for r in rows]
 
     def delete(self, account_id: str, subscription_id: str) -> bool:
         """Remove the subscription; False when there is none."""
-        cursor = self._conn.execute(
-            "DELETE FROM subscriptions WHERE id = %s AND account_id = %s",
+        cursor = self._sql.run(
+            "DELETE FROM subscriptions WHERE id = ? AND account_id = ?",
             (subscription_id, account_id),
         )
-        return cursor.rowcount > 0
+        return bool(cursor.rowcount > 0)
