@@ -20,25 +20,17 @@ if TYPE_CHECKING:
 _MIGRATION_FILE = re.compile(r"(\d+)_(\w+)\.sql")
 _TYPE = re.compile(r"\{(\w+)\}")
 TYPES = {
-    # Integer milliseconds (UTC) compare and index fastest in SQLite; ids need
-    # NOT NULL spelled out there, as SQLite accepts NULL in a text PRIMARY KEY.
+    # Integer milliseconds (UTC) compare and index fastest in SQLite.
     "sqlite": {
-        "id": "TEXT",
-        "time": "INTEGER",
-        "bool": "INTEGER",
-        "json": "TEXT",
-        "scopes": "TEXT",
+        "id": "TEXT", "time": "INTEGER", "bool": "INTEGER", "json": "TEXT", "scopes": "TEXT",
     },
     # timestamptz keeps microseconds; ids sort in byte order (COLLATE "C")
     # whatever the database's locale, as Python compares strings.
     "postgres": {
-        "id": 'text COLLATE "C"',
-        "time": "timestamptz",
-        "bool": "boolean",
-        "json": "jsonb",
+        "id": 'text COLLATE "C"', "time": "timestamptz", "bool": "boolean", "json": "jsonb",
         "scopes": "text[]",
     },
-}
+}  # fmt: skip
 
 
 @attrs.frozen

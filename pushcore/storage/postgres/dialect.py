@@ -62,6 +62,7 @@ class PostgresDialect(Dialect):
 
     rows = PostgresRows()
     row_locks = True
+    executemany_is_bulk = False
     advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"

@@ -9,7 +9,7 @@ scope lists and JSON objects go through its :class:`Rows`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -29,6 +29,10 @@ class Dialect:
     # The statement that takes a transaction-scoped advisory lock on
     # (namespace, key), or None where there is nothing to lock.
     advisory_lock: str | None
+    # Whether executemany() is the quickest way to run one statement for many
+    # rows (SQLite: in process, one prepared statement); else (PostgreSQL: a
+    # round trip each) the repositories use one statement over :meth:`table`.
+    executemany_is_bulk: bool
     # The table of applied migrations, and the time one was applied at.
     migrations_table: str
     now: str
@@ -94,6 +98,10 @@ class Sql:
         rows: list[tuple[Any, ...]] = self.run(text, params).fetchall()
         return rows
 
+    def many(self, text: str, rows: Sequence[Mapping[str, object]]) -> None:
+        """Execute ``text`` once per row."""
+        self.conn.executemany(self.dialect.sql(text), rows)
+
     def one(self, text: str, params: Sequence[object] | Mapping[str, object] = ()) -> Any:
         """The one row of ``text`` (an aggregate's), as a tuple."""
         return self.run(text, params).fetchone()
@@ -108,7 +116,9 @@ class Sql:
         """`` clause`` (a ``FOR ...`` row lock) when this transaction takes locks, else ''."""
         return f" {clause}" if self.locking else ""
 
-    def insert_new(self, text: str, params: Mapping[str, object], key: str) -> None:
+    def insert_new(
+        self, text: str, params: Sequence[object] | Mapping[str, object], key: str
+    ) -> None:
         """Run an INSERT; KeyError(key) if a row with one of its unique values exists."""
         # ON CONFLICT DO NOTHING reports a duplicate without failing the
         # statement, so the transaction stays usable without a savepoint;
@@ -119,13 +129,3 @@ class Sql:
     def duplicate_as_key_error(self, key: str) -> AbstractContextManager[None]:
         """See :meth:`Dialect.duplicate_as_key_error`."""
         return self.dialect.duplicate_as_key_error(self.conn, key)
-
-
-def grouped_counts(
-    rows: Iterator[tuple[Any, ...]] | list[tuple[Any, ...]],
-) -> dict[str, list[tuple[str, int, int]]]:
-    """``(key, status, count, handed)`` rows as ``{key: [(status, count, handed), ...]}``."""
-    grouped: dict[str, list[tuple[str, int, int]]] = {}
-    for key, status, count, handed in rows:
-        grouped.setdefault(key, []).append((status, count, handed))
-    return grouped

@@ -20,15 +20,13 @@ from pushcore.storage.sql.accounts import Repository
 OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
 # What changes of a notification after it is created: written by update_many,
 # read back by refresh.
-STATE = (
-    ("id", "text"),
-    ("status", "text"),
-    ("failure_reason", "text"),
-    ("wake_at", "time"),
-    ("settled_at", "time"),
-    ("devices_targeted", "int"),
+_STATE_NAMES = ["id", "status", "failure_reason", "wake_at", "settled_at", "devices_targeted"]
+STATE = list(zip(_STATE_NAMES, ["text", "text", "text", "time", "time", "int"], strict=True))
+_UPDATE = (
+    "UPDATE notifications SET status = :status, failure_reason = :failure_reason,"
+    " wake_at = :wake_at, settled_at = :settled_at, devices_targeted = :devices_targeted"
+    " WHERE id = :id"
 )
-_STATE_NAMES = [name for name, _ in STATE]
 
 
 class Notifications(Repository):
@@ -75,21 +73,31 @@ class Notifications(Repository):
             params.append(before_id)
         return self._select(where + " ORDER BY id DESC LIMIT ?", *params, limit)
 
+    def _state(self, n: Notification) -> dict[str, object]:
+        # Only what changes: a whole row would encode the metadata again.
+        time = self._rows.opt_time
+        return {
+            "id": n.id,
+            "status": n.status.value,
+            "failure_reason": n.failure_reason,
+            "wake_at": time(n.wake_at),
+            "settled_at": time(n.settled_at),
+            "devices_targeted": n.devices_targeted,
+        }
+
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
-        self._sql.run(
-            "UPDATE notifications SET status = :status, failure_reason = :failure_reason,"
-            " wake_at = :wake_at, settled_at = :settled_at, devices_targeted = :devices_targeted"
-            " WHERE id = :id",
-            self._rows.notification_to_row(notification),
-        )
+        self._sql.run(_UPDATE, self._state(notification))
 
     def update_many(self, notifications: Sequence[Notification]) -> None:
-        """Store the changed state of several, in one statement over a derived table."""
+        """Store the changed state of several at once."""
         if not notifications:
             return
         dialect = self._sql.dialect
-        rows = [self._rows.notification_to_row(n) for n in notifications]
+        rows = [self._state(n) for n in notifications]
+        if dialect.executemany_is_bulk:
+            self._sql.many(_UPDATE, rows)
+            return
         self._sql.run(
             "UPDATE notifications SET status = v.status,"  # noqa: S608
             " failure_reason = v.failure_reason, wake_at = v.wake_at,"

@@ -21,20 +21,13 @@ from pushcore.storage.records import DELIVERY_COLUMNS, names
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
 
-_DELIVERY_TYPES = (
-    ("id", "text"),
-    ("notification_id", "text"),
-    ("account_id", "text"),
-    ("device_id", "text"),
-    ("status", "text"),
-    ("due_at", "time"),
-    ("attempts", "int"),
-    ("lease_owner", "text"),
-    ("lease_until", "time"),
-    ("failure_reason", "text"),
-    ("settled_at", "time"),
+_DELIVERY_TYPES = list(
+    zip(
+        names(DELIVERY_COLUMNS),
+        ["text", "text", "text", "text", "text", "time", "int", "text", "time", "text", "time"],
+        strict=True,
+    )
 )
-assert [n for n, _ in _DELIVERY_TYPES] == names(DELIVERY_COLUMNS)
 _LEASE = (
     "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
     " attempts = attempts + 1 WHERE id"
@@ -73,50 +66,24 @@ class Queue(Repository):
     def _claim(
         self, status: str, column: str, now: datetime, owner: str, lease: object, room: int
     ) -> list[Delivery]:
-        # Only this module's literals reach the text; values are bound.
+        # A PENDING delivery is taken only with a KEY SHARE lock on its
+        # notification (skipped while a cancel holds it FOR UPDATE) or when it
+        # has none (nothing to protect then); SQLite's one writer needs neither.
+        guard = (
+            " AND (EXISTS (SELECT 1 FROM notifications AS n WHERE n.id = notification_id"
+            " FOR KEY SHARE SKIP LOCKED) OR NOT EXISTS (SELECT 1 FROM notifications AS n"
+            " WHERE n.id = notification_id))"
+            if status == "PENDING" and self._sql.locking
+            else ""
+        )
+        # Only this module's literals reach the text; values are bound. SKIP
+        # LOCKED: rows another scheduler is claiming right now are passed over
+        # instead of waited for, and never taken twice.
         rows = self._sql.all(
             f"{_LEASE} IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
-            f" AND {column} <= ? ORDER BY {column}, id LIMIT ? FOR UPDATE SKIP LOCKED)"
+            f" AND {column} <= ? ORDER BY {column}, id LIMIT ? FOR UPDATE SKIP LOCKED){guard}"
             f" RETURNING {DELIVERY_COLUMNS}",
             (owner, lease, self._rows.time(now), room),
-        )
-        return [self._rows.delivery_from_row(r) for r in rows]
-
-    def _claim_pending_unless_cancelling(
-        self, now: datetime, owner: str, lease: object, room: int
-    ) -> list[Delivery]:
-        # SKIP LOCKED: rows another scheduler is claiming right now are
-        # passed over instead of waited for, and never taken twice.
-        candidates = self._sql.all(
-            "SELECT id, notification_id FROM deliveries WHERE status = 'PENDING'"
-            " AND due_at <= ? ORDER BY due_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
-            (self._rows.time(now), room),
-        )
-        if not candidates:
-            return []
-        array = self._sql.dialect.array
-        wanted = sorted({n for _, n in candidates})
-        shared = {
-            r[0]
-            for r in self._sql.all(
-                "SELECT id FROM notifications WHERE id = ANY(?) ORDER BY id"
-                " FOR KEY SHARE SKIP LOCKED",
-                (array(wanted),),
-            )
-        }
-        held = [n for n in wanted if n not in shared]
-        if held:
-            # Skipped: locked by a cancel, or no such row (nothing to protect then).
-            existing = self._sql.all(
-                "SELECT id FROM notifications WHERE id = ANY(?)", (array(held),)
-            )
-            shared |= set(held) - {r[0] for r in existing}
-        ids = [d for d, n in candidates if n in shared]
-        if not ids:
-            return []
-        rows = self._sql.all(
-            f"{_LEASE} = ANY(?) RETURNING {DELIVERY_COLUMNS}",
-            (owner, lease, array(ids)),
         )
         return [self._rows.delivery_from_row(r) for r in rows]
 
@@ -129,12 +96,8 @@ class Queue(Repository):
         lease = self._rows.time(lease_until)
         # Expired leases first: their owner died, they are the most overdue.
         claimed = self._claim("IN_FLIGHT", "lease_until", now, owner, lease, limit)
-        room = limit - len(claimed)
-        if room > 0 and self._sql.locking:
-            claimed += self._claim_pending_unless_cancelling(now, owner, lease, room)
-        elif room > 0:
-            # One writer at a time: nobody else can hold a row, one statement does.
-            claimed += self._claim("PENDING", "due_at", now, owner, lease, room)
+        if len(claimed) < limit:
+            claimed += self._claim("PENDING", "due_at", now, owner, lease, limit - len(claimed))
         claimed.sort(key=lambda d: (d.due_at, d.id))
         return claimed
 

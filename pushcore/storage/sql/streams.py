@@ -33,19 +33,20 @@ class Streams(Repository):
 
     def add(self, stream: Stream) -> None:
         """Insert; KeyError when the code (or id) was ever used."""
+        s = stream
         self._sql.insert_new(
             "INSERT INTO streams (id, account_id, name, code, description, icon_url, created_at)"
-            " VALUES (:id, :account_id, :name, :code, :description, :icon_url, :created_at)",
-            {
-                "id": stream.id,
-                "account_id": stream.account_id,
-                "name": stream.name,
-                "code": stream.code,
-                "description": stream.description,
-                "icon_url": stream.icon_url,
-                "created_at": self._rows.time(stream.created_at),
-            },
-            stream.code,
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                s.id,
+                s.account_id,
+                s.name,
+                s.code,
+                s.description,
+                s.icon_url,
+                self._rows.time(s.created_at),
+            ),
+            s.code,
         )
 
     def get(self, account_id: str, stream_id: str) -> StreamView | None:
@@ -100,16 +101,11 @@ class Subscriptions(Repository):
 
     def add(self, subscription: Subscription) -> None:
         """Insert; KeyError when the account already subscribes to the stream."""
+        s = subscription
         self._sql.insert_new(
-            f"INSERT INTO subscriptions ({_SUBSCRIPTION_COLUMNS})"  # noqa: S608
-            " VALUES (:id, :account_id, :stream_id, :created_at)",
-            {
-                "id": subscription.id,
-                "account_id": subscription.account_id,
-                "stream_id": subscription.stream_id,
-                "created_at": self._rows.time(subscription.created_at),
-            },
-            subscription.stream_id,
+            f"INSERT INTO subscriptions ({_SUBSCRIPTION_COLUMNS}) VALUES (?, ?, ?, ?)",  # noqa: S608
+            (s.id, s.account_id, s.stream_id, self._rows.time(s.created_at)),
+            s.stream_id,
         )
 
     def _find(self, where: str, *params: object) -> Subscription | None:

@@ -76,6 +76,7 @@ class SqliteDialect(Dialect):
     rows = SqliteRows()
     row_locks = False
     advisory_lock = None
+    executemany_is_bulk = True
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations"
         " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
