@@ -16,7 +16,6 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from pushcore.storage.records import Rows
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -33,8 +32,18 @@ def ts(at: datetime) -> datetime:
     return at
 
 
-class PostgresRows(Rows):
-    """Times, scope lists and metadata objects as psycopg adapts them."""
+class PostgresDialect(Dialect):
+    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and metadata objects
+    as psycopg adapts them."""
+
+    row_locks = True
+    executemany_is_bulk = False
+    advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
+    migrations_table = (
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+        " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    now = "now()"
 
     def time(self, at: datetime) -> datetime:
         return ts(at)
@@ -55,20 +64,6 @@ class PostgresRows(Rows):
     def read_metadata(self, value: Any) -> Mapping[str, str]:
         read: dict[str, str] = value
         return read
-
-
-class PostgresDialect(Dialect):
-    """PostgreSQL 13 or later, through psycopg 3."""
-
-    rows = PostgresRows()
-    row_locks = True
-    executemany_is_bulk = False
-    advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
-    migrations_table = (
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
-        " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-    )
-    now = "now()"
 
     def translate(self, text: str) -> str:
         text = _INDEX_PIN.sub("", text.replace("%", "%%"))

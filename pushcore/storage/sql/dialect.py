@@ -3,8 +3,8 @@
 Repositories write one SQL text: ``?`` and ``:name`` placeholders, a list
 parameter as ``= ANY(?)`` (bound with :meth:`Dialect.array`), row locks as
 PostgreSQL's ``FOR ...`` clauses, SQLite's index pins as ``INDEXED BY``.
-Each dialect turns that text into its own once per statement (cached); times,
-scope lists and JSON objects go through its :class:`Rows`.
+Each dialect turns that text into its own once per statement (cached), and is
+the :class:`Rows` that says how its database holds a time, a list and JSON.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from pushcore.storage.records import Rows
 
 # A derived table's column types, by the names the repositories use.
 ColumnType = str  # "text", "int" or "time"
+Params = Sequence[object] | Mapping[str, object]
 
 
-class Dialect:
-    """How one database spells the repositories' SQL."""
+class Dialect(Rows):
+    """How one database spells the repositories' SQL, and holds times, lists and JSON."""
 
-    rows: Rows
     # Whether writers run at once and must lock what they decide on
     # (PostgreSQL); False for SQLite, whose single writer excludes the others.
     row_locks: bool
@@ -83,30 +83,27 @@ class Sql:
     def __init__(self, conn: Any, dialect: Dialect, writing: bool) -> None:
         self.conn = conn
         self.dialect = dialect
-        self.rows = dialect.rows
+        self.rows: Rows = dialect
         # Lock intents only mean something to a writer that may meet another.
         self.locking = writing and dialect.row_locks
 
-    def run(self, text: str, params: Sequence[object] | Mapping[str, object] = ()) -> Any:
+    def run(self, text: str, params: Params = ()) -> Any:
         """Execute ``text``; the cursor."""
         return self.conn.execute(self.dialect.sql(text), params)
 
-    def all(
-        self, text: str, params: Sequence[object] | Mapping[str, object] = ()
-    ) -> list[tuple[Any, ...]]:
-        """Every row of ``text``."""
-        rows: list[tuple[Any, ...]] = self.run(text, params).fetchall()
-        return rows
+    def all(self, text: str, params: Params = ()) -> Any:
+        """Every row of ``text``, a list of tuples."""
+        return self.run(text, params).fetchall()
 
     def many(self, text: str, rows: Sequence[Mapping[str, object]]) -> None:
         """Execute ``text`` once per row."""
         self.conn.executemany(self.dialect.sql(text), rows)
 
-    def one(self, text: str, params: Sequence[object] | Mapping[str, object] = ()) -> Any:
+    def one(self, text: str, params: Params = ()) -> Any:
         """The one row of ``text`` (an aggregate's), as a tuple."""
         return self.run(text, params).fetchone()
 
-    def select(self, columns: str, table: str, where: str, *params: object) -> list[Any]:
+    def select(self, columns: str, table: str, where: str, *params: object) -> Any:
         """``SELECT columns FROM table WHERE where``."""
         # Only literal names and clauses of the repositories reach the text;
         # every value is a bound parameter.
@@ -116,9 +113,7 @@ class Sql:
         """`` clause`` (a ``FOR ...`` row lock) when this transaction takes locks, else ''."""
         return f" {clause}" if self.locking else ""
 
-    def insert_new(
-        self, text: str, params: Sequence[object] | Mapping[str, object], key: str
-    ) -> None:
+    def insert_new(self, text: str, params: Params, key: str) -> None:
         """Run an INSERT; KeyError(key) if a row with one of its unique values exists."""
         # ON CONFLICT DO NOTHING reports a duplicate without failing the
         # statement, so the transaction stays usable without a savepoint;

@@ -74,16 +74,10 @@ class Notifications(Repository):
         return self._select(where + " ORDER BY id DESC LIMIT ?", *params, limit)
 
     def _state(self, n: Notification) -> dict[str, object]:
-        # Only what changes: a whole row would encode the metadata again.
+        # Only what changes, in _STATE_NAMES order: a whole row would encode the metadata again.
         time = self._rows.opt_time
-        return {
-            "id": n.id,
-            "status": n.status.value,
-            "failure_reason": n.failure_reason,
-            "wake_at": time(n.wake_at),
-            "settled_at": time(n.settled_at),
-            "devices_targeted": n.devices_targeted,
-        }
+        return dict(zip(_STATE_NAMES, (n.id, n.status.value, n.failure_reason, time(n.wake_at),
+            time(n.settled_at), n.devices_targeted), strict=True))  # fmt: skip
 
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
@@ -120,33 +114,19 @@ class Notifications(Repository):
             "id = ANY(?) ORDER BY id" + lock,
             self._sql.dialect.array([n.id for n in notifications]),
         )
-        stored = {row[0]: tuple(row[1:]) for row in rows}
+        stored = {row[0]: tuple(row) for row in rows}
         fresh: list[Notification] = []
-        time = self._rows.opt_time
+        read = self._rows.opt_read_time
         for n in notifications:
             state = stored.get(n.id)
-            if state is None:
+            if state is None or state == tuple(self._state(n).values()):
+                # Gone, or unchanged: evolving every object costs more than comparing.
+                fresh += [] if state is None else [n]
                 continue
-            if state == (
-                n.status.value,
-                n.failure_reason,
-                time(n.wake_at),
-                time(n.settled_at),
-                n.devices_targeted,
-            ):
-                fresh.append(n)
-                continue
-            status, reason, wake_at, settled_at, targeted = state
-            fresh.append(
-                attrs.evolve(
-                    n,
-                    status=NotificationStatus(status),
-                    failure_reason=reason,
-                    wake_at=self._rows.opt_read_time(wake_at),
-                    settled_at=self._rows.opt_read_time(settled_at),
-                    devices_targeted=targeted,
-                )
-            )
+            _, status, reason, wake_at, settled_at, targeted = state
+            fresh.append(attrs.evolve(n, status=NotificationStatus(status),
+                failure_reason=reason, wake_at=read(wake_at), settled_at=read(settled_at),
+                devices_targeted=targeted))  # fmt: skip
         return fresh
 
     def waiting_for(

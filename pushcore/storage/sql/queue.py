@@ -21,13 +21,8 @@ from pushcore.storage.records import DELIVERY_COLUMNS, names
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
 
-_DELIVERY_TYPES = list(
-    zip(
-        names(DELIVERY_COLUMNS),
-        ["text", "text", "text", "text", "text", "time", "int", "text", "time", "text", "time"],
-        strict=True,
-    )
-)
+_TYPES = ("text",) * 5 + ("time", "int", "text", "time", "text", "time")
+_DELIVERY_TYPES = list(zip(names(DELIVERY_COLUMNS), _TYPES, strict=True))
 _LEASE = (
     "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
     " attempts = attempts + 1 WHERE id"

@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pushcore.storage.migrate import split_statements
-from pushcore.storage.records import Rows
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -40,9 +39,18 @@ def from_ms(ms: int) -> datetime:
     return _EPOCH + ms * _MS
 
 
-class SqliteRows(Rows):
-    """Times as integer milliseconds, scopes space-separated (no value has a space),
-    metadata as compact JSON text."""
+class SqliteDialect(Dialect):
+    """SQLite 3.35 or later (RETURNING). Times as integer milliseconds, scopes
+    space-separated (no value has a space), metadata as compact JSON text."""
+
+    row_locks = False
+    advisory_lock = None
+    executemany_is_bulk = True
+    migrations_table = (
+        "CREATE TABLE IF NOT EXISTS schema_migrations"
+        " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
     def time(self, at: datetime) -> int:
         return to_ms(at)
@@ -69,20 +77,6 @@ class SqliteRows(Rows):
         loaded: dict[str, str] = json.loads(value)
         return loaded
 
-
-class SqliteDialect(Dialect):
-    """SQLite 3.35 or later (RETURNING, UPDATE ... FROM, ``->>`` from 3.38)."""
-
-    rows = SqliteRows()
-    row_locks = False
-    advisory_lock = None
-    executemany_is_bulk = True
-    migrations_table = (
-        "CREATE TABLE IF NOT EXISTS schema_migrations"
-        " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-
     def translate(self, text: str) -> str:
         text = text.replace("= ANY(?)", "IN (SELECT value FROM json_each(?))")
         return _ROW_LOCK.sub("", text)
@@ -95,7 +89,9 @@ class SqliteDialect(Dialect):
 
     def table(self, columns: Sequence[tuple[str, ColumnType]]) -> str:
         # One JSON array of rows, each an array of values in column order.
-        picks = ", ".join(f"value ->> {i} AS {name}" for i, (name, _) in enumerate(columns))
+        picks = ", ".join(
+            f"json_extract(value, '$[{i}]') AS {name}" for i, (name, _) in enumerate(columns)
+        )
         return f"(SELECT {picks} FROM json_each(?)) AS v"  # noqa: S608 (column names of ours)
 
     def table_params(self, names: Sequence[str], rows: Sequence[Mapping[str, object]]) -> list[Any]:
