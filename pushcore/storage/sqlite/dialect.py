@@ -43,14 +43,16 @@ class SqliteDialect(Dialect):
     """SQLite 3.35 or later (RETURNING). Times as integer milliseconds, scopes
     space-separated (no value has a space), metadata as compact JSON text."""
 
-    row_locks = False
-    advisory_lock = None
-    executemany_is_bulk = True
+    # Applied-at times as text, as the stores have always written them.
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations"
         " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
     now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    # One writer at a time (BEGIN IMMEDIATE): nothing to lock.
+    row_locks, advisory_lock = False, None
+    # In process: one prepared statement per row, no round trips.
+    executemany_is_bulk = True
 
     def time(self, at: datetime) -> int:
         return to_ms(at)
