@@ -95,7 +95,7 @@ class Sql:
         """Every row of ``text``, a list of tuples."""
         return self.run(text, params).fetchall()
 
-    def many(self, text: str, rows: Sequence[Mapping[str, object]]) -> None:
+    def many(self, text: str, rows: Sequence[Params]) -> None:
         """Execute ``text`` once per row."""
         self.conn.executemany(self.dialect.sql(text), rows)
 

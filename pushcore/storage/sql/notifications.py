@@ -20,12 +20,13 @@ from pushcore.storage.sql.accounts import Repository
 OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
 # What changes of a notification after it is created: written by update_many,
 # read back by refresh.
-_STATE_NAMES = ["id", "status", "failure_reason", "wake_at", "settled_at", "devices_targeted"]
-STATE = list(zip(_STATE_NAMES, ["text", "text", "text", "time", "time", "int"], strict=True))
+# Positional values, not dicts: SQLite binds them quicker, and this is the
+# engine's path after every batch.
+_STATE_NAMES = ["status", "failure_reason", "wake_at", "settled_at", "devices_targeted", "id"]
+STATE = list(zip(_STATE_NAMES, ["text", "text", "time", "time", "int", "text"], strict=True))
 _UPDATE = (
-    "UPDATE notifications SET status = :status, failure_reason = :failure_reason,"
-    " wake_at = :wake_at, settled_at = :settled_at, devices_targeted = :devices_targeted"
-    " WHERE id = :id"
+    "UPDATE notifications SET status = ?, failure_reason = ?, wake_at = ?, settled_at = ?,"
+    " devices_targeted = ? WHERE id = ?"
 )
 
 
@@ -73,11 +74,11 @@ class Notifications(Repository):
             params.append(before_id)
         return self._select(where + " ORDER BY id DESC LIMIT ?", *params, limit)
 
-    def _state(self, n: Notification) -> dict[str, object]:
+    def _state(self, n: Notification) -> tuple[object, ...]:
         # Only what changes, in _STATE_NAMES order: a whole row would encode the metadata again.
         time = self._rows.opt_time
-        return dict(zip(_STATE_NAMES, (n.id, n.status.value, n.failure_reason, time(n.wake_at),
-            time(n.settled_at), n.devices_targeted), strict=True))  # fmt: skip
+        return (n.status.value, n.failure_reason, time(n.wake_at), time(n.settled_at),
+            n.devices_targeted, n.id)  # fmt: skip
 
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
@@ -97,7 +98,9 @@ class Notifications(Repository):
             " failure_reason = v.failure_reason, wake_at = v.wake_at,"
             " settled_at = v.settled_at, devices_targeted = v.devices_targeted"
             f" FROM {dialect.table(STATE)} WHERE notifications.id = v.id",
-            dialect.table_params(_STATE_NAMES, rows),
+            dialect.table_params(
+                _STATE_NAMES, [dict(zip(_STATE_NAMES, r, strict=True)) for r in rows]
+            ),
         )
 
     def refresh(
@@ -114,16 +117,16 @@ class Notifications(Repository):
             "id = ANY(?) ORDER BY id" + lock,
             self._sql.dialect.array([n.id for n in notifications]),
         )
-        stored = {row[0]: tuple(row) for row in rows}
+        stored = {row[5]: tuple(row) for row in rows}
         fresh: list[Notification] = []
         read = self._rows.opt_read_time
         for n in notifications:
             state = stored.get(n.id)
-            if state is None or state == tuple(self._state(n).values()):
+            if state is None or state == self._state(n):
                 # Gone, or unchanged: evolving every object costs more than comparing.
                 fresh += [] if state is None else [n]
                 continue
-            _, status, reason, wake_at, settled_at, targeted = state
+            status, reason, wake_at, settled_at, targeted, _ = state
             fresh.append(attrs.evolve(n, status=NotificationStatus(status),
                 failure_reason=reason, wake_at=read(wake_at), settled_at=read(settled_at),
                 devices_targeted=targeted))  # fmt: skip
