@@ -80,8 +80,8 @@ class PostgresDialect(Dialect):
         arrays = ", ".join(f"?::{_ARRAY_TYPES[kind]}" for _, kind in columns)
         return f"unnest({arrays}) AS v({', '.join(name for name, _ in columns)})"
 
-    def table_params(self, names: Sequence[str], rows: Sequence[Mapping[str, object]]) -> list[Any]:
-        return [[row[name] for row in rows] for name in names]
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        return [list(column) for column in zip(*rows, strict=True)]
 
     def run_script(self, conn: Any, script: str) -> None:
         # Without parameters psycopg sends the script as one simple query,

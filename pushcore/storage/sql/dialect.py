@@ -63,8 +63,8 @@ class Dialect(Rows):
         """A derived table ``v`` of these columns, from :meth:`table_params`."""
         raise NotImplementedError
 
-    def table_params(self, names: Sequence[str], rows: Sequence[Mapping[str, object]]) -> list[Any]:
-        """The parameters of :meth:`table`: the ``names`` columns of ``rows``."""
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        """The parameters of :meth:`table`, from rows of values in its column order."""
         raise NotImplementedError
 
     def run_script(self, conn: Any, script: str) -> None:

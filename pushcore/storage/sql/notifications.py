@@ -18,10 +18,8 @@ from pushcore.storage.records import (
 from pushcore.storage.sql.accounts import Repository
 
 OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
-# What changes of a notification after it is created: written by update_many,
-# read back by refresh.
-# Positional values, not dicts: SQLite binds them quicker, and this is the
-# engine's path after every batch.
+# What changes of a notification after it is created (update_many, refresh), as
+# positional values: SQLite binds them quicker than dicts, after every batch.
 _STATE_NAMES = ["status", "failure_reason", "wake_at", "settled_at", "devices_targeted", "id"]
 STATE = list(zip(_STATE_NAMES, ["text", "text", "time", "time", "int", "text"], strict=True))
 _UPDATE = (
@@ -98,9 +96,7 @@ class Notifications(Repository):
             " failure_reason = v.failure_reason, wake_at = v.wake_at,"
             " settled_at = v.settled_at, devices_targeted = v.devices_targeted"
             f" FROM {dialect.table(STATE)} WHERE notifications.id = v.id",
-            dialect.table_params(
-                _STATE_NAMES, [dict(zip(_STATE_NAMES, r, strict=True)) for r in rows]
-            ),
+            dialect.table_params(rows),
         )
 
     def refresh(

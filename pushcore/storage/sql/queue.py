@@ -172,12 +172,12 @@ class Schedule(Repository):
             return
         # One statement over a derived table, whatever the number of rows.
         dialect = self._sql.dialect
-        rows = [self._rows.delivery_to_row(d) for d in deliveries]
+        rows = [list(self._rows.delivery_to_row(d).values()) for d in deliveries]
         with self._sql.duplicate_as_key_error("delivery"):
             self._sql.run(
                 f"INSERT INTO deliveries ({DELIVERY_COLUMNS})"  # noqa: S608
                 f" SELECT * FROM {dialect.table(_DELIVERY_TYPES)}",
-                dialect.table_params(names(DELIVERY_COLUMNS), rows),
+                dialect.table_params(rows),
             )
 
     def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:

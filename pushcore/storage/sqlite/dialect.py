@@ -96,8 +96,8 @@ class SqliteDialect(Dialect):
         )
         return f"(SELECT {picks} FROM json_each(?)) AS v"  # noqa: S608 (column names of ours)
 
-    def table_params(self, names: Sequence[str], rows: Sequence[Mapping[str, object]]) -> list[Any]:
-        return [json.dumps([[row[name] for name in names] for row in rows])]
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        return [json.dumps(rows)]
 
     def run_script(self, conn: Any, script: str) -> None:
         # executescript() would commit the caller's transaction first.
