@@ -1,7 +1,7 @@
 """The storage contract of the engine's queue: notifications, deliveries, device targets.
 
 Each test runs against every adapter (see ``conftest.py``). The docstrings of
-``NotificationRepository``, ``DeliveryRepository`` and
+``NotificationRepository``, ``DeliveryQueue``, ``DeliveryProgress``, ``DeliverySchedule`` and
 ``DeviceRepository.active_targets``/``by_ids`` in ``pushcore.ports`` are the
 contract; where a port leaves an order open, the tests compare sets (sorted ids).
 Times are millisecond-precision and timezone-aware, the precision promised.

@@ -1,8 +1,8 @@
-"""The storage contract of streams and subscriptions, and ``DeliveryRepository.has_open``.
+"""The storage contract of streams and subscriptions, ``has_open`` and ``fan_out``.
 
 Each test runs against every adapter (see ``conftest.py``). The docstrings of
-``StreamRepository``, ``SubscriptionRepository`` and ``DeliveryRepository``
-(``has_open``, ``fan_out``) in ``pushcore.ports`` are the contract. Where a
+``StreamRepository``, ``SubscriptionRepository``, ``DeliveryProgress.has_open``
+and ``DeliverySchedule.fan_out`` in ``pushcore.ports`` are the contract. Where a
 port leaves an order open, the tests compare sorted ids.
 """
 
