@@ -343,7 +343,7 @@ def service(data_dir: Path, fake: Fake, key_file: Path, count: int, processes: i
         for i in range(count):
             n = attrs.evolve(notification(i), id=ids.new_id("ntf"), scheduled_at=due)
             tx.notifications.add(n)
-            tx.deliveries.add_many(new_deliveries(ids, n, [device], due))
+            tx.schedule.add_many(new_deliveries(ids, n, [device], due))
     services.close()
     fake.reset()
     started = [start_server(data_dir, free_port(), env)]

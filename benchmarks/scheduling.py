@@ -155,7 +155,7 @@ def insert_backlog(services: Services, count: int, device_id: str) -> float:
                     devices_targeted=1,
                 )
                 tx.notifications.add(notification)
-                tx.deliveries.add_many(new_deliveries(ids, notification, [device], due))
+                tx.schedule.add_many(new_deliveries(ids, notification, [device], due))
     return time.monotonic() - started
 
 

@@ -3,10 +3,12 @@ and the session's own PostgreSQL cluster for the tests that need one."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,7 +17,30 @@ from pushcore import Services, build_services, load_settings
 from pushcore.config import Settings
 from pushcore_http import create_app
 from tests.fakes.clock import FakeClock
-from tests.pg import MISSING, Cluster, find_bin_dir
+
+if TYPE_CHECKING:
+    # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
+    from tests.pg import Cluster
+
+
+# Modules whose every test is marked postgres and which import psycopg at the top.
+POSTGRES_MODULES = {"test_postgres_specific.py", "test_postgres.py"}
+
+
+def _psycopg_installed() -> bool:
+    try:
+        return importlib.util.find_spec("psycopg") is not None
+    except ImportError:
+        return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Skip importing the PostgreSQL-only modules when the run deselects them anyway
+    (``-m "not postgres"``) and psycopg is not installed."""
+    if collection_path.name not in POSTGRES_MODULES:
+        return None
+    deselected = "not postgres" in (config.getoption("markexpr") or "")
+    return True if deselected and not _psycopg_installed() else None
 
 
 @pytest.fixture
@@ -92,6 +117,8 @@ def pg_cluster() -> Iterator[Cluster]:
     Missing server binaries fail the tests that need it, loudly: a skip
     would let CI pass without ever running them.
     """
+    from tests.pg import MISSING, Cluster, find_bin_dir
+
     bin_dir = find_bin_dir()
     if bin_dir is None:
         pytest.fail(MISSING, pytrace=False)

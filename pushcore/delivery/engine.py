@@ -384,7 +384,9 @@ class DeliveryEngine:
                 if failed and isinstance(outcome, TokenInvalid):
                     tx.devices.deactivate(delivery.device_id)
                     detach_device(tx, delivery.device_id, now, "Device deactivated")
-            reconcile(tx, tx.notifications.refresh(list(touched.values())), now, reasons)
+            reconcile(
+                tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
+            )
         return earliest
 
     def _release(self, delivery_ids: Sequence[str]) -> int:

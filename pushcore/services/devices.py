@@ -45,6 +45,7 @@ class DeviceService:
             raise ValidationError(errors)
         now = self._clock.now()
         with self._store.transaction() as tx:
+            tx.locks.device_token(account_id, request.token)
             existing = tx.devices.find_by_token(account_id, request.token)
             if existing is not None:
                 device = attrs.evolve(

@@ -119,7 +119,7 @@ class NotificationService:
                 wake_at=None if targets else due,
             )
             tx.notifications.add(notification)
-            tx.deliveries.add_many(new_deliveries(self._ids, notification, targets, due))
+            tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
         self._waker.wake(due)
         return notification
 
@@ -129,7 +129,7 @@ class NotificationService:
             found = tx.notifications.get(account_id, notification_id)
             if found is None:
                 raise NotFound("Notification not found")
-            return NotificationDetail(found, tx.deliveries.counts(notification_id))
+            return NotificationDetail(found, tx.progress.counts(notification_id))
 
     def list(
         self,
@@ -153,18 +153,18 @@ class NotificationService:
         # One write transaction decides against the engine's claim: a claim
         # marks a delivery handed (attempts > 0) in its own transaction.
         with self._store.transaction() as tx:
-            found = tx.notifications.get(account_id, notification_id)
+            found = tx.notifications.get(account_id, notification_id, for_update=True)
             if found is None:
                 raise NotFound("Notification not found")
             if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
                 raise NotCancellable(
                     f"Notification is {found.status.value} and can no longer be cancelled"
                 )
-            if tx.deliveries.counts(notification_id).handed:
+            if tx.progress.counts(notification_id).handed:
                 raise NotCancellable(
                     "Notification is already being delivered and can no longer be cancelled"
                 )
-            tx.deliveries.cancel_unsent(notification_id, "cancelled")
+            tx.schedule.cancel_unsent(notification_id, "cancelled")
             cancelled = attrs.evolve(
                 found,
                 status=next_notification_status(found.status, NotificationEvent.CANCEL),

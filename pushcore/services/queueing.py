@@ -43,15 +43,19 @@ def reconcile(
 ) -> list[Notification]:
     """Store each notification's status as its deliveries now imply; the changed ones."""
     candidates = list(notifications)
+    # The status is decided on the deliveries read below: two workers settling
+    # the last two deliveries of one notification must not both see the
+    # other's as still open.
+    tx.locks.notifications([n.id for n in candidates])
     # Still going (a queued notification with an open delivery): nothing to
     # change, and counting a large fan-out's deliveries after every batch
     # would cost more than the batch. One cheap query answers for all.
     maybe_open = [
         n.id for n in candidates if n.status is NotificationStatus.QUEUED and n.wake_at is None
     ]
-    still_open = tx.deliveries.open_among(maybe_open) if maybe_open else set()
+    still_open = tx.progress.open_among(maybe_open) if maybe_open else set()
     settling = [n for n in candidates if n.id not in still_open]
-    counts = tx.deliveries.counts_many([n.id for n in settling]) if settling else {}
+    counts = tx.progress.counts_many([n.id for n in settling]) if settling else {}
     changed: list[Notification] = []
     for notification in settling:
         reason = (failure_reasons or {}).get(notification.id)
@@ -62,7 +66,7 @@ def reconcile(
             # or found dead elsewhere): the reason is that of its last failure.
             failed = [
                 d
-                for d in tx.deliveries.for_notification(notification.id)
+                for d in tx.progress.for_notification(notification.id)
                 if d.status is DeliveryStatus.FAILED and d.failure_reason
             ]
             if failed:
@@ -85,16 +89,18 @@ def attach_device(
     a delivery too. Returns the earliest due time added, to wake the engine.
     """
     earliest: datetime | None = None
-    for notification in tx.notifications.waiting_for(device.account_id, device.token, now):
+    for notification in tx.notifications.waiting_for(
+        device.account_id, device.token, now, for_update=True
+    ):
         live = [
             d
-            for d in tx.deliveries.for_notification(notification.id)
+            for d in tx.progress.for_notification(notification.id)
             if d.device_id == device.id and d.status is not DeliveryStatus.CANCELLED
         ]
         if live:
             continue
         due_at = max(notification.scheduled_at, now)
-        tx.deliveries.add_many(new_deliveries(ids, notification, [device], due_at))
+        tx.schedule.add_many(new_deliveries(ids, notification, [device], due_at))
         grown = attrs.evolve(notification, devices_targeted=notification.devices_targeted + 1)
         tx.notifications.update(grown)
         reconcile(tx, [grown], now)
@@ -104,6 +110,6 @@ def attach_device(
 
 def detach_device(tx: Transaction, device_id: str, now: datetime, reason: str) -> None:
     """Cancel a removed or dead device's pending deliveries and settle what that settles."""
-    touched = tx.deliveries.cancel_for_device(device_id, reason)
+    touched = tx.schedule.cancel_for_device(device_id, reason)
     if touched:
         reconcile(tx, tx.notifications.by_ids(touched), now)

@@ -92,11 +92,13 @@ class StreamService:
             with self._store.transaction() as tx:
                 account = tx.accounts.get(account_id)
                 plan = account.plan if account is not None else Plan.FREE
-                if plan is Plan.FREE and tx.streams.count(account_id) >= FREE_PLAN_STREAMS:
-                    raise PlanLimit(
-                        f"The free plan allows {FREE_PLAN_STREAMS} streams;"
-                        " delete one or move to the pro plan"
-                    )
+                if plan is Plan.FREE:
+                    tx.locks.plan_limits(account_id)
+                    if tx.streams.count(account_id) >= FREE_PLAN_STREAMS:
+                        raise PlanLimit(
+                            f"The free plan allows {FREE_PLAN_STREAMS} streams;"
+                            " delete one or move to the pro plan"
+                        )
                 try:
                     tx.streams.add(stream)
                 except KeyError:
@@ -147,7 +149,7 @@ class StreamService:
                 stream=StreamRef(stream.id, stream.name, stream.code),
             )
             tx.notifications.add(notification)
-            sent = tx.deliveries.fan_out(notification, stream.id, now)
+            sent = tx.schedule.fan_out(notification, stream.id, now)
             notification = attrs.evolve(notification, devices_targeted=sent)
             tx.notifications.update(notification)
             if not sent:

@@ -1,4 +1,8 @@
-"""Storage adapters behind the store ports: memory, SQLite and PostgreSQL."""
+"""Storage adapters behind the store ports: SQLite and PostgreSQL, one set of repositories.
+
+``sql/`` holds the repositories, written once; ``sqlite/`` and ``postgres/``
+hold each database's connections, transactions and dialect.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ def open_store(url: str, pool_size: int = 10) -> Store:
     ``pool_size`` is the most connections a PostgreSQL store opens.
     """
     if url.startswith("memory:"):
-        from pushcore.storage.memory import MemoryStore
+        from pushcore.storage.sqlite import temporary_store
 
-        return MemoryStore()
+        return temporary_store()
     if url.startswith("sqlite:///"):
         from pushcore.storage.sqlite import SqliteStore
 

@@ -1,19 +1,41 @@
-"""Versioned schema migrations: numbered SQL files per database, applied in order."""
+"""Versioned schema migrations: numbered SQL files, written once for both databases.
+
+A migration names its column types by meaning (``{time}``, ``{id}``...);
+each database gets its own type for each (:data:`TYPES`), so the two schemas
+keep their tables, columns and indexes in step.
+"""
 
 from __future__ import annotations
 
 import re
 import sqlite3
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import attrs
 
+if TYPE_CHECKING:
+    from pushcore.storage.sql.dialect import Sql
+
 _MIGRATION_FILE = re.compile(r"(\d+)_(\w+)\.sql")
+_TYPE = re.compile(r"\{(\w+)\}")
+TYPES = {
+    # Integer milliseconds (UTC) compare and index fastest in SQLite.
+    "sqlite": {
+        "id": "TEXT", "time": "INTEGER", "bool": "INTEGER", "json": "TEXT", "scopes": "TEXT",
+    },
+    # timestamptz keeps microseconds; ids sort in byte order (COLLATE "C")
+    # whatever the database's locale, as Python compares strings.
+    "postgres": {
+        "id": 'text COLLATE "C"', "time": "timestamptz", "bool": "boolean", "json": "jsonb",
+        "scopes": "text[]",
+    },
+}  # fmt: skip
 
 
 @attrs.frozen
 class Migration:
-    """One numbered schema change, from ``migrations/<dialect>/<version>_<name>.sql``."""
+    """One numbered schema change, from ``migrations/<version>_<name>.sql``."""
 
     version: int
     name: str
@@ -21,18 +43,38 @@ class Migration:
 
 
 def load_migrations(dialect: str) -> list[Migration]:
-    """The packaged migrations of ``dialect`` (``sqlite``, ``postgres``), in version order."""
-    folder = resources.files("pushcore.storage") / "migrations" / dialect
+    """The packaged migrations in ``dialect``'s types (``sqlite``, ``postgres``), in order."""
+    types = TYPES[dialect]
     found: list[Migration] = []
-    for entry in folder.iterdir():
+    for entry in (resources.files("pushcore.storage") / "migrations").iterdir():
         match = _MIGRATION_FILE.fullmatch(entry.name)
         if match is not None:
-            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+            sql = _TYPE.sub(lambda m: types[m[1]], entry.read_text(encoding="utf-8"))
+            found.append(Migration(int(match[1]), match[2], sql))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
     if len(set(versions)) != len(versions):
         raise RuntimeError(f"duplicate {dialect} migration versions: {versions}")
     return found
+
+
+def apply_if_missing(sql: Sql, migration: Migration) -> None:
+    """Apply ``migration`` and record it, unless it is recorded already.
+
+    The caller holds the migration lock (SQLite: the writer's; PostgreSQL:
+    an advisory lock) in this transaction, so when two processes start at
+    once the second sees the first's work here and skips it.
+    """
+    dialect = sql.dialect
+    sql.run(dialect.migrations_table)
+    if sql.one("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)):
+        return
+    dialect.run_script(sql.conn, migration.sql)
+    sql.run(
+        "INSERT INTO schema_migrations (version, name, applied_at)"  # noqa: S608
+        f" VALUES (?, ?, {dialect.now})",
+        (migration.version, migration.name),
+    )
 
 
 def split_statements(script: str) -> list[str]:

@@ -1,22 +1,28 @@
-"""The ``store`` fixture: every contract test runs once against each storage adapter."""
+"""The ``store`` fixture: every contract test runs once against each database.
+
+``memory://`` is SQLite in a temporary directory (the same code as ``sqlite``),
+so the contract runs on SQLite and PostgreSQL; ``test_memory_store.py`` checks
+what ``memory://`` adds.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pushcore.ports import Store
-from pushcore.storage.memory import MemoryStore
-from pushcore.storage.postgres import PostgresStore
 from pushcore.storage.sqlite import SqliteStore
-from tests.pg import Cluster
+
+if TYPE_CHECKING:
+    from tests.pg import Cluster
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_kind(request: pytest.FixtureRequest) -> str:
-    """Which adapter the test runs against."""
+    """Which database the test runs against."""
     kind: str = request.param
     return kind
 
@@ -27,24 +33,28 @@ def contract_database(pg_cluster: Cluster) -> str:
     return pg_cluster.create_database("contract")
 
 
-@pytest.fixture
-def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Store]:
-    """A fresh, empty store of the current kind.
+def open_kind(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    """A fresh, empty store of ``store_kind``.
 
     SQLite gets a file in a temporary directory; PostgreSQL gets the shared
     contract database with every table emptied (far quicker than a database
     per test, and the schema is the same).
     """
+    if store_kind == "sqlite":
+        return SqliteStore(tmp_path / "pushcore.db")
+    # Imported here: the SQLite runs need no psycopg.
+    from pushcore.storage.postgres import PostgresStore
+
+    url: str = request.getfixturevalue("contract_database")
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    cluster.empty(url)
+    return PostgresStore(url)
+
+
+@pytest.fixture
+def store(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Store]:
+    """A fresh, empty store of the current kind."""
     # Annotated as the port, so mypy checks that every adapter satisfies it.
-    opened: Store
-    if store_kind == "memory":
-        opened = MemoryStore()
-    elif store_kind == "sqlite":
-        opened = SqliteStore(tmp_path / "pushcore.db")
-    else:
-        url: str = request.getfixturevalue("contract_database")
-        cluster: Cluster = request.getfixturevalue("pg_cluster")
-        cluster.empty(url)
-        opened = PostgresStore(url)
+    opened: Store = open_kind(store_kind, tmp_path, request)
     yield opened
     opened.close()

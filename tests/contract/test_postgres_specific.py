@@ -429,7 +429,7 @@ def test_the_last_two_deliveries_settled_at_once_settle_the_notification(
         with target.transaction() as tx:
             assert tx.deliveries.settle(delivery_id, owner, D.DELIVERED, None, T0)
             # As the engine records a batch: refresh what it claimed, then reconcile.
-            reconcile(tx, tx.notifications.refresh([make_notification()]), T0)
+            reconcile(tx, tx.notifications.refresh([make_notification()], for_update=True), T0)
             if owner == "sched-a":
                 # Stay uncommitted while the other settles: without the
                 # notification lock each would see the other's delivery as open.
@@ -491,9 +491,9 @@ def test_a_claim_leaves_alone_the_deliveries_of_a_notification_being_cancelled(
     other = PostgresStore(url)
     try:
         with store.transaction() as cancelling:
-            assert cancelling.notifications.get("acc_a", "ntf_01") is not None  # FOR UPDATE
+            assert cancelling.notifications.get("acc_a", "ntf_01", for_update=True) is not None
             assert [d.id for d in claim(other, "sched-b")] == ["dlv_02"]
-            cancelling.deliveries.cancel_unsent("ntf_01", "cancelled")
+            cancelling.schedule.cancel_unsent("ntf_01", "cancelled")
         assert claim(other, "sched-b") == []
     finally:
         other.close()

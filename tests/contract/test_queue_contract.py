@@ -1,7 +1,7 @@
 """The storage contract of the engine's queue: notifications, deliveries, device targets.
 
 Each test runs against every adapter (see ``conftest.py``). The docstrings of
-``NotificationRepository``, ``DeliveryRepository`` and
+``NotificationRepository``, ``DeliveryQueue``, ``DeliveryProgress``, ``DeliverySchedule`` and
 ``DeviceRepository.active_targets``/``by_ids`` in ``pushcore.ports`` are the
 contract; where a port leaves an order open, the tests compare sets (sorted ids).
 Times are millisecond-precision and timezone-aware, the precision promised.
@@ -102,13 +102,13 @@ def add_notifications(store: Store, *notifications: Notification) -> None:
 
 def add_deliveries(store: Store, *deliveries: Delivery) -> None:
     with store.transaction() as tx:
-        tx.deliveries.add_many(deliveries)
+        tx.schedule.add_many(deliveries)
 
 
 def deliveries_of(store: Store, notification_id: str = "ntf_01") -> dict[str, Delivery]:
     """The notification's stored deliveries by id."""
     with store.read() as tx:
-        return {d.id: d for d in tx.deliveries.for_notification(notification_id)}
+        return {d.id: d for d in tx.progress.for_notification(notification_id)}
 
 
 def stored(store: Store, delivery_id: str, notification_id: str = "ntf_01") -> Delivery:
@@ -625,8 +625,8 @@ def test_deliveries_round_trip_in_id_order(store: Store) -> None:
     # Inserted out of id order, in one bulk call.
     add_deliveries(store, leased, other, full, plain)
     with store.read() as tx:
-        listed = tx.deliveries.for_notification("ntf_01")
-        unknown = tx.deliveries.for_notification("ntf_99")
+        listed = tx.progress.for_notification("ntf_01")
+        unknown = tx.progress.for_notification("ntf_99")
     assert list(listed) == [plain, full, leased]
     assert listed[1].due_at.utcoffset() == timedelta(0)
     assert list(unknown) == []
@@ -636,7 +636,7 @@ def test_deliveries_round_trip_in_id_order(store: Store) -> None:
 def test_add_many_of_nothing_is_a_no_op(store: Store) -> None:
     add_deliveries(store)
     with store.read() as tx:
-        assert list(tx.deliveries.for_notification("ntf_01")) == []
+        assert list(tx.progress.for_notification("ntf_01")) == []
         assert tx.deliveries.next_due_at() is None
 
 
@@ -654,9 +654,9 @@ def test_counts_by_status_with_in_flight_as_pending(store: Store) -> None:
         make_delivery("dlv_09", "ntf_02", "dev_01", status=D.DELIVERED, attempts=1),
     )
     with store.read() as tx:
-        counts = tx.deliveries.counts("ntf_01")
-        other = tx.deliveries.counts("ntf_02")
-        unknown = tx.deliveries.counts("ntf_99")
+        counts = tx.progress.counts("ntf_01")
+        other = tx.progress.counts("ntf_02")
+        unknown = tx.progress.counts("ntf_99")
     assert counts == DeliveryCounts(pending=3, delivered=2, failed=1, cancelled=2, handed=6)
     assert other == DeliveryCounts(delivered=1, handed=1)
     assert unknown == DeliveryCounts()
@@ -671,8 +671,8 @@ def test_counts_many_equals_counts_of_each(store: Store) -> None:
         make_delivery("dlv_04", "ntf_02", "dev_01", status=D.DELIVERED, attempts=1),
     )
     with store.read() as tx:
-        many = tx.deliveries.counts_many(["ntf_01", "ntf_02", "ntf_99"])
-        one, two = tx.deliveries.counts("ntf_01"), tx.deliveries.counts("ntf_02")
+        many = tx.progress.counts_many(["ntf_01", "ntf_02", "ntf_99"])
+        one, two = tx.progress.counts("ntf_01"), tx.progress.counts("ntf_02")
     assert many == {"ntf_01": one, "ntf_02": two}
     assert one == DeliveryCounts(pending=2, failed=1, handed=2)
 
@@ -686,8 +686,8 @@ def test_open_among_names_those_with_pending_or_in_flight_deliveries(store: Stor
         make_delivery("dlv_04", "ntf_04", "dev_01", status=D.CANCELLED),
     )
     with store.read() as tx:
-        found = tx.deliveries.open_among(["ntf_01", "ntf_02", "ntf_03", "ntf_04", "ntf_99"])
-        nothing = tx.deliveries.open_among([])
+        found = tx.progress.open_among(["ntf_01", "ntf_02", "ntf_03", "ntf_04", "ntf_99"])
+        nothing = tx.progress.open_among([])
     assert found == {"ntf_01", "ntf_02"}
     assert nothing == set()
 
@@ -1061,7 +1061,7 @@ def test_cancel_unsent_cancels_only_pending_never_handed_ones(store: Store) -> N
     elsewhere = make_delivery("dlv_07", "ntf_02", "dev_01")
     add_deliveries(store, *originals.values(), elsewhere)
     with store.transaction() as tx:
-        assert tx.deliveries.cancel_unsent("ntf_01", "cancelled") == 2
+        assert tx.schedule.cancel_unsent("ntf_01", "cancelled") == 2
     after = deliveries_of(store)
     for cancelled in ("dlv_01", "dlv_02"):
         assert after[cancelled].status is D.CANCELLED
@@ -1071,10 +1071,10 @@ def test_cancel_unsent_cancels_only_pending_never_handed_ones(store: Store) -> N
         assert after[kept] == originals[kept]
     assert deliveries_of(store, "ntf_02") == {"dlv_07": elsewhere}
     with store.transaction() as tx:
-        assert tx.deliveries.cancel_unsent("ntf_01", "cancelled") == 0
-        assert tx.deliveries.cancel_unsent("ntf_99", "cancelled") == 0
+        assert tx.schedule.cancel_unsent("ntf_01", "cancelled") == 0
+        assert tx.schedule.cancel_unsent("ntf_99", "cancelled") == 0
     with store.read() as tx:
-        assert tx.deliveries.counts("ntf_01") == DeliveryCounts(
+        assert tx.progress.counts("ntf_01") == DeliveryCounts(
             pending=2, delivered=1, failed=1, cancelled=2, handed=4
         )
 
@@ -1083,9 +1083,9 @@ def test_a_released_delivery_counts_as_never_handed(store: Store) -> None:
     add_deliveries(store, make_delivery("dlv_01", due_at=T0 - SECOND))
     claim(store, "sched-a")
     with store.transaction() as tx:
-        assert tx.deliveries.cancel_unsent("ntf_01", "cancelled") == 0
+        assert tx.schedule.cancel_unsent("ntf_01", "cancelled") == 0
         assert tx.deliveries.release(["dlv_01"], "sched-a") == 1
-        assert tx.deliveries.cancel_unsent("ntf_01", "cancelled") == 1
+        assert tx.schedule.cancel_unsent("ntf_01", "cancelled") == 1
     assert stored(store, "dlv_01").status is D.CANCELLED
 
 
@@ -1107,7 +1107,7 @@ def test_cancel_for_device_cancels_its_pending_deliveries(store: Store) -> None:
         *kept,
     )
     with store.transaction() as tx:
-        touched = tx.deliveries.cancel_for_device("dev_01", "device_removed")
+        touched = tx.schedule.cancel_for_device("dev_01", "device_removed")
     assert list(touched) == ["ntf_01", "ntf_02", "ntf_03"]
     cancelled = {
         **deliveries_of(store, "ntf_01"),
@@ -1120,8 +1120,8 @@ def test_cancel_for_device_cancels_its_pending_deliveries(store: Store) -> None:
     for delivery in kept:
         assert stored(store, delivery.id, delivery.notification_id) == delivery
     with store.transaction() as tx:
-        assert list(tx.deliveries.cancel_for_device("dev_01", "device_removed")) == []
-        assert list(tx.deliveries.cancel_for_device("dev_99", "device_removed")) == []
+        assert list(tx.schedule.cancel_for_device("dev_01", "device_removed")) == []
+        assert list(tx.schedule.cancel_for_device("dev_99", "device_removed")) == []
 
 
 # Devices: targets
@@ -1175,12 +1175,12 @@ def test_devices_by_ids_span_accounts_and_ignore_unknown_ids(store: Store) -> No
 def test_queue_writes_are_visible_inside_their_own_transaction(store: Store) -> None:
     with store.transaction() as tx:
         tx.notifications.add(make_notification())
-        tx.deliveries.add_many([make_delivery("dlv_01", due_at=T0 - SECOND)])
+        tx.schedule.add_many([make_delivery("dlv_01", due_at=T0 - SECOND)])
         assert tx.notifications.get("acc_a", "ntf_01") == make_notification()
         (claimed,) = tx.deliveries.claim_due(T0, "sched-a", T0 + LEASE, 10)
         assert claimed.lease_owner == "sched-a"
         assert tx.deliveries.claim_due(T0, "sched-b", T0 + LEASE, 10) == []
-        assert tx.deliveries.counts("ntf_01") == DeliveryCounts(pending=1, handed=1)
+        assert tx.progress.counts("ntf_01") == DeliveryCounts(pending=1, handed=1)
 
 
 def test_an_exception_rolls_back_queue_writes(store: Store) -> None:
@@ -1190,13 +1190,13 @@ def test_an_exception_rolls_back_queue_writes(store: Store) -> None:
     def write_then_fail(tx: Transaction) -> None:
         tx.notifications.add(make_notification("ntf_02"))
         tx.notifications.update(make_notification("ntf_01", status=N.CANCELLED, wake_at=T0))
-        tx.deliveries.add_many(
+        tx.schedule.add_many(
             [
                 make_delivery("dlv_02", device_id="dev_02"),
                 make_delivery("dlv_03", "ntf_02", "dev_01"),
             ]
         )
-        assert tx.deliveries.cancel_for_device("dev_01", "device_removed") == ["ntf_01", "ntf_02"]
+        assert tx.schedule.cancel_for_device("dev_01", "device_removed") == ["ntf_01", "ntf_02"]
         assert ids(tx.deliveries.claim_due(T0, "sched-a", T0 + LEASE, 10)) == ["dlv_02"]
         raise Boom
 
@@ -1206,8 +1206,8 @@ def test_an_exception_rolls_back_queue_writes(store: Store) -> None:
         assert tx.notifications.get("acc_a", "ntf_01") == make_notification("ntf_01")
         assert tx.notifications.get("acc_a", "ntf_02") is None
         assert tx.notifications.next_wake_at() is None
-        assert list(tx.deliveries.for_notification("ntf_01")) == [
+        assert list(tx.progress.for_notification("ntf_01")) == [
             make_delivery("dlv_01", due_at=T0 - SECOND)
         ]
-        assert list(tx.deliveries.for_notification("ntf_02")) == []
+        assert list(tx.progress.for_notification("ntf_02")) == []
         assert tx.deliveries.next_due_at() == T0 - SECOND

@@ -1,8 +1,8 @@
-"""The storage contract of streams and subscriptions, and ``DeliveryRepository.has_open``.
+"""The storage contract of streams and subscriptions, ``has_open`` and ``fan_out``.
 
 Each test runs against every adapter (see ``conftest.py``). The docstrings of
-``StreamRepository``, ``SubscriptionRepository`` and ``DeliveryRepository``
-(``has_open``, ``fan_out``) in ``pushcore.ports`` are the contract. Where a
+``StreamRepository``, ``SubscriptionRepository``, ``DeliveryProgress.has_open``
+and ``DeliverySchedule.fan_out`` in ``pushcore.ports`` are the contract. Where a
 port leaves an order open, the tests compare sorted ids.
 """
 
@@ -426,8 +426,8 @@ def test_subscription_delete_is_scoped_and_reports_whether_it_deleted(store: Sto
 def test_has_open_of_a_notification_without_deliveries_is_false(store: Store) -> None:
     add_notifications(store, make_notification("ntf_01"))
     with store.read() as tx:
-        assert not tx.deliveries.has_open("ntf_01")
-        assert not tx.deliveries.has_open("ntf_unknown")
+        assert not tx.progress.has_open("ntf_01")
+        assert not tx.progress.has_open("ntf_unknown")
 
 
 @pytest.mark.parametrize(
@@ -464,22 +464,22 @@ def test_has_open_is_whether_a_delivery_is_pending_or_in_flight(
         make_delivery("dlv_99", "ntf_02", "dev_99"),
     )
     with store.read() as tx:
-        assert tx.deliveries.has_open("ntf_01") is expected
+        assert tx.progress.has_open("ntf_01") is expected
 
 
 def test_has_open_follows_the_delivery_lifecycle(store: Store) -> None:
     add_notifications(store, make_notification("ntf_01"))
     add_deliveries(store, make_delivery("dlv_01", "ntf_01", "dev_01"))
     with store.read() as tx:
-        assert tx.deliveries.has_open("ntf_01")
+        assert tx.progress.has_open("ntf_01")
     with store.transaction() as tx:
         (claimed,) = tx.deliveries.claim_due(T0, "engine", T0 + MINUTE, 10)
     with store.read() as tx:
-        assert tx.deliveries.has_open("ntf_01")
+        assert tx.progress.has_open("ntf_01")
     with store.transaction() as tx:
         assert tx.deliveries.settle(claimed.id, "engine", D.DELIVERED, None, T0)
     with store.read() as tx:
-        assert not tx.deliveries.has_open("ntf_01")
+        assert not tx.progress.has_open("ntf_01")
 
 
 def test_fan_out_enqueues_one_delivery_per_active_subscriber_device(store: Store) -> None:
@@ -505,11 +505,11 @@ def test_fan_out_enqueues_one_delivery_per_active_subscriber_device(store: Store
     due = T0 + 3 * MINUTE
     with store.transaction() as tx:
         tx.notifications.add(notification)
-        assert tx.deliveries.fan_out(notification, "str_01", due) == 3
+        assert tx.schedule.fan_out(notification, "str_01", due) == 3
     with store.read() as tx:
-        deliveries = tx.deliveries.for_notification("ntf_01")
-        assert tx.deliveries.has_open("ntf_01")
-        counts = tx.deliveries.counts("ntf_01")
+        deliveries = tx.progress.for_notification("ntf_01")
+        assert tx.progress.has_open("ntf_01")
+        counts = tx.progress.counts("ntf_01")
     assert sorted(d.device_id for d in deliveries) == ["dev_01", "dev_02", "dev_03"]
     assert len({d.id for d in deliveries}) == 3
     for delivery in deliveries:
@@ -528,8 +528,8 @@ def test_fan_out_to_nobody_enqueues_nothing(store: Store) -> None:
     notification = make_notification("ntf_01", "acc_a")
     with store.transaction() as tx:
         tx.notifications.add(notification)
-        assert tx.deliveries.fan_out(notification, "str_01", T0) == 0
-        assert tx.deliveries.fan_out(notification, "str_99", T0) == 0
+        assert tx.schedule.fan_out(notification, "str_01", T0) == 0
+        assert tx.schedule.fan_out(notification, "str_99", T0) == 0
     with store.read() as tx:
-        assert tx.deliveries.for_notification("ntf_01") == []
-        assert not tx.deliveries.has_open("ntf_01")
+        assert tx.progress.for_notification("ntf_01") == []
+        assert not tx.progress.has_open("ntf_01")

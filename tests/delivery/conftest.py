@@ -137,7 +137,7 @@ class Harness:
     def deliveries(self, notification: Notification) -> Sequence[Delivery]:
         """The notification's deliveries as stored."""
         with self.services.store.read() as tx:
-            return tx.deliveries.for_notification(notification.id)
+            return tx.progress.for_notification(notification.id)
 
     def delivery_statuses(self, notification: Notification) -> list[DeliveryStatus]:
         """The statuses of the notification's deliveries, sorted."""

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from pushcore import build_services, load_settings
-from pushcore.storage.memory import MemoryStore
+from pushcore.storage import open_store
 
 
 def free_port() -> int:
@@ -111,7 +111,7 @@ class Server:
         secret = {k: v for k, v in self.env.items() if k == "PUSHCORE_JWT_SECRET"}
         # Signing needs no database: a memory store keeps this helper off the server's.
         settings = load_settings(env=secret, data_dir=self.data_dir)
-        services = build_services(settings, store=MemoryStore())
+        services = build_services(settings, store=open_store("memory://"))
         try:
             from datetime import timedelta
 

@@ -907,7 +907,7 @@ def test_sent_counts_the_active_devices_of_every_subscriber(sapi: Api) -> None:
     assert full["devicesTargeted"] == 3
     assert full["deliveries"] == {"pending": 3, "delivered": 0, "failed": 0}
     with sapi.services.store.read() as tx:
-        deliveries = tx.deliveries.for_notification(result["notificationId"])
+        deliveries = tx.progress.for_notification(result["notificationId"])
         targeted = {d.device_id for d in deliveries}
         bob_devices = {d.id for d in tx.devices.list("bob")}
         carol_live = {d.id for d in tx.devices.list("carol") if d.is_active}

@@ -1,43 +1,31 @@
 """The PostgreSQL store: a connection pool, READ COMMITTED writers with row locks, migrations.
 
 Unlike SQLite, writers here run at once, in every thread of every process;
-where a transaction reads and then writes on what it read, the repositories
-take row or advisory locks (see ``queue.py``), so the store ports' promise
-that a read-then-write inside one transaction is safe holds without a global
-write lock, and schedulers in several processes claim deliveries side by side.
+where a transaction reads and then writes on what it read, it declares a
+lock intent (``tx.locks``, ``for_update``) that this store takes as row or
+advisory locks, so a read-then-write is safe without a global write lock,
+and schedulers in several processes claim deliveries side by side.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import psycopg
 from psycopg import IsolationLevel
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
-from pushcore.storage.migrate import Migration, load_migrations
-from pushcore.storage.postgres.queue import Deliveries, Notifications
-from pushcore.storage.postgres.repos import MIGRATION_LOCK, Accounts, ApiKeys, Devices
-from pushcore.storage.postgres.rows import Connection
-from pushcore.storage.postgres.streams import Streams, Subscriptions
+from pushcore.storage.migrate import Migration, apply_if_missing, load_migrations
+from pushcore.storage.postgres.dialect import POSTGRES
+from pushcore.storage.sql.dialect import Sql
+from pushcore.storage.sql.transaction import MIGRATION_LOCK, Transaction
 
+Connection = psycopg.Connection[tuple[Any, ...]]
 POOL_SIZE = 10
 CONNECT_TIMEOUT = 10  # seconds; libpq's own default is to wait for ever
-
-
-class Transaction:
-    """The repositories of one transaction, sharing its connection."""
-
-    def __init__(self, conn: Connection, writing: bool) -> None:
-        self.accounts = Accounts(conn, writing)
-        self.api_keys = ApiKeys(conn, writing)
-        self.devices = Devices(conn, writing)
-        self.notifications = Notifications(conn, writing)
-        self.deliveries = Deliveries(conn, writing)
-        self.streams = Streams(conn, writing)
-        self.subscriptions = Subscriptions(conn, writing)
 
 
 def connection_info(url: str) -> str:
@@ -85,7 +73,7 @@ class PostgresStore:
                 IsolationLevel.READ_COMMITTED if writing else IsolationLevel.REPEATABLE_READ
             )
             with conn.transaction():
-                yield Transaction(conn, writing)
+                yield Transaction(conn, POSTGRES, writing)
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
@@ -109,27 +97,10 @@ class PostgresStore:
 def migrate(conn: Connection, migrations: Sequence[Migration]) -> None:
     """Apply the migrations not yet recorded, each in a transaction of its own.
 
-    Every migration's transaction first takes the migration lock, and checks
-    the version under it, so processes starting together apply each exactly
-    once; DDL is transactional in PostgreSQL, so one that fails leaves no trace.
+    Every migration's transaction first takes the migration lock (an advisory
+    lock), so processes starting together apply each exactly once.
     """
     for migration in migrations:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (MIGRATION_LOCK,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
-                " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            applied = conn.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = %s", (migration.version,)
-            ).fetchone()
-            if applied is not None:
-                continue
-            # Without parameters psycopg sends the script as one simple query,
-            # which may hold several statements (and dollar quotes, which a
-            # split on ";" would break).
-            conn.execute(migration.sql)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
+            apply_if_missing(Sql(conn, POSTGRES, writing=True), migration)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from pushcore.storage.migrate import Migration, load_migrations, split_statements
-from pushcore.storage.sqlite.queue import Deliveries, Notifications
-from pushcore.storage.sqlite.repos import Accounts, ApiKeys, Devices
-from pushcore.storage.sqlite.streams import Streams, Subscriptions
+from pushcore.storage.migrate import Migration, apply_if_missing, load_migrations
+from pushcore.storage.sql.dialect import Sql
+from pushcore.storage.sql.transaction import Transaction
+from pushcore.storage.sqlite.dialect import SQLITE
 
 CHECKPOINT_INTERVAL = 1.0
 # How long SQLite itself waits for a lock (a writer that bypasses the writers'
@@ -40,24 +42,13 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-class Transaction:
-    """The repositories of one transaction, sharing its connection."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.accounts = Accounts(conn)
-        self.api_keys = ApiKeys(conn)
-        self.devices = Devices(conn)
-        self.notifications = Notifications(conn)
-        self.deliveries = Deliveries(conn)
-        self.streams = Streams(conn)
-        self.subscriptions = Subscriptions(conn)
-
-
 class SqliteStore:
     """A SQLite database file shared by threads and processes (WAL, BEGIN IMMEDIATE)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, remove_at_close: Path | None = None) -> None:
         self._path = path
+        # memory:// stores live in a private temporary directory, gone at close.
+        self._remove_at_close = remove_at_close
         self._local = threading.local()
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -95,7 +86,6 @@ class SqliteStore:
             # connection is otherwise used by its own thread alone.
             conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
             self._connections.append(conn)
-        conn.row_factory = sqlite3.Row
         try:
             # busy_timeout first: switching to WAL needs a lock another process may hold.
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -126,25 +116,8 @@ class SqliteStore:
     def _migrate(self, migrations: Sequence[Migration]) -> None:
         conn = self._connection()
         for migration in migrations:
-            # The version is checked inside the write lock, so when two processes
-            # start at once the second sees the first's work and skips it.
             with self._writer(), self._begin("BEGIN IMMEDIATE"):
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations"
-                    " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-                )
-                applied = conn.execute(
-                    "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-                ).fetchone()
-                if applied is not None:
-                    continue
-                for statement in split_statements(migration.sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at)"
-                    " VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                    (migration.version, migration.name),
-                )
+                apply_if_missing(Sql(conn, SQLITE, writing=True), migration)
 
     @contextmanager
     def _begin(self, begin: str, *, read_only: bool = False) -> Iterator[Transaction]:
@@ -154,7 +127,7 @@ class SqliteStore:
         try:
             conn.execute(begin)
             try:
-                yield Transaction(conn)
+                yield Transaction(conn, SQLITE, writing=not read_only)
                 conn.execute("COMMIT")
             finally:
                 # Still open here means the block raised or COMMIT failed; leaving
@@ -219,3 +192,18 @@ class SqliteStore:
             conn.close()
         if not already:
             os.close(self._writer_fd)
+            if self._remove_at_close is not None:
+                shutil.rmtree(self._remove_at_close, ignore_errors=True)
+
+
+def temporary_store() -> SqliteStore:
+    """The ``memory://`` store: SQLite in a private temporary directory, removed at close.
+
+    The same SQL and rules as a file the user keeps; nothing outlives the store.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="pushcore-memory-"))
+    try:
+        return SqliteStore(folder / "pushcore.db", remove_at_close=folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise

@@ -6,23 +6,23 @@
 -- creators drawing the same code at once.
 
 CREATE TABLE streams (
-    id          text COLLATE "C" PRIMARY KEY,
-    account_id  text COLLATE "C" NOT NULL,
+    id          {id} NOT NULL PRIMARY KEY,
+    account_id  {id} NOT NULL,
     name        text NOT NULL,
     code        text NOT NULL UNIQUE,
     description text NOT NULL,
     icon_url    text,
-    created_at  timestamptz NOT NULL,
-    deleted_at  timestamptz
+    created_at  {time} NOT NULL,
+    deleted_at  {time}
 );
 
 CREATE INDEX streams_account ON streams (account_id, id) WHERE deleted_at IS NULL;
 
 CREATE TABLE subscriptions (
-    id         text COLLATE "C" PRIMARY KEY,
-    account_id text COLLATE "C" NOT NULL,
-    stream_id  text COLLATE "C" NOT NULL,
-    created_at timestamptz NOT NULL,
+    id         {id} NOT NULL PRIMARY KEY,
+    account_id {id} NOT NULL,
+    stream_id  {id} NOT NULL,
+    created_at {time} NOT NULL,
     UNIQUE (account_id, stream_id)
 );
 

@@ -1,0 +1,42 @@
+"""The ports: what the services need from the outside world, as Protocols.
+
+Adapters (storage, clocks, gateways, URL guards) satisfy these structurally;
+fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
+module per concern: ``system`` (time, ids, randomness), ``stores`` (the
+store, its transactions, lock intents, heartbeats), ``accounts``,
+``notifications``, ``queue``, ``streams`` (the repositories), ``delivery``
+(gateways and the engine's observer and waker), ``web`` (URL checks).
+"""
+
+from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
+from pushcore.ports.delivery import DeliveryObserver, Gateway, Waker
+from pushcore.ports.notifications import DeliveryProgress, NotificationRepository
+from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction
+from pushcore.ports.streams import StreamRepository, SubscriptionRepository
+from pushcore.ports.system import Clock, IdGenerator, Random
+from pushcore.ports.web import IconProbe, UrlGuard
+
+__all__ = [
+    "AccountRepository",
+    "ApiKeyRepository",
+    "Clock",
+    "DeliveryObserver",
+    "DeliveryProgress",
+    "DeliveryQueue",
+    "DeliverySchedule",
+    "DeviceRepository",
+    "EngineRepository",
+    "Gateway",
+    "IconProbe",
+    "IdGenerator",
+    "Locks",
+    "NotificationRepository",
+    "Random",
+    "Store",
+    "StreamRepository",
+    "SubscriptionRepository",
+    "Transaction",
+    "UrlGuard",
+    "Waker",
+]

@@ -1,0 +1,44 @@
+"""The delivery engine's outside world: gateways, an observer, a waker."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from pushcore.domain.outcomes import Dispatch, Outcome
+from pushcore.domain.retry import RetryPolicy
+
+
+class Gateway(Protocol):
+    """A push gateway (APNs, FCM, Web Push, webhook): sends and reports per delivery."""
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        """One outcome per dispatch, in order. Never raises for a delivery's failure:
+        a failure is an outcome (Retry, TokenInvalid, Failed)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close connections."""
+        ...
+
+
+class DeliveryObserver(Protocol):
+    """Hears what the delivery engine recorded (metrics); the engine works without one."""
+
+    def recorded(self, outcomes: Sequence[tuple[Dispatch, Outcome]], retry: RetryPolicy) -> None:
+        """Called once per batch, after its outcomes were committed, on the engine's loop.
+
+        ``retry`` is the policy they were recorded under: a Retry of a delivery on
+        its last allowed attempt was recorded as a failure. Must be quick and must
+        not raise: it runs between a batch and the next.
+        """
+        ...
+
+
+class Waker(Protocol):
+    """Tells the delivery engine that work may be due earlier than it planned."""
+
+    def wake(self, at: datetime) -> None:
+        """Work is due at ``at``. Safe to call from any thread."""
+        ...

@@ -1,0 +1,91 @@
+"""Store ports of the engine's queue: deliveries put on it and taken off by the
+services, claimed and recorded by the engine.
+
+Raises, besides what a docstring says: the database's own errors when it
+fails, ValueError for a naive datetime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from pushcore.domain.model import Delivery, Notification, QueueDepth
+from pushcore.domain.states import DeliveryStatus
+
+
+class DeliveryQueue(Protocol):
+    """The engine's side of the queue. Claims are leases decided by the database."""
+
+    def claim_due(
+        self, now: datetime, owner: str, lease_until: datetime, limit: int
+    ) -> Sequence[Delivery]:
+        """Lease up to ``limit`` deliveries to ``owner``: PENDING ones due at ``now``,
+        earliest first, and IN_FLIGHT ones whose lease has run out. Each claim
+        adds one to ``attempts``. Two owners never hold the same delivery, and
+        a PENDING delivery whose notification is held ``for_update`` (a cancel
+        deciding) is left alone."""
+        ...
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest time a claim could find work (a due time or a lease end)."""
+        ...
+
+    def settle(
+        self,
+        delivery_id: str,
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> bool:
+        """DELIVERED or FAILED, if ``owner`` still holds the lease; whether it did."""
+        ...
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        """:meth:`settle` of several deliveries at once; the ids ``owner`` still held."""
+        ...
+
+    def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
+        """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease."""
+        ...
+
+    def release(self, delivery_ids: Sequence[str], owner: str) -> int:
+        """Hand leased deliveries back unsent: PENDING, the claim's attempt undone."""
+        ...
+
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Counts of PENDING (and due at ``now``) and IN_FLIGHT deliveries of every
+        account, and the earliest PENDING due time. Cheap enough for every metrics
+        scrape: it reads the scheduler's own indexes, never the settled history."""
+        ...
+
+
+class DeliverySchedule(Protocol):
+    """The services' side of the queue: deliveries made, fanned out and cancelled."""
+
+    def add_many(self, deliveries: Sequence[Delivery]) -> None:
+        """Insert new deliveries (in bulk), all or none: KeyError when an id is taken."""
+        ...
+
+    def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
+        """One PENDING delivery of ``notification`` per active device of every subscriber
+        of the stream, inserted in bulk by the database; how many."""
+        ...
+
+    def cancel_unsent(self, notification_id: str, reason: str) -> int:
+        """Cancel the notification's PENDING deliveries never handed to a gateway."""
+        ...
+
+    def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
+        """Cancel the device's PENDING deliveries; the ids of the notifications touched,
+        which stay locked (as by ``tx.locks.notifications``): they are reconciled next."""
+        ...

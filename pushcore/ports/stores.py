@@ -1,0 +1,139 @@
+"""The store: transactions, the lock intents of read-then-writes, engine heartbeats.
+
+Store ports are written so that several processes can share one database:
+every decision that must be global (uniqueness, "at most once a minute",
+plan limits) is made by the database inside a transaction, never by state
+held in one process. Where a transaction decides on what it read, the caller
+says so: a ``tx.locks`` call or a ``for_update=True`` read, before the read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
+from pushcore.ports.notifications import DeliveryProgress, NotificationRepository
+from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.streams import StreamRepository, SubscriptionRepository
+
+
+class Locks(Protocol):
+    """Lock intents: held until the transaction ends, taken before the reads they guard.
+
+    PostgreSQL takes row or advisory locks (its writers run at once); SQLite
+    does nothing (it has one writer at a time). No-ops in :meth:`Store.read`.
+    Each raises only the database's own errors (a deadlock, a lock timeout).
+    """
+
+    def plan_limits(self, account_id: str) -> None:
+        """Serialise the account's plan-limit checks (count, then insert); the account
+        row cannot serve, as it may not exist yet."""
+        ...
+
+    def device_token(self, account_id: str, token: str) -> None:
+        """Serialise registrations of one token (look up, then insert or update)."""
+        ...
+
+    def notifications(self, notification_ids: Sequence[str]) -> None:
+        """Lock these notifications (in id order, so overlapping sets cannot deadlock)
+        before deriving their status from their deliveries."""
+        ...
+
+
+class EngineRepository(Protocol):
+    """Heartbeats of delivery engines (serve, worker), so others can tell one is running."""
+
+    def beat(self, engine_id: str, at: datetime) -> None:
+        """Record that ``engine_id`` was alive at ``at`` (a later beat is never undone)."""
+        ...
+
+    def last_seen(self) -> datetime | None:
+        """The latest heartbeat of any engine, or None when none ever beat."""
+        ...
+
+
+class Transaction(Protocol):
+    """One unit of work: the repositories, seeing and changing one consistent state."""
+
+    @property
+    def accounts(self) -> AccountRepository:
+        """Accounts."""
+        ...
+
+    @property
+    def api_keys(self) -> ApiKeyRepository:
+        """API keys."""
+        ...
+
+    @property
+    def devices(self) -> DeviceRepository:
+        """Devices."""
+        ...
+
+    @property
+    def notifications(self) -> NotificationRepository:
+        """Notifications."""
+        ...
+
+    @property
+    def progress(self) -> DeliveryProgress:
+        """How notifications' deliveries stand."""
+        ...
+
+    @property
+    def deliveries(self) -> DeliveryQueue:
+        """The engine's queue: claims and outcomes."""
+        ...
+
+    @property
+    def schedule(self) -> DeliverySchedule:
+        """Deliveries made, fanned out and cancelled by the services."""
+        ...
+
+    @property
+    def streams(self) -> StreamRepository:
+        """Streams."""
+        ...
+
+    @property
+    def subscriptions(self) -> SubscriptionRepository:
+        """Subscriptions."""
+        ...
+
+    @property
+    def locks(self) -> Locks:
+        """Lock intents of this transaction."""
+        ...
+
+    @property
+    def engines(self) -> EngineRepository:
+        """Engine heartbeats."""
+        ...
+
+
+class Store(Protocol):
+    """A database. Writes happen in :meth:`transaction`, reads may use :meth:`read`."""
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """A write transaction: committed when the block ends, rolled back if it raises.
+
+        A read-then-write inside one is safe once its lock intent is taken
+        (:class:`Locks`, ``for_update``): SQLite runs one writer at a time,
+        PostgreSQL writers run at once and lock what they declare.
+        """
+        ...
+
+    def read(self) -> AbstractContextManager[Transaction]:
+        """A read-only snapshot; writing through it raises the database's error."""
+        ...
+
+    def ping(self) -> None:
+        """Raise the database's error if the database cannot be reached."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

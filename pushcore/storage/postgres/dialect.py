@@ -1,0 +1,103 @@
+"""PostgreSQL's spelling: ``%s`` placeholders, arrays, row and advisory locks.
+
+psycopg returns timestamptz as aware datetimes in the session's time zone,
+which the store sets to UTC; jsonb comes back as a dict and text[] as a list,
+so the values pass through as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from pushcore.storage.sql.dialect import ColumnType, Dialect
+
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+_INDEX_PIN = re.compile(r" INDEXED BY \w+")
+_ARRAY_TYPES = {"text": "text[]", "int": "integer[]", "time": "timestamptz[]"}
+
+
+def ts(at: datetime) -> datetime:
+    """``at`` as a parameter; a naive time is refused, as the SQLite store refuses it."""
+    # psycopg would send a naive datetime as `timestamp` and PostgreSQL would
+    # read it in the session's time zone: a silent shift for a caller's bug.
+    if at.utcoffset() is None:
+        raise ValueError(f"naive datetime {at!r}: the store needs timezone-aware times")
+    return at
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and metadata objects
+    as psycopg adapts them."""
+
+    row_locks = True
+    executemany_is_bulk = False
+    advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
+    migrations_table = (
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+        " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    now = "now()"
+
+    def time(self, at: datetime) -> datetime:
+        return ts(at)
+
+    def read_time(self, value: Any) -> datetime:
+        read: datetime = value
+        return read
+
+    def scopes(self, values: list[str]) -> list[str]:
+        return values
+
+    def read_scopes(self, value: Any) -> list[str]:
+        return list(value)
+
+    def metadata(self, value: dict[str, str]) -> Jsonb:
+        return Jsonb(value)
+
+    def read_metadata(self, value: Any) -> Mapping[str, str]:
+        read: dict[str, str] = value
+        return read
+
+    def translate(self, text: str) -> str:
+        text = _INDEX_PIN.sub("", text.replace("%", "%%"))
+        return _NAMED.sub(r"%(\1)s", text).replace("?", "%s")
+
+    def array(self, values: Sequence[str]) -> list[str]:
+        return list(values)
+
+    def list_table(self, alias: str) -> str:
+        return f"unnest(?::text[]) AS {alias}(value)"
+
+    def table(self, columns: Sequence[tuple[str, ColumnType]]) -> str:
+        # One array parameter per column, unnested side by side.
+        arrays = ", ".join(f"?::{_ARRAY_TYPES[kind]}" for _, kind in columns)
+        return f"unnest({arrays}) AS v({', '.join(name for name, _ in columns)})"
+
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        return [list(column) for column in zip(*rows, strict=True)]
+
+    def run_script(self, conn: Any, script: str) -> None:
+        # Without parameters psycopg sends the script as one simple query,
+        # which may hold several statements (and dollar quotes, which a split
+        # on ";" would break). DDL is transactional here: a failure leaves no trace.
+        conn.execute(script)
+
+    @contextmanager
+    def duplicate_as_key_error(self, conn: Any, key: str) -> Iterator[None]:
+        # In a savepoint: in PostgreSQL a failed statement spoils the whole
+        # transaction, and a caller that catches the KeyError must be able to go on.
+        try:
+            with conn.transaction():
+                yield
+        except psycopg.errors.UniqueViolation as exc:
+            raise KeyError(key) from exc
+
+
+POSTGRES = PostgresDialect()

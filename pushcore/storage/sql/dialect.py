@@ -1,0 +1,126 @@
+"""The few ways SQLite and PostgreSQL differ, so that the repositories' SQL is written once.
+
+Repositories write one SQL text: ``?`` and ``:name`` placeholders, a list
+parameter as ``= ANY(?)`` (bound with :meth:`Dialect.array`), row locks as
+PostgreSQL's ``FOR ...`` clauses, SQLite's index pins as ``INDEXED BY``.
+Each dialect turns that text into its own once per statement (cached), and is
+the :class:`Rows` that says how its database holds a time, a list and JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from pushcore.storage.records import Rows
+
+# A derived table's column types, by the names the repositories use.
+ColumnType = str  # "text", "int" or "time"
+Params = Sequence[object] | Mapping[str, object]
+
+
+class Dialect(Rows):
+    """How one database spells the repositories' SQL, and holds times, lists and JSON."""
+
+    # Whether writers run at once and must lock what they decide on
+    # (PostgreSQL); False for SQLite, whose single writer excludes the others.
+    row_locks: bool
+    # The statement that takes a transaction-scoped advisory lock on
+    # (namespace, key), or None where there is nothing to lock.
+    advisory_lock: str | None
+    # Whether executemany() is the quickest way to run one statement for many
+    # rows (SQLite: in process, one prepared statement); else (PostgreSQL: a
+    # round trip each) the repositories use one statement over :meth:`table`.
+    executemany_is_bulk: bool
+    # The table of applied migrations, and the time one was applied at.
+    migrations_table: str
+    now: str
+
+    def __init__(self) -> None:
+        self._native: dict[str, str] = {}
+
+    def sql(self, text: str) -> str:
+        """``text`` in this database's own SQL (translated once, then cached)."""
+        native = self._native.get(text)
+        if native is None:
+            native = self._native[text] = self.translate(text)
+        return native
+
+    def translate(self, text: str) -> str:
+        """The translation :meth:`sql` caches."""
+        raise NotImplementedError
+
+    def array(self, values: Sequence[str]) -> Any:
+        """A list of strings as the parameter of ``= ANY(?)`` and :meth:`list_table`."""
+        raise NotImplementedError
+
+    def list_table(self, alias: str) -> str:
+        """A table ``alias`` with one column ``value``, from one :meth:`array` parameter."""
+        raise NotImplementedError
+
+    def table(self, columns: Sequence[tuple[str, ColumnType]]) -> str:
+        """A derived table ``v`` of these columns, from :meth:`table_params`."""
+        raise NotImplementedError
+
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        """The parameters of :meth:`table`, from rows of values in its column order."""
+        raise NotImplementedError
+
+    def run_script(self, conn: Any, script: str) -> None:
+        """Run a migration's statements, in the caller's transaction."""
+        raise NotImplementedError
+
+    def duplicate_as_key_error(self, conn: Any, key: str) -> AbstractContextManager[None]:
+        """Turn a uniqueness violation of the block into KeyError(key), the transaction
+        still usable afterwards."""
+        raise NotImplementedError
+
+
+class Sql:
+    """One transaction's connection, spoken to in the repositories' SQL."""
+
+    def __init__(self, conn: Any, dialect: Dialect, writing: bool) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self.rows: Rows = dialect
+        # Lock intents only mean something to a writer that may meet another.
+        self.locking = writing and dialect.row_locks
+
+    def run(self, text: str, params: Params = ()) -> Any:
+        """Execute ``text``; the cursor."""
+        return self.conn.execute(self.dialect.sql(text), params)
+
+    def all(self, text: str, params: Params = ()) -> Any:
+        """Every row of ``text``, a list of tuples."""
+        return self.run(text, params).fetchall()
+
+    def many(self, text: str, rows: Sequence[Params]) -> None:
+        """Execute ``text`` once per row."""
+        self.conn.executemany(self.dialect.sql(text), rows)
+
+    def one(self, text: str, params: Params = ()) -> Any:
+        """The one row of ``text`` (an aggregate's), as a tuple."""
+        return self.run(text, params).fetchone()
+
+    def select(self, columns: str, table: str, where: str, *params: object) -> Any:
+        """``SELECT columns FROM table WHERE where``."""
+        # Only literal names and clauses of the repositories reach the text;
+        # every value is a bound parameter.
+        return self.all(f"SELECT {columns} FROM {table} WHERE {where}", params)  # noqa: S608
+
+    def lock(self, clause: str) -> str:
+        """`` clause`` (a ``FOR ...`` row lock) when this transaction takes locks, else ''."""
+        return f" {clause}" if self.locking else ""
+
+    def insert_new(self, text: str, params: Params, key: str) -> None:
+        """Run an INSERT; KeyError(key) if a row with one of its unique values exists."""
+        # ON CONFLICT DO NOTHING reports a duplicate without failing the
+        # statement, so the transaction stays usable without a savepoint;
+        # other constraint violations still raise as themselves.
+        if self.run(text + " ON CONFLICT DO NOTHING", params).rowcount == 0:
+            raise KeyError(key)
+
+    def duplicate_as_key_error(self, key: str) -> AbstractContextManager[None]:
+        """See :meth:`Dialect.duplicate_as_key_error`."""
+        return self.dialect.duplicate_as_key_error(self.conn, key)

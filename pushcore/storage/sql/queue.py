@@ -1,0 +1,229 @@
+"""The engine's queue: deliveries claimed and recorded (Queue), made and cancelled (Schedule).
+
+A claim is a lease decided by the database. On PostgreSQL several schedulers
+claim at once: ``FOR UPDATE SKIP LOCKED`` passes over rows another claim
+holds, and a ``KEY SHARE`` lock on each PENDING delivery's notification,
+skipping notifications a cancel holds ``FOR UPDATE``, keeps claims off a
+notification being cancelled (a cancel that comes second waits for the claim,
+then sees the delivery handed). Notification locks come before delivery locks
+wherever a transaction may wait for both; see docs/architecture.md for the
+one inversion left. On SQLite the one writer needs none of this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from pushcore.domain.model import Delivery, Notification, QueueDepth
+from pushcore.domain.states import DeliveryStatus
+from pushcore.storage.records import DELIVERY_COLUMNS, names
+from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.dialect import Sql
+
+_TYPES = ("text",) * 5 + ("time", "int", "text", "time", "text", "time")
+_DELIVERY_TYPES = list(zip(names(DELIVERY_COLUMNS), _TYPES, strict=True))
+_LEASE = (
+    "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
+    " attempts = attempts + 1 WHERE id"
+)
+_SETTLE = (
+    "UPDATE deliveries SET status = ?, failure_reason = ?, settled_at = ?,"
+    " lease_owner = NULL, lease_until = NULL"
+)
+_HELD = "AND status = 'IN_FLIGHT' AND lease_owner = ?"
+
+
+class Queue(Repository):
+    def queue_depth(self, now: datetime) -> QueueDepth:
+        """Queue counts for monitoring, from the scheduler's partial indexes."""
+        # One subquery per number, each on a partial index. SQLite's planner,
+        # left to itself, counts through deliveries_account, i.e. the whole
+        # settled history, hence its pins (~60 ms a scrape at a million pending).
+        pending, due, in_flight, oldest = self._sql.one(
+            "SELECT (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING'),"
+            " (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING' AND due_at <= ?),"
+            " (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_lease"
+            " WHERE status = 'IN_FLIGHT'),"
+            " (SELECT MIN(due_at) FROM deliveries INDEXED BY deliveries_due"
+            " WHERE status = 'PENDING')",
+            (self._rows.time(now),),
+        )
+        return QueueDepth(
+            pending=pending,
+            due=due,
+            in_flight=in_flight,
+            oldest_due_at=self._rows.opt_read_time(oldest),
+        )
+
+    def _claim(
+        self, status: str, column: str, now: datetime, owner: str, lease: object, room: int
+    ) -> list[Delivery]:
+        # A PENDING delivery is taken only with a KEY SHARE lock on its
+        # notification (skipped while a cancel holds it FOR UPDATE) or when it
+        # has none (nothing to protect then); SQLite's one writer needs neither.
+        guard = (
+            " AND (EXISTS (SELECT 1 FROM notifications AS n WHERE n.id = notification_id"
+            " FOR KEY SHARE SKIP LOCKED) OR NOT EXISTS (SELECT 1 FROM notifications AS n"
+            " WHERE n.id = notification_id))"
+            if status == "PENDING" and self._sql.locking
+            else ""
+        )
+        # Only this module's literals reach the text; values are bound. SKIP
+        # LOCKED: rows another scheduler is claiming right now are passed over
+        # instead of waited for, and never taken twice.
+        rows = self._sql.all(
+            f"{_LEASE} IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
+            f" AND {column} <= ? ORDER BY {column}, id LIMIT ? FOR UPDATE SKIP LOCKED){guard}"
+            f" RETURNING {DELIVERY_COLUMNS}",
+            (owner, lease, self._rows.time(now), room),
+        )
+        return [self._rows.delivery_from_row(r) for r in rows]
+
+    def claim_due(
+        self, now: datetime, owner: str, lease_until: datetime, limit: int
+    ) -> Sequence[Delivery]:
+        """Lease due PENDING deliveries and expired IN_FLIGHT ones to ``owner``."""
+        if limit <= 0:
+            return []
+        lease = self._rows.time(lease_until)
+        # Expired leases first: their owner died, they are the most overdue.
+        claimed = self._claim("IN_FLIGHT", "lease_until", now, owner, lease, limit)
+        if len(claimed) < limit:
+            claimed += self._claim("PENDING", "due_at", now, owner, lease, limit - len(claimed))
+        claimed.sort(key=lambda d: (d.due_at, d.id))
+        return claimed
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest due time or lease end, or None."""
+        (value,) = self._sql.one(
+            "SELECT MIN(t) FROM ("
+            " SELECT MIN(due_at) AS t FROM deliveries WHERE status = 'PENDING'"
+            " UNION ALL"
+            " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT') AS m"
+        )
+        return self._rows.opt_read_time(value)
+
+    def settle(
+        self,
+        delivery_id: str,
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> bool:
+        """DELIVERED or FAILED, if ``owner`` still holds the lease."""
+        cursor = self._sql.run(
+            f"{_SETTLE} WHERE id = ? {_HELD}",
+            (status.value, reason, self._rows.time(at), delivery_id, owner),
+        )
+        return bool(cursor.rowcount > 0)
+
+    def settle_many(
+        self,
+        delivery_ids: Sequence[str],
+        owner: str,
+        status: DeliveryStatus,
+        reason: str | None,
+        at: datetime,
+    ) -> set[str]:
+        """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
+        rows = self._sql.all(
+            f"{_SETTLE} WHERE id = ANY(?) {_HELD} RETURNING id",
+            (
+                status.value,
+                reason,
+                self._rows.time(at),
+                self._sql.dialect.array(delivery_ids),
+                owner,
+            ),
+        )
+        return {row[0] for row in rows}
+
+    def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
+        """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""
+        cursor = self._sql.run(
+            "UPDATE deliveries SET status = 'PENDING', due_at = ?, failure_reason = ?,"  # noqa: S608
+            f" lease_owner = NULL, lease_until = NULL WHERE id = ? {_HELD}",
+            (self._rows.time(due_at), reason, delivery_id, owner),
+        )
+        return bool(cursor.rowcount > 0)
+
+    def release(self, delivery_ids: Sequence[str], owner: str) -> int:
+        """Hand leased deliveries back unsent."""
+        cursor = self._sql.run(
+            "UPDATE deliveries SET status = 'PENDING', attempts = attempts - 1,"  # noqa: S608
+            f" lease_owner = NULL, lease_until = NULL WHERE id = ANY(?) {_HELD}",
+            (self._sql.dialect.array(delivery_ids), owner),
+        )
+        return int(cursor.rowcount)
+
+
+class Schedule(Repository):
+    def __init__(self, sql: Sql, lock_notifications: Callable[[Sequence[str]], None]) -> None:
+        super().__init__(sql)
+        self._lock_notifications = lock_notifications
+
+    def add_many(self, deliveries: Sequence[Delivery]) -> None:
+        """Insert new deliveries in bulk, all or none (KeyError on a taken id)."""
+        if not deliveries:
+            return
+        # One statement over a derived table, whatever the number of rows.
+        dialect = self._sql.dialect
+        rows = [list(self._rows.delivery_to_row(d).values()) for d in deliveries]
+        with self._sql.duplicate_as_key_error("delivery"):
+            self._sql.run(
+                f"INSERT INTO deliveries ({DELIVERY_COLUMNS})"  # noqa: S608
+                f" SELECT * FROM {dialect.table(_DELIVERY_TYPES)}",
+                dialect.table_params(rows),
+            )
+
+    def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
+        """One delivery per active subscriber device, in one INSERT ... SELECT."""
+        # Done by the database, not row by row in Python: a 100,000-device send
+        # must be accepted within a second. A delivery's id is internal; the pair
+        # (notification, device) it is made of is unique and sorts sensibly.
+        cursor = self._sql.run(
+            "INSERT INTO deliveries (id, notification_id, account_id, device_id, status,"
+            " due_at, attempts)"
+            " SELECT 'dlv_' || substr(:n, 5) || '_' || substr(d.id, 5), :n, :a, d.id,"
+            " 'PENDING', :due, 0"
+            " FROM subscriptions AS s JOIN devices AS d ON d.account_id = s.account_id"
+            " WHERE s.stream_id = :s AND d.is_active = TRUE",
+            {
+                "n": notification.id,
+                "a": notification.account_id,
+                "due": self._rows.time(due_at),
+                "s": stream_id,
+            },
+        )
+        return int(cursor.rowcount)
+
+    def cancel_unsent(self, notification_id: str, reason: str) -> int:
+        """Cancel the notification's PENDING deliveries never handed to a gateway."""
+        cursor = self._sql.run(
+            "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
+            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0",
+            (reason, notification_id),
+        )
+        return int(cursor.rowcount)
+
+    def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
+        """Cancel the device's PENDING deliveries; the notifications touched, locked."""
+        # Their notifications are locked first: the caller goes on to settle
+        # them, and a cancel holding one of them must not be left waiting for
+        # these delivery rows in turn.
+        touched = self._sql.all(
+            "SELECT DISTINCT notification_id FROM deliveries"
+            " WHERE device_id = ? AND status = 'PENDING'",
+            (device_id,),
+        )
+        self._lock_notifications(sorted(r[0] for r in touched))
+        rows = self._sql.all(
+            "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
+            " WHERE device_id = ? AND status = 'PENDING' RETURNING notification_id",
+            (reason, device_id),
+        )
+        return sorted({r[0] for r in rows})

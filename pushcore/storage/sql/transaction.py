@@ -1,0 +1,83 @@
+"""One transaction's repositories, its lock intents and the engines' heartbeats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
+from pushcore.storage.sql.dialect import Dialect, Sql
+from pushcore.storage.sql.notifications import Notifications, Progress
+from pushcore.storage.sql.queue import Queue, Schedule
+from pushcore.storage.sql.streams import Streams, Subscriptions
+
+# Namespaces (the first key of an advisory lock) of the decisions that must
+# be serialised across processes but have no row to lock yet. "push" in
+# ASCII, plus one, so the numbers are unlikely to meet another application's.
+MIGRATION_LOCK = 0x70757368
+PLAN_LIMIT_LOCK = MIGRATION_LOCK + 1
+DEVICE_TOKEN_LOCK = MIGRATION_LOCK + 2
+
+
+class Locks:
+    """Lock intents: PostgreSQL row and advisory locks; nothing under SQLite's one writer."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    def _advisory(self, namespace: int, key: str) -> None:
+        # A statement of its own: under READ COMMITTED every later statement
+        # then sees what the previous holder committed.
+        statement = self._sql.dialect.advisory_lock
+        if self._sql.locking and statement is not None:
+            self._sql.run(statement, (namespace, key))
+
+    def plan_limits(self, account_id: str) -> None:
+        """Serialise the account's plan-limit checks until the transaction ends."""
+        self._advisory(PLAN_LIMIT_LOCK, account_id)
+
+    def device_token(self, account_id: str, token: str) -> None:
+        """Serialise registrations of this token until the transaction ends."""
+        self._advisory(DEVICE_TOKEN_LOCK, f"{account_id} {token}")
+
+    def notifications(self, notification_ids: Sequence[str]) -> None:
+        """Lock these notifications, in id order, until the transaction ends."""
+        if self._sql.locking and notification_ids:
+            self._sql.run(
+                "SELECT 1 FROM notifications WHERE id = ANY(?) ORDER BY id FOR NO KEY UPDATE",
+                (self._sql.dialect.array(sorted(notification_ids)),),
+            )
+
+
+class Engines(Repository):
+    def beat(self, engine_id: str, at: datetime) -> None:
+        """Record that the engine was alive at ``at``; an earlier time never replaces a later."""
+        self._sql.run(
+            "INSERT INTO engines (id, seen_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE"
+            " SET seen_at = excluded.seen_at WHERE engines.seen_at < excluded.seen_at",
+            (engine_id, self._rows.time(at)),
+        )
+
+    def last_seen(self) -> datetime | None:
+        """The latest heartbeat of any engine, or None."""
+        (value,) = self._sql.one("SELECT MAX(seen_at) FROM engines")
+        return self._rows.opt_read_time(value)
+
+
+class Transaction:
+    """The repositories of one transaction, sharing its connection."""
+
+    def __init__(self, conn: Any, dialect: Dialect, writing: bool) -> None:
+        sql = Sql(conn, dialect, writing)
+        self.locks = Locks(sql)
+        self.accounts = Accounts(sql)
+        self.api_keys = ApiKeys(sql)
+        self.devices = Devices(sql)
+        self.notifications = Notifications(sql)
+        self.progress = Progress(sql)
+        self.deliveries = Queue(sql)
+        self.schedule = Schedule(sql, self.locks.notifications)
+        self.streams = Streams(sql)
+        self.subscriptions = Subscriptions(sql)
+        self.engines = Engines(sql)

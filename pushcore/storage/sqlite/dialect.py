@@ -1,0 +1,118 @@
+"""SQLite's spelling: ``?`` placeholders, lists as JSON text, times as UTC milliseconds.
+
+Its one writer at a time (``BEGIN IMMEDIATE``) leaves nothing to lock: the
+row-lock clauses are dropped. It keeps the ``INDEXED BY`` pins its planner needs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pushcore.storage.migrate import split_statements
+from pushcore.storage.sql.dialect import ColumnType, Dialect
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_ROW_LOCK = re.compile(r" FOR (?:NO KEY UPDATE|UPDATE|KEY SHARE|SHARE)(?: SKIP LOCKED)?")
+
+# Both mean "this row is already there"; any other constraint failure is a bug
+# and must surface as itself, not as a KeyError.
+_DUPLICATE = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
+
+
+def to_ms(at: datetime) -> int:
+    """``at`` as integer milliseconds since the epoch; ValueError for a naive time."""
+    # A naive datetime would be read as local time and silently shifted.
+    if at.utcoffset() is None:
+        raise ValueError(f"naive datetime {at!r}: the store needs timezone-aware times")
+    return (at - _EPOCH) // _MS
+
+
+def from_ms(ms: int) -> datetime:
+    """Integer milliseconds since the epoch as an aware UTC datetime."""
+    return _EPOCH + ms * _MS
+
+
+class SqliteDialect(Dialect):
+    """SQLite 3.35 or later (RETURNING). Times as integer milliseconds, scopes
+    space-separated (no value has a space), metadata as compact JSON text."""
+
+    # Applied-at times as text, as the stores have always written them.
+    migrations_table = (
+        "CREATE TABLE IF NOT EXISTS schema_migrations"
+        " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    # One writer at a time (BEGIN IMMEDIATE): nothing to lock.
+    row_locks, advisory_lock = False, None
+    # In process: one prepared statement per row, no round trips.
+    executemany_is_bulk = True
+
+    def time(self, at: datetime) -> int:
+        return to_ms(at)
+
+    def time_ceil(self, at: datetime) -> int:
+        # For a whole number n, n < t exactly when n < ceil(t): comparing stored
+        # milliseconds with the ceiling keeps a sub-millisecond bound exact.
+        floor = to_ms(at)
+        return floor if (at - _EPOCH) % _MS == timedelta(0) else floor + 1
+
+    def read_time(self, value: Any) -> datetime:
+        return from_ms(value)
+
+    def scopes(self, values: list[str]) -> str:
+        return " ".join(values)
+
+    def read_scopes(self, value: Any) -> list[str]:
+        return str(value).split()
+
+    def metadata(self, value: dict[str, str]) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    def read_metadata(self, value: Any) -> Mapping[str, str]:
+        loaded: dict[str, str] = json.loads(value)
+        return loaded
+
+    def translate(self, text: str) -> str:
+        text = text.replace("= ANY(?)", "IN (SELECT value FROM json_each(?))")
+        return _ROW_LOCK.sub("", text)
+
+    def array(self, values: Sequence[str]) -> str:
+        return json.dumps(list(values))
+
+    def list_table(self, alias: str) -> str:
+        return f"json_each(?) AS {alias}"
+
+    def table(self, columns: Sequence[tuple[str, ColumnType]]) -> str:
+        # One JSON array of rows, each an array of values in column order.
+        picks = ", ".join(
+            f"json_extract(value, '$[{i}]') AS {name}" for i, (name, _) in enumerate(columns)
+        )
+        return f"(SELECT {picks} FROM json_each(?)) AS v"  # noqa: S608 (column names of ours)
+
+    def table_params(self, rows: Sequence[Sequence[object]]) -> list[Any]:
+        return [json.dumps(rows)]
+
+    def run_script(self, conn: Any, script: str) -> None:
+        # executescript() would commit the caller's transaction first.
+        for statement in split_statements(script):
+            conn.execute(statement)
+
+    @contextmanager
+    def duplicate_as_key_error(self, conn: Any, key: str) -> Iterator[None]:
+        # A failed statement undoes only itself in SQLite: no savepoint needed.
+        try:
+            yield
+        except sqlite3.IntegrityError as exc:
+            if exc.sqlite_errorname in _DUPLICATE:
+                raise KeyError(key) from exc
+            raise
+
+
+SQLITE = SqliteDialect()
