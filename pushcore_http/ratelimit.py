@@ -16,6 +16,7 @@ refusal only spares the work for requests that would be refused anyway.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 from typing import Any
@@ -40,6 +41,8 @@ BUCKETS = 100_000
 # re-learnt by its next successful authentication).
 REMEMBERED = 10_000
 STATE_KEY = "pushcore.rate_limits"
+# How long a request refused before authentication waits for its 429.
+REFUSAL_DELAY = 0.5
 CREDENTIAL_HEADERS = (b"x-api-key", b"authorization")
 
 
@@ -144,6 +147,11 @@ class RateLimit:
         if credential is not None:
             refusal = limits.early_refusal(credential, address)
             if refusal is not None:
+                # Answering at once would let a client that ignores Retry-After
+                # loop as fast as the server can refuse, and the event loop
+                # would spend its time on that client; a sleeping request costs
+                # no CPU.
+                await asyncio.sleep(REFUSAL_DELAY)
                 response = error_response(
                     429,
                     refusal.message,

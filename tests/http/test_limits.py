@@ -7,6 +7,7 @@ change what it asserts.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -17,7 +18,7 @@ from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from pushcore.domain.errors import ConfigError
-from pushcore_http import create_app
+from pushcore_http import create_app, ratelimit
 from pushcore_http.ratelimit import client_key
 from tests.conftest import Api
 
@@ -25,6 +26,12 @@ BURST = 5
 
 
 MakeApi = Callable[..., Api]
+
+
+@pytest.fixture(autouse=True)
+def no_refusal_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Early refusals answer at once here (one test below puts the delay back)."""
+    monkeypatch.setattr(ratelimit, "REFUSAL_DELAY", 0.0)
 
 
 @pytest.fixture
@@ -108,6 +115,20 @@ def test_a_refused_request_is_not_authenticated_again(api: Api, monkeypatch: Any
     assert codes.count(429) >= 17
     # Only the requests that found a token (a refill or two) were authenticated.
     assert len(calls) <= 20 - codes.count(429) + 1
+
+
+def test_a_request_refused_early_waits_before_its_answer(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    headers = api.token("alice")
+    statuses(api, headers, 3 * BURST)
+    monkeypatch.setattr(ratelimit, "REFUSAL_DELAY", 0.3)
+
+    started = time.monotonic()
+    answer = api.client.get("/api/devices", headers=headers)
+
+    assert answer.status_code == 429
+    assert time.monotonic() - started >= 0.3
 
 
 def test_unauthenticated_endpoints_are_not_limited(api: Api) -> None:
