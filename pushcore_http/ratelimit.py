@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
+import math
 from typing import Any
 
 from starlette.requests import Request
@@ -47,8 +48,12 @@ CREDENTIAL_HEADERS = (b"x-api-key", b"authorization")
 
 
 def _bucket(rate: int, burst: int) -> Throttled:
+    # GCRA is the token bucket kept as one timestamp per key, refilled
+    # continuously; throttled-py's TOKEN_BUCKET refills once a whole second,
+    # which lets a hammering account's waiting requests in all together at
+    # each second boundary (a burst of real work that others then queue behind).
     return Throttled(
-        using=RateLimiterType.TOKEN_BUCKET.value,
+        using=RateLimiterType.GCRA.value,
         quota=per_sec(rate, burst=burst),
         store=MemoryStore(options={"MAX_SIZE": BUCKETS}),
     )
@@ -98,7 +103,7 @@ class RateLimits:
             self._known[credential] = account_id
         result = self._accounts.limit(account_id)
         if result.limited:
-            raise RateLimited(self._over, max(1, int(result.state.retry_after)))
+            raise RateLimited(self._over, _retry_after(result.state.retry_after))
 
     def charge_failure(self, address: str) -> None:
         """Count one failed authentication against ``address``."""
@@ -110,19 +115,22 @@ class RateLimits:
         it is not a known credential and its address has failed too often."""
         account_id = self._known.get(credential)
         if account_id is not None:
-            if self._accounts.peek(account_id).remaining < 1:
-                return RateLimited(self._over, _retry_after(self.rate))
+            state = self._accounts.peek(account_id)
+            if state.remaining < 1:
+                return RateLimited(self._over, _retry_after(state.retry_after))
             return None
-        if self._failures.peek(address).remaining < 1:
+        state = self._failures.peek(address)
+        if state.remaining < 1:
             return RateLimited(
-                "Too many failed authentications from this address", _retry_after(FAILED_AUTH_RATE)
+                "Too many failed authentications from this address",
+                _retry_after(state.retry_after),
             )
         return None
 
 
-def _retry_after(rate: int) -> int:
-    # The bucket refills once a second: one more token is never further away.
-    return max(1, -(-1 // rate))
+def _retry_after(seconds: float) -> int:
+    """Retry-After as API.md has it: whole seconds, at least 1."""
+    return max(1, math.ceil(seconds))
 
 
 class RateLimit:

@@ -1,8 +1,8 @@
 """Rate limits over HTTP: per-account token buckets, failed authentications per address.
 
-The buckets refill once a second on the wall clock, so each test sends many
-more requests than its bucket holds: a refill or two during a test cannot
-change what it asserts.
+The buckets refill continuously (1 token a second in these tests), so each
+test sends many more requests than its bucket holds: a refill or two during a
+test cannot change what it asserts.
 """
 
 from __future__ import annotations
