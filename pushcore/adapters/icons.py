@@ -87,6 +87,10 @@ class HttpIconProbe:
         if verdict[1] is not None:
             raise ValueError(verdict[1])
 
+    def busy_accounts(self) -> int:
+        """How many accounts have checks running or waiting (on every event loop)."""
+        return sum(len(slots) for slots in self._slots.values())
+
     def _cached(self, url: str) -> tuple[float, str | None] | None:
         with self._lock:
             cached = self._cache.get(url)
@@ -206,6 +210,9 @@ class _Slots:
         self._total = asyncio.Semaphore(total)
         self._per_account = per_account
         self._accounts: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._accounts)
 
     @asynccontextmanager
     async def taken(self, account_id: str) -> AsyncIterator[None]:

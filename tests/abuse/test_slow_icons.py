@@ -18,6 +18,9 @@ import httpx
 import pytest
 
 from pushcore import Services, build_services, load_settings
+from pushcore.adapters.icons import HttpIconProbe
+from pushcore.adapters.net import NetworkGuard
+from pushcore.domain.errors import RateLimited
 from pushcore_http import create_app
 from tests.fakes.icon_server import IconServer, Route, running_icon_server, tiny_png
 
@@ -33,6 +36,7 @@ def icons() -> Iterator[IconServer]:
         for i in range(CONCURRENT):
             server.route(f"/slow/{i}.png", Route(body=tiny_png(), delay=SLOW))
         server.serve("/fast.png", tiny_png(), "image/png")
+        server.route("/half.png", Route(body=tiny_png(), delay=0.5))
         yield server
 
 
@@ -141,3 +145,43 @@ def test_a_check_that_cannot_start_waits_only_for_its_deadline(
 
     # 4 slots, 2 s each: the last of 16 could start only at 6 s, past the 5 s deadline.
     assert max(durations) < 5.0 + BOUND, durations
+
+
+def test_checks_are_bounded_in_all_and_leave_nothing_behind(icons: IconServer) -> None:
+    probe = HttpIconProbe(
+        NetworkGuard(allow_private=True),
+        lambda: httpx.AsyncClient(timeout=5.0, trust_env=False),
+        deadline=1.0,
+        total=2,
+        per_account=1,
+    )
+
+    async def scenario() -> tuple[list[BaseException | None], float]:
+        async def check(account: str, path: str) -> None:
+            await probe.check(icons.url(path), account)
+
+        holders = [
+            asyncio.create_task(check("a", "/slow/0.png")),
+            asyncio.create_task(check("b", "/slow/1.png")),
+        ]
+        while icons.count() < 2:
+            await asyncio.sleep(0.01)
+        started = time.perf_counter()
+        try:
+            # Both global slots are taken until the holders' deadline, just before
+            # this check's own; what is left then is too short for this URL.
+            await check("c", "/half.png")
+            third: BaseException | None = None
+        except RateLimited as exc:
+            third = exc
+        waited = time.perf_counter() - started
+        done = await asyncio.gather(*holders, return_exceptions=True)
+        return [third, *done], waited
+
+    (third, *holders), waited = asyncio.run(scenario())
+
+    assert isinstance(third, RateLimited)
+    assert third.retry_after >= 1
+    assert waited < 1.0 + BOUND  # its own deadline, not the holders' 2 s
+    assert all(isinstance(h, ValueError) for h in holders)  # SLOW > deadline: too slow
+    assert probe.busy_accounts() == 0  # no per-account state kept once checks end
