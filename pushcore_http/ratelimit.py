@@ -85,8 +85,6 @@ class RateLimits:
     """The token buckets of one process."""
 
     def __init__(self, rate: int, burst: int) -> None:
-        self.rate = rate
-        self.burst = burst
         self._accounts = _bucket(rate, burst)
         self._failures = _bucket(FAILED_AUTH_RATE, FAILED_AUTH_BURST)
         self._known: dict[bytes, str] = {}
