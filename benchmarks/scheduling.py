@@ -55,6 +55,8 @@ def start_server(
         **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
         "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true",
         "PUSHCORE_LOG_LEVEL": "warning",
+        # Throughput benchmarks drive one account far past any rate limit.
+        "PUSHCORE_RATE_LIMIT": "0",
         **(settings or {}),
     }
     command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]

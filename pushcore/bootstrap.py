@@ -87,10 +87,13 @@ def build_services(
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
     store = store or open_store(settings.effective_database_url, settings.database_pool_size)
     if icons is None:
-        client = httpx.Client(
-            timeout=httpx.Timeout(3.0), verify=tls_context(settings.ca_file), trust_env=False
+        tls = tls_context(settings.ca_file)
+        icons = HttpIconProbe(
+            guard,
+            lambda: httpx.AsyncClient(timeout=httpx.Timeout(3.0), verify=tls, trust_env=False),
+            total=settings.icon_checks,
+            per_account=settings.icon_checks_per_account,
         )
-        icons = HttpIconProbe(guard, client)
     hub = WakeHub()
     notifications = NotificationService(store, clock, ids, icons, hub)
 

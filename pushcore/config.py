@@ -55,6 +55,10 @@ class Settings:
     delivery_batch_size: int = 256
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
+    rate_limit: int = 100
+    rate_limit_burst: int = 500
+    icon_checks: int = 32
+    icon_checks_per_account: int = 4
 
     @property
     def effective_database_url(self) -> str:
@@ -167,6 +171,7 @@ def validate(settings: Settings) -> None:
         kind = "a JWKS (asymmetric keys)" if settings.jwks else "a shared secret (HS*)"
         raise ConfigError(f"PUSHCORE_JWT_ALGORITHMS: {', '.join(wrong)} cannot be used with {kind}")
     _validate_delivery(settings)
+    _validate_limits(settings)
     if settings.vapid_subject and not settings.vapid_subject.startswith(("mailto:", "https://")):
         raise ConfigError("PUSHCORE_VAPID_SUBJECT: must be a mailto: or https: contact")
     if settings.apns_environment not in ("production", "sandbox"):
@@ -195,3 +200,16 @@ def _validate_delivery(settings: Settings) -> None:
         raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")
     if not 0 <= settings.scheduler_lead_seconds <= 1:
         raise ConfigError("PUSHCORE_SCHEDULER_LEAD_SECONDS: must be from 0 to 1")
+
+
+def _validate_limits(settings: Settings) -> None:
+    if settings.rate_limit < 0:
+        raise ConfigError("PUSHCORE_RATE_LIMIT: must be 0 (off) or more")
+    if settings.rate_limit_burst < 1:
+        raise ConfigError("PUSHCORE_RATE_LIMIT_BURST: must be at least 1")
+    if settings.icon_checks < 1:
+        raise ConfigError("PUSHCORE_ICON_CHECKS: must be at least 1")
+    if not 1 <= settings.icon_checks_per_account <= settings.icon_checks:
+        raise ConfigError(
+            "PUSHCORE_ICON_CHECKS_PER_ACCOUNT: must be from 1 to PUSHCORE_ICON_CHECKS"
+        )

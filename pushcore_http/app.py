@@ -16,6 +16,7 @@ from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.instrument import RequestMetrics
+from pushcore_http.ratelimit import RateLimit
 from pushcore_http.routes import (
     devices,
     docs,
@@ -77,6 +78,7 @@ def create_app(
         middleware=[
             Middleware(RequestMetrics, metrics=metrics, routes=routes),
             Middleware(RefuseNulPaths),
+            Middleware(RateLimit, settings=services.settings),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

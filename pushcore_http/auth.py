@@ -10,6 +10,7 @@ from starlette.requests import Request
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
+from pushcore_http.ratelimit import limit_account
 
 
 class Accepts(enum.Enum):
@@ -55,6 +56,7 @@ async def authenticate(
         principal = await run_in_threadpool(services.auth.authenticate_token, token)
     else:
         raise Unauthorized("Authentication required")
+    limit_account(request, principal)
     if scope is not None:
         principal.require(scope)
     return principal

@@ -8,9 +8,10 @@ from typing import Protocol
 class IconProbe(Protocol):
     """Checks that a URL serves an icon the apps can show."""
 
-    def check(self, url: str) -> None:
+    async def check(self, url: str, account_id: str) -> None:
         """Raise ValueError (with a message for people) unless the URL serves a PNG or
-        JPEG of at most 5 MB from an allowed address."""
+        JPEG of at most 5 MB from an allowed address; RateLimited when too many checks
+        (of ``account_id``, or in all) are running for this one to start in time."""
         ...
 
 

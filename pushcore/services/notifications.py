@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -74,21 +75,52 @@ class NotificationService:
         self._icons = icons
         self._waker = waker
 
-    def check_icon(self, field: str, url: str | None) -> list[FieldError]:
-        """The field error when ``url`` does not serve an acceptable icon."""
-        if url is None:
-            return []
-        try:
-            self._icons.check(url)
-        except ValueError as exc:
-            return [FieldError(field, str(exc))]
-        return []
+    async def check_icons(
+        self, account_id: str, urls: Mapping[str, str | None]
+    ) -> list[FieldError]:
+        """The field errors of the icon URLs named (field -> URL, None for none).
 
-    def create(self, account_id: str, request: NewNotification) -> Notification:
-        """Schedule a notification; its deliveries are committed before this returns."""
+        Awaited on the event loop, before the use case runs in a thread: a slow
+        icon server then holds no thread (RateLimited when too many checks run).
+        """
+        errors: list[FieldError] = []
+        for field, url in urls.items():
+            if url is None:
+                continue
+            try:
+                await self._icons.check(url, account_id)
+            except ValueError as exc:
+                errors.append(FieldError(field, str(exc)))
+        return errors
+
+    def icon_errors(
+        self,
+        account_id: str,
+        urls: Mapping[str, str | None],
+        checked: Sequence[FieldError] | None,
+    ) -> list[FieldError]:
+        """``checked`` when the caller awaited :meth:`check_icons`; else checks now."""
+        if checked is not None:
+            return list(checked)
+        if not any(urls.values()):
+            return []
+        # Callers without an event loop (pushctl, library users) wait here.
+        return asyncio.run(self.check_icons(account_id, urls))
+
+    def create(
+        self,
+        account_id: str,
+        request: NewNotification,
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> Notification:
+        """Schedule a notification; its deliveries are committed before this returns.
+
+        ``icon_errors``: the result of :meth:`check_icons` when the caller awaited
+        it (the HTTP API); None checks the sender icon here.
+        """
         now = self._clock.now()
         errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
-        errors += self.check_icon("senderIcon", request.sender_icon)
+        errors += self.icon_errors(account_id, {"senderIcon": request.sender_icon}, icon_errors)
         if errors:
             raise ValidationError(errors)
         due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)

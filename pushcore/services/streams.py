@@ -9,6 +9,7 @@ import attrs
 from pushcore.domain.codes import new_stream_code
 from pushcore.domain.errors import (
     AlreadySubscribed,
+    FieldError,
     NotFound,
     OwnStream,
     PlanLimit,
@@ -72,9 +73,16 @@ class StreamService:
         self._notifications = notifications
         self._waker = waker
 
-    def create(self, account_id: str, request: NewStream) -> StreamView:
-        """Create a stream with a fresh unique code, within the account's plan."""
-        errors = self._notifications.check_icon("iconUrl", request.icon_url)
+    def create(
+        self,
+        account_id: str,
+        request: NewStream,
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> StreamView:
+        """Create a stream with a fresh unique code, within the account's plan
+        (``icon_errors`` as for :meth:`NotificationService.create`)."""
+        urls = {"iconUrl": request.icon_url}
+        errors = self._notifications.icon_errors(account_id, urls, icon_errors)
         if errors:
             raise ValidationError(errors)
         for _ in range(CODE_ATTEMPTS):
@@ -117,9 +125,17 @@ class StreamService:
             if not tx.streams.delete(account_id, stream_id, self._clock.now()):
                 raise NotFound("Stream not found")
 
-    def send(self, account_id: str, stream_id: str, request: StreamSend) -> SendResult:
-        """One notification, one delivery per active device of every subscriber, now."""
-        errors = self._notifications.check_icon("senderIcon", request.sender_icon)
+    def send(
+        self,
+        account_id: str,
+        stream_id: str,
+        request: StreamSend,
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> SendResult:
+        """One notification, one delivery per active device of every subscriber, now
+        (``icon_errors`` as for :meth:`NotificationService.create`)."""
+        urls = {"senderIcon": request.sender_icon}
+        errors = self._notifications.icon_errors(account_id, urls, icon_errors)
         if errors:
             raise ValidationError(errors)
         now = self._clock.now()

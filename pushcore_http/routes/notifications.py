@@ -32,7 +32,13 @@ class Notifications(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         new = structure_request(NewNotification, await read_json(request))
-        created = await run_in_threadpool(services.notifications.create, caller.account_id, new)
+        # The icon check runs here on the event loop, so a slow icon holds no thread.
+        icons = await services.notifications.check_icons(
+            caller.account_id, {"senderIcon": new.sender_icon}
+        )
+        created = await run_in_threadpool(
+            services.notifications.create, caller.account_id, new, icons
+        )
         return view_response(NotificationCreatedView.of(created), 201)
 
     async def get(self, request: Request) -> Response:

@@ -9,7 +9,7 @@ class FakeIconProbe:
     def __init__(self) -> None:
         self.checked: list[str] = []
 
-    def check(self, url: str) -> None:
+    async def check(self, url: str, account_id: str) -> None:
         """ValueError unless the URL looks like a PNG or JPEG."""
         self.checked.append(url)
         if not url.endswith((".png", ".jpg")):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import time
 from collections.abc import Callable, Iterator
@@ -75,7 +76,10 @@ def requests_made() -> list[httpx.Request]:
 @pytest.fixture
 def make_probe(requests_made: list[httpx.Request]) -> Iterator[ProbeFactory]:
     """Probes with real clients (closed after the test); private addresses allowed by default."""
-    clients: list[httpx.Client] = []
+    clients: list[httpx.AsyncClient] = []
+
+    async def note(request: httpx.Request) -> None:
+        requests_made.append(request)
 
     def make(
         guard: NetworkGuard | None = None,
@@ -84,20 +88,23 @@ def make_probe(requests_made: list[httpx.Request]) -> Iterator[ProbeFactory]:
         verify: ssl.SSLContext | bool = True,
         deadline: float = 5.0,
     ) -> HttpIconProbe:
-        client = httpx.Client(
-            timeout=httpx.Timeout(timeout),
-            verify=verify,
-            trust_env=False,
-            event_hooks={"request": [requests_made.append]},
-        )
-        clients.append(client)
+        def new_client() -> httpx.AsyncClient:
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(timeout),
+                verify=verify,
+                trust_env=False,
+                event_hooks={"request": [note]},
+            )
+            clients.append(client)
+            return client
+
         return HttpIconProbe(
-            guard or NetworkGuard(allow_private=True), client, max_bytes, deadline=deadline
+            guard or NetworkGuard(allow_private=True), new_client, max_bytes, deadline=deadline
         )
 
     yield make
     for client in clients:
-        client.close()
+        asyncio.run(client.aclose())
 
 
 @pytest.fixture
@@ -109,7 +116,7 @@ def probe(make_probe: ProbeFactory) -> HttpIconProbe:
 def verdict(probe: HttpIconProbe, url: str) -> str | None:
     """None when the icon is accepted, else the refusal message."""
     try:
-        probe.check(url)
+        asyncio.run(probe.check(url, "acct"))
     except ValueError as exc:
         return str(exc)
     return None
@@ -190,7 +197,7 @@ def test_an_unknown_path_is_a_404(server: IconServer, probe: HttpIconProbe) -> N
 def test_the_request_names_the_url_host(server: IconServer, probe: HttpIconProbe) -> None:
     url = server.serve("/icon.png", tiny_png(), "image/png")
 
-    probe.check(url)
+    assert verdict(probe, url) is None
 
     [hit] = server.hits
     assert hit.method == "GET"
@@ -249,18 +256,14 @@ def test_a_chunked_body_over_the_cap_is_refused_while_streaming(
 
 
 def test_the_default_cap_is_5_mb(server: IconServer) -> None:
-    client = httpx.Client(timeout=2.0, trust_env=False)
-    try:
-        probe = HttpIconProbe(NetworkGuard(allow_private=True), client)
-        big = server.route(
-            "/huge.png",
-            Route(
-                body=tiny_png(), headers={"Content-Length": str(5 * 1024 * 1024 + 1)}, chunked=True
-            ),
-        )
-        assert verdict(probe, big) == "must be at most 5 MB"
-    finally:
-        client.close()
+    probe = HttpIconProbe(
+        NetworkGuard(allow_private=True), lambda: httpx.AsyncClient(timeout=2.0, trust_env=False)
+    )
+    big = server.route(
+        "/huge.png",
+        Route(body=tiny_png(), headers={"Content-Length": str(5 * 1024 * 1024 + 1)}, chunked=True),
+    )
+    assert verdict(probe, big) == "must be at most 5 MB"
 
 
 def test_the_size_message_states_the_configured_cap(

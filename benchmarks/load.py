@@ -1,0 +1,85 @@
+"""A hammering client: one account's many connections sending GETs as fast as answered.
+
+    .venv/bin/python -m benchmarks.load URL API_KEY [--connections 200] [--seconds 5]
+    .venv/bin/python -m benchmarks.load URL API_KEY --icon ICON_URL [--icon ...]
+
+The second form POSTs one notification per icon URL to URL, all at once.
+Prints one JSON line: how many answers of each status, and the rate. Run in a
+process of its own, so that its work does not stand in the measuring
+process's way (the machine's cores are shared all the same). Used by
+benchmarks/fairness.py and by the abuse tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import Counter
+
+import aiohttp
+
+
+async def hammer(url: str, key: str, connections: int, seconds: float) -> dict[str, object]:
+    """GET ``url`` with ``key`` over ``connections`` connections for ``seconds``."""
+    statuses: Counter[int] = Counter()
+    stop = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(limit=connections, force_close=False)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one_connection() -> None:
+            while time.monotonic() < stop:
+                try:
+                    async with session.get(url, headers={"X-API-Key": key}) as response:
+                        await response.read()
+                        statuses[response.status] += 1
+                except aiohttp.ClientError:
+                    statuses[0] += 1
+
+        started = time.monotonic()
+        await asyncio.gather(*(one_connection() for _ in range(connections)))
+        elapsed = time.monotonic() - started
+    total = sum(statuses.values())
+    return {
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "rate": total / elapsed,
+    }
+
+
+async def send_icons(url: str, key: str, icons: list[str]) -> dict[str, object]:
+    """POST one notification naming each of ``icons`` to ``url``, all at once."""
+    statuses: Counter[int] = Counter()
+    connector = aiohttp.TCPConnector(limit=len(icons))
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def one(icon: str) -> None:
+            body = {"title": "slow icon", "senderIcon": icon}
+            async with session.post(url, json=body, headers={"X-API-Key": key}) as response:
+                await response.read()
+                statuses[response.status] += 1
+
+        started = time.monotonic()
+        await asyncio.gather(*(one(icon) for icon in icons))
+        elapsed = time.monotonic() - started
+    return {"statuses": {str(k): v for k, v in sorted(statuses.items())}, "seconds": elapsed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("url")
+    parser.add_argument("key")
+    parser.add_argument("--connections", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--icon", action="append", default=[], help="POST with this icon")
+    args = parser.parse_args()
+    if args.icon:
+        result = asyncio.run(send_icons(args.url, args.key, args.icon))
+    else:
+        result = asyncio.run(hammer(args.url, args.key, args.connections, args.seconds))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
