@@ -30,9 +30,17 @@ from typing import TypeVar
 import attrs
 
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
+from pushcore.domain.outcomes import (
+    Delivered,
+    Dispatch,
+    Failed,
+    Outcome,
+    Retry,
+    TokenInvalid,
+    delivery_event,
+)
 from pushcore.domain.retry import RetryPolicy
-from pushcore.domain.states import DeliveryStatus
+from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.ports import Clock, DeliveryObserver, Gateway, Store
 from pushcore.services.queueing import detach_device, reconcile
 
@@ -353,9 +361,14 @@ class DeliveryEngine:
         policy = self.config.retry
         earliest: datetime | None = None
         reasons: dict[str, str] = {}
+        # The transition table decides each delivery's next status from its
+        # outcome; a dispatch whose delivery is not in flight raises.
+        decided = [
+            (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
+        ]
         # The notifications as claimed; refreshed below, not decoded again.
         touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
-        delivered = [d.delivery for d, outcome in pairs if isinstance(outcome, Delivered)]
+        delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
         with self._store.transaction() as tx:
             if delivered:
                 # Most of a batch, most of the time: settled in one statement.
@@ -365,20 +378,18 @@ class DeliveryEngine:
                 devices = sorted({d.device_id for d in delivered if d.id in settled})
                 if devices:
                     tx.devices.mark_delivered(devices, now)
-            for dispatch, outcome in pairs:
+            for dispatch, outcome, status in decided:
                 delivery = dispatch.delivery
                 if isinstance(outcome, Delivered):
                     continue
-                if isinstance(outcome, Retry) and not policy.gives_up(delivery.attempts):
+                if status is DeliveryStatus.PENDING:
+                    assert isinstance(outcome, Retry)
                     delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
                     due = now + timedelta(seconds=delay)
                     if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
                         earliest = due if earliest is None else min(earliest, due)
                     continue
-                assert isinstance(outcome, Retry | TokenInvalid | Failed)
-                failed = tx.deliveries.settle(
-                    delivery.id, self.owner, DeliveryStatus.FAILED, outcome.reason, now
-                )
+                failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
                 if failed:
                     reasons[delivery.notification_id] = outcome.reason
                 if failed and isinstance(outcome, TokenInvalid):
@@ -386,6 +397,10 @@ class DeliveryEngine:
                     detach_device(tx, delivery.device_id, now, "Device deactivated")
             reconcile(tx, tx.notifications.refresh(list(touched.values())), now, reasons)
         return earliest
+
+    def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
+        may_retry = not self.config.retry.gives_up(dispatch.delivery.attempts)
+        return next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
 
     def _release(self, delivery_ids: Sequence[str]) -> int:
         with self._store.transaction() as tx:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from pushcore.domain.model import Delivery, Device, Notification
+from pushcore.domain.states import DeliveryEvent
 
 
 @attrs.frozen
@@ -44,3 +45,12 @@ class Failed:
 
 
 Outcome = Delivered | Retry | TokenInvalid | Failed
+
+
+def delivery_event(outcome: Outcome, may_retry: bool) -> DeliveryEvent:
+    """What a gateway's answer does to its delivery: succeed, retry (while allowed) or fail."""
+    if isinstance(outcome, Delivered):
+        return DeliveryEvent.SUCCEED
+    if isinstance(outcome, Retry) and may_retry:
+        return DeliveryEvent.RETRY
+    return DeliveryEvent.FAIL
