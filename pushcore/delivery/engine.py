@@ -14,18 +14,18 @@ crashed process's claims come back when their lease runs out.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
 import random
 import secrets
 import socket
+from asyncio import FIRST_COMPLETED
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -46,6 +46,16 @@ from pushcore.services.queueing import detach_device, reconcile
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
+
+
+async def _first(*waits: Coroutine[Any, Any, object]) -> None:
+    """Wait until the first of ``waits`` ends; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 @attrs.frozen
@@ -103,6 +113,7 @@ class DeliveryEngine:
         self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
+        self._room: asyncio.Event | None = None  # set each time a batch finishes
         self._planned: datetime | None = None
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._in_flight = 0
@@ -130,6 +141,7 @@ class DeliveryEngine:
         """Start delivering in a task of the running loop; ready when this returns."""
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
+        self._room = asyncio.Event()
         self.running = True
         log.info("delivery engine started as %s", self.owner)
         self._runner = self._loop.create_task(self._run())
@@ -154,6 +166,11 @@ class DeliveryEngine:
 
     async def _sleep_until(self, next_due: datetime | None) -> None:
         assert self._wakeup is not None
+        assert self._room is not None
+        if self._in_flight >= self.config.max_in_flight and not self._stopping:
+            # Full: claim again once a batch has finished, not on a timer.
+            self._room.clear()
+            await _first(self._room.wait(), self._wakeup.wait())
         now = self._clock.now()
         delay = self.config.tick
         if next_due is not None:
@@ -163,12 +180,10 @@ class DeliveryEngine:
             # a lead early, instead of one delivery a wake-up.
             wake = max(next_due - lead, now + lead / 2)
             delay = min(delay, max(0.0, (wake - now).total_seconds()))
-        if self._in_flight >= self.config.max_in_flight:
-            delay = max(delay, 0.005)  # let sends finish before claiming more
-        self._planned = now + timedelta(seconds=delay)
-        if delay > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), delay)
+        self._planned = planned = now + timedelta(seconds=delay)
+        if delay > 0 and not self._wakeup.is_set():
+            # Whichever comes first: the clock's time, or a wake-up for earlier work.
+            await _first(self._clock.sleep_until(planned), self._wakeup.wait())
         self._wakeup.clear()
         self._planned = None
 
@@ -216,6 +231,8 @@ class DeliveryEngine:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_flight -= len(self._tasks.pop(task, []))
+        if self._room is not None:
+            self._room.set()
         if not task.cancelled() and task.exception() is not None:
             log.error("delivery batch failed", exc_info=task.exception())
 
@@ -234,14 +251,15 @@ class DeliveryEngine:
             # Let the current tick end first: a claim it is waiting for is
             # either started before this point or handed back by tick().
             await asyncio.gather(runner, return_exceptions=True)
-        deadline = asyncio.get_running_loop().time() + self.config.shutdown_grace
-        unfinished: set[asyncio.Task[None]] = set()
-        while self._tasks:
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                unfinished = set(self._tasks)
-                break
-            await asyncio.wait(list(self._tasks), timeout=remaining)
+        if self._tasks:
+            grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
+            grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
+            try:
+                while self._tasks and not grace.done():
+                    await asyncio.wait([*self._tasks, grace], return_when=FIRST_COMPLETED)
+            finally:
+                grace.cancel()
+        unfinished = set(self._tasks)
         ids = [i for task in unfinished for i in self._tasks.get(task, [])]
         for task in unfinished:
             task.cancel()
@@ -260,13 +278,9 @@ class DeliveryEngine:
     async def _deliver(
         self, dispatches: Sequence[Dispatch], not_before: datetime | None = None
     ) -> None:
-        while not_before is not None:
-            # The clock decides (not the loop's timer, which may run a little
-            # ahead of it): sleep until it says the due time has come.
-            wait = (not_before - self._clock.now()).total_seconds()
-            if wait <= 0:
-                break
-            await asyncio.sleep(wait)
+        if not_before is not None:
+            # The clock decides when the due time has come, never the loop's timer.
+            await self._clock.sleep_until(not_before)
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)

@@ -10,7 +10,7 @@ from pushcore.domain.errors import NotCancellable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Failed, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, at
+from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, at, crash_while_sending
 from tests.fakes.gateway import ScriptedGateway, sent_tokens
 
 N = NotificationStatus
@@ -317,8 +317,8 @@ def test_a_reclaimed_delivery_whose_device_is_gone_fails_without_a_send(
 ) -> None:
     device = h.device("tok-a")
     stuck = h.notify()
-    crashed = h.engine("engine-a")
-    assert len(crashed._claim(DUE, 10).dispatches) == 1  # and engine A dies
+    h.clock.set(DUE)
+    assert len(crash_while_sending(h).sent) == 1  # engine A claims it and dies
     engine = h.engine("engine-b")
     if how == "deactivated":
         h.gateway.script("tok-a", TokenInvalid("Unregistered"))
