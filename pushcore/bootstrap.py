@@ -21,11 +21,10 @@ import httpx
 from pushcore.adapters.icons import HttpIconProbe
 from pushcore.adapters.net import NetworkGuard, tls_context
 from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
-from pushcore.config import Settings
+from pushcore.config import Settings, retry_policy
 from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
-from pushcore.domain.retry import RetryPolicy
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
@@ -194,7 +193,12 @@ PLATFORMS: tuple[PlatformSetup, ...] = (
 
 def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
-    webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
+    webhook = WebhookGateway(
+        guard,
+        clock,
+        tls=tls_context(settings.ca_file),
+        host_concurrency=settings.webhook_host_concurrency,
+    )
     gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
     for setup in PLATFORMS:
         if setup.configured(settings):
@@ -228,7 +232,7 @@ def build_engine(
         lease=timedelta(seconds=settings.delivery_lease_seconds),
         tick=settings.scheduler_tick_seconds,
         lead=timedelta(seconds=settings.scheduler_lead_seconds),
-        retry=RetryPolicy(max_attempts=settings.delivery_max_attempts),
+        retry=retry_policy(settings),
     )
     if gateways is None:
         gateways = build_gateways(settings, services.clock)

@@ -38,19 +38,19 @@ T0 = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)  # FakeClock's start
 DUE = T0 + timedelta(seconds=5)  # a notification's due time with the default delay
 LEASE = timedelta(seconds=30)
 
-# Small and exact: three attempts, a 30 s lease, jitter pinned to half the ceiling.
+# Small and exact: three attempts, a 30 s lease, jitter pinned to the middle of its range.
 CONFIG = EngineConfig(
     batch_size=50,
     lease=LEASE,
     tick=0.05,
     max_in_flight=1000,
     shutdown_grace=0.2,
-    retry=RetryPolicy(max_attempts=3),
+    retry=RetryPolicy(max_attempts=3, max_age=0),
 )
 
 
 def half() -> float:
-    """The pinned jitter draw: backoffs are exactly half their ceiling."""
+    """The pinned jitter draw: each backoff is three quarters of its ceiling (1.5 s, 3 s, ...)."""
     return 0.5
 
 

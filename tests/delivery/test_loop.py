@@ -179,7 +179,7 @@ def test_a_retry_wakes_the_loop_for_its_due_time(h: Harness) -> None:
     n = h.notify()
     engine = h.engine(tick=30.0)
     h.clock.set(DUE)
-    retry_at = DUE + timedelta(milliseconds=500)
+    retry_at = DUE + timedelta(milliseconds=1500)
 
     async def scenario() -> None:
         task = engine.start()

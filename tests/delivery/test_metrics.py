@@ -59,11 +59,11 @@ def test_a_retry_on_the_last_attempt_is_counted_as_the_failure_it_was_recorded_a
     n = h.notify()
     engine = observed_engine(h, metrics)
 
-    # Three attempts (CONFIG); pinned jitter waits half the ceiling: 0.5 s, then 1 s.
+    # Three attempts (CONFIG); pinned jitter waits 1.5 s, then 3 s.
     h.step(engine, DUE)
-    h.step(engine, at(5.5))
-    assert (count(metrics, "android", "retry"), count(metrics, "android", "failed")) == (2.0, 0.0)
     h.step(engine, at(6.5))
+    assert (count(metrics, "android", "retry"), count(metrics, "android", "failed")) == (2.0, 0.0)
+    h.step(engine, at(9.5))
 
     assert len(h.gateway.for_token("tok-busy")) == 3
     assert h.delivery_statuses(n) == [DeliveryStatus.FAILED]
