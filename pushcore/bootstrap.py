@@ -232,6 +232,7 @@ def build_engine(
         lease=timedelta(seconds=settings.delivery_lease_seconds),
         tick=settings.scheduler_tick_seconds,
         lead=timedelta(seconds=settings.scheduler_lead_seconds),
+        max_in_flight=settings.delivery_max_in_flight,
         retry=retry_policy(settings),
     )
     if gateways is None:
@@ -241,5 +242,7 @@ def build_engine(
     engine = DeliveryEngine(
         services.store, services.clock, gateways, config, owner, observer=metrics
     )
+    if metrics is not None:
+        metrics.watch_engine(engine)
     services.hub.engine = engine
     return engine

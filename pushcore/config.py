@@ -62,6 +62,7 @@ class Settings:
     webhook_host_concurrency: int = 16
     delivery_lease_seconds: int = 60
     delivery_batch_size: int = 256
+    delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
 
@@ -232,6 +233,10 @@ def _validate_delivery(settings: Settings) -> None:
         raise ConfigError("PUSHCORE_DELIVERY_LEASE_SECONDS: must be at least 5")
     if not 1 <= settings.delivery_batch_size <= 10_000:
         raise ConfigError("PUSHCORE_DELIVERY_BATCH_SIZE: must be from 1 to 10000")
+    if not settings.delivery_batch_size <= settings.delivery_max_in_flight <= 100_000:
+        raise ConfigError(
+            "PUSHCORE_DELIVERY_MAX_IN_FLIGHT: must be from PUSHCORE_DELIVERY_BATCH_SIZE to 100000"
+        )
     if not 0.01 <= settings.scheduler_tick_seconds <= 60:
         raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")
     if not 0 <= settings.scheduler_lead_seconds <= 1:

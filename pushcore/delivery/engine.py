@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import random
-import secrets
-import socket
 from asyncio import FIRST_COMPLETED
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -29,6 +26,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from pushcore.delivery.coalesce import Coalescer
+from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import (
     Delivered,
@@ -38,8 +37,8 @@ from pushcore.domain.outcomes import (
     Retry,
     TokenInvalid,
     delivery_event,
+    is_redelivery,
 )
-from pushcore.domain.retry import RetryPolicy
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.ports import Clock, DeliveryObserver, Gateway, Store
 from pushcore.services.queueing import detach_device, reconcile
@@ -56,27 +55,6 @@ async def _first(*waits: Coroutine[Any, Any, object]) -> None:
     finally:
         for task in tasks:
             task.cancel()
-
-
-@attrs.frozen
-class EngineConfig:
-    """Tuning of the engine; the defaults suit one process on SQLite."""
-
-    batch_size: int = 256
-    lease: timedelta = timedelta(seconds=60)
-    # The backstop for work another process added while this one sleeps.
-    tick: float = 1.0
-    max_in_flight: int = 4096
-    # Claim work this much before it is due and send each at its due time, so
-    # that the claim's transaction is not part of how late a delivery is.
-    lead: timedelta = timedelta(0)
-    shutdown_grace: float = 10.0
-    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
-
-
-def new_owner() -> str:
-    """A lease owner name unique to this process run."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 @attrs.frozen
@@ -117,13 +95,16 @@ class DeliveryEngine:
         self._planned: datetime | None = None
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._in_flight = 0
-        self._to_record: list[
-            tuple[Sequence[tuple[Dispatch, Outcome]], asyncio.Future[datetime | None]]
-        ] = []
-        self._recording = False
+        # Outcomes of batches that finish together go in one transaction.
+        self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
+            self._record_in_thread
+        )
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
         self.running = False
+        # Claims of deliveries sent before whose answer was never recorded
+        # (their lease ran out): each may arrive twice.
+        self.redelivered = 0
 
     # -- waking --------------------------------------------------------------
 
@@ -229,6 +210,15 @@ class DeliveryEngine:
             self._tasks[task] = [d.delivery.id for d in group]
             task.add_done_callback(self._finished)
 
+    @property
+    def in_flight(self) -> int:
+        """Deliveries this process has claimed and not yet recorded or handed back.
+
+        What a crash of this process can make arrive twice: never more than
+        ``config.max_in_flight``.
+        """
+        return self._in_flight
+
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_flight -= len(self._tasks.pop(task, []))
         if self._room is not None:
@@ -288,43 +278,14 @@ class DeliveryEngine:
             *(self._send(platform, group) for platform, group in by_platform.items())
         )
         pairs = [pair for result in results for pair in result]
-        due = await self._record_soon(pairs)
+        due = await self._records.submit(pairs)
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
 
-    async def _record_soon(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
-        """Record ``pairs`` with whatever other batches finished meanwhile, in one transaction.
-
-        Batches sent at their own due times (see ``lead``) finish one by one;
-        a transaction each would keep the write lock so busy that the next
-        claim waited behind them. The earliest retry time of the lot comes back.
-        """
-        future: asyncio.Future[datetime | None] = asyncio.get_running_loop().create_future()
-        self._to_record.append((pairs, future))
-        if not self._recording:
-            self._recording = True
-            asyncio.get_running_loop().create_task(self._record_queued())
-        return await future
-
-    async def _record_queued(self) -> None:
-        try:
-            while self._to_record:
-                batch, self._to_record = self._to_record, []
-                pairs = [pair for queued, _ in batch for pair in queued]
-                try:
-                    due = await self._db(self._recorder, functools.partial(self._record, pairs))
-                except Exception as exc:  # each waiting batch reports it, as before
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for _, future in batch:
-                    if not future.done():
-                        future.set_result(due)
-        finally:
-            self._recording = False
+    async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
+        return await self._db(self._recorder, functools.partial(self._record, pairs))
 
     async def _send(
         self, platform: Platform, group: Sequence[Dispatch]
@@ -358,6 +319,7 @@ class DeliveryEngine:
                 device = devices.get(delivery.device_id)
                 if notification is not None and device is not None and device.is_active:
                     dispatches.append(Dispatch(delivery, device, notification))
+                    self.redelivered += is_redelivery(delivery)
                     continue
                 # The device went away between scheduling and now: nothing to send.
                 reason = "Device inactive" if device is not None else "Device removed"

@@ -54,3 +54,14 @@ def delivery_event(outcome: Outcome, may_retry: bool) -> DeliveryEvent:
     if isinstance(outcome, Retry) and may_retry:
         return DeliveryEvent.RETRY
     return DeliveryEvent.FAIL
+
+
+def is_redelivery(delivery: Delivery) -> bool:
+    """Whether a just-claimed delivery was handed to a gateway before with no answer recorded.
+
+    Every recorded retry leaves its reason and a release undoes its attempt,
+    so a second attempt without a reason follows a claim whose lease ran out
+    (its process died or stalled). A lease that runs out on a later retry
+    looks like that retry, and is not counted.
+    """
+    return delivery.attempts > 1 and delivery.failure_reason is None
