@@ -415,29 +415,6 @@ def test_concurrency_is_bounded(slow_server: IconServer) -> None:
     assert elapsed >= 0.4  # three rounds of two
 
 
-def test_requests_to_one_host_are_capped_and_other_hosts_are_not_held_up(
-    receiver: Receiver,
-) -> None:
-    receiver.delay = 0.1  # each answer keeps its request open a while
-    other_host = receiver.url("/b").replace("127.0.0.1", "localhost")
-    dispatches = [dispatch(receiver.url("/a"), suffix=str(i)) for i in range(8)]
-    dispatches += [dispatch(other_host, suffix=f"b{i}") for i in range(8)]
-    gateway = WebhookGateway(
-        NetworkGuard(allow_private=True), FakeClock(), concurrency=64, host_concurrency=2
-    )
-
-    async def go() -> list[Outcome]:
-        try:
-            return list(await gateway.send(dispatches))
-        finally:
-            await gateway.aclose()
-
-    assert asyncio.run(go()) == [Delivered()] * 16
-    hosts = {f"127.0.0.1:{receiver.port}", f"localhost:{receiver.port}"}
-    assert set(receiver.peak) == hosts
-    assert all(peak <= 2 for peak in receiver.peak.values())
-
-
 def test_waiting_for_a_free_slot_does_not_count_as_the_receivers_time(
     slow_server: IconServer,
 ) -> None:
