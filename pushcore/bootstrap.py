@@ -10,20 +10,21 @@ import base64
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+import attrs
 import httpx
 
 from pushcore.adapters.icons import HttpIconProbe
 from pushcore.adapters.net import NetworkGuard, tls_context
 from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
-from pushcore.config import Settings
+from pushcore.config import Settings, retry_policy
 from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
-from pushcore.domain.retry import RetryPolicy
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
@@ -142,26 +143,73 @@ def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
         raise ConfigError(str(exc)) from exc
 
 
+class CheckableGateway(Gateway, Protocol):
+    """A platform gateway that can load its credentials and sign without sending."""
+
+    def check(self) -> str:
+        """What was loaded; raises OSError, ValueError or KeyError when it does not work."""
+        ...
+
+
+@attrs.frozen
+class PlatformSetup:
+    """How one credentialed platform is configured and its gateway built."""
+
+    platform: Platform
+    name: str
+    needs: str  # the settings to set, for messages
+    configured: Callable[[Settings], bool]
+    build: Callable[[Settings, Clock], CheckableGateway]
+
+    def missing(self) -> str:
+        """Why deliveries to this platform fail while it is not configured."""
+        return f"{self.name} is not configured (set {self.needs})"
+
+
+# The one decision of whether each platform is configured: the engine's
+# gateways and `pushctl gateways` both read it, so they cannot disagree.
+# Webhooks need no credentials and are always on.
+PLATFORMS: tuple[PlatformSetup, ...] = (
+    PlatformSetup(
+        Platform.IOS,
+        "APNs",
+        "PUSHCORE_APNS_KEY_FILE, _KEY_ID, _TEAM_ID, _TOPIC",
+        lambda s: s.apns_key_file is not None,
+        ApnsGateway.from_settings,
+    ),
+    PlatformSetup(
+        Platform.ANDROID,
+        "FCM",
+        "PUSHCORE_FCM_SERVICE_ACCOUNT_FILE",
+        lambda s: s.fcm_service_account_file is not None,
+        FcmGateway.from_settings,
+    ),
+    PlatformSetup(
+        Platform.WEB,
+        "Web Push",
+        "PUSHCORE_VAPID_SUBJECT",
+        lambda s: bool(s.vapid_subject),
+        WebPushGateway.from_settings,
+    ),
+)
+
+
 def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
-    webhook = WebhookGateway(guard, clock, tls=tls_context(settings.ca_file))
+    webhook = WebhookGateway(
+        guard,
+        clock,
+        tls=tls_context(settings.ca_file),
+        host_concurrency=settings.webhook_host_concurrency,
+    )
     gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
-    missing: dict[Platform, str] = {}
-    if settings.apns_key_file is not None:
-        gateways[Platform.IOS] = ApnsGateway.from_settings(settings, clock)
-    else:
-        missing[Platform.IOS] = "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)"
-    if settings.fcm_service_account_file is not None:
-        gateways[Platform.ANDROID] = FcmGateway.from_settings(settings, clock)
-    else:
-        missing[Platform.ANDROID] = "FCM is not configured (set PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)"
-    if settings.vapid_subject:
-        gateways[Platform.WEB] = WebPushGateway.from_settings(settings, clock)
-    else:
-        missing[Platform.WEB] = "Web Push is not configured (set PUSHCORE_VAPID_SUBJECT)"
-    for platform, reason in missing.items():
-        log.warning("%s: deliveries to %s devices will fail", reason, platform.value)
-        gateways[platform] = LogGateway(reason)
+    for setup in PLATFORMS:
+        if setup.configured(settings):
+            gateways[setup.platform] = setup.build(settings, clock)
+        else:
+            reason = setup.missing()
+            log.warning("%s: deliveries to %s devices will fail", reason, setup.platform.value)
+            gateways[setup.platform] = LogGateway(reason)
     return gateways
 
 
@@ -187,7 +235,8 @@ def build_engine(
         lease=timedelta(seconds=settings.delivery_lease_seconds),
         tick=settings.scheduler_tick_seconds,
         lead=timedelta(seconds=settings.scheduler_lead_seconds),
-        retry=RetryPolicy(max_attempts=settings.delivery_max_attempts),
+        max_in_flight=settings.delivery_max_in_flight,
+        retry=retry_policy(settings),
     )
     if gateways is None:
         gateways = build_gateways(settings, services.clock)
@@ -196,5 +245,7 @@ def build_engine(
     engine = DeliveryEngine(
         services.store, services.clock, gateways, config, owner, observer=metrics
     )
+    if metrics is not None:
+        metrics.watch_engine(engine)
     services.hub.engine = engine
     return engine

@@ -8,15 +8,20 @@ start with a message that names the environment variable.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from pushcore.domain.errors import ConfigError
+from pushcore.domain.retry import RetryPolicy
 
+# A retry schedule needing more tries than this is a misconfiguration.
+MAX_TRIES = 1000
 HS_ALGORITHMS = frozenset({"HS256", "HS384", "HS512"})
 ASYMMETRIC_ALGORITHMS = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -50,9 +55,14 @@ class Settings:
     fcm_service_account_file: Path | None = None
     fcm_url: str = "https://fcm.googleapis.com"
     vapid_subject: str | None = None
-    delivery_max_attempts: int = 5
+    retry_max_attempts: int = 5
+    retry_max_age: timedelta = timedelta(hours=1)
+    retry_min_delay: timedelta = timedelta(seconds=1)
+    retry_max_delay: timedelta = timedelta(minutes=10)
+    webhook_host_concurrency: int = 16
     delivery_lease_seconds: int = 60
     delivery_batch_size: int = 256
+    delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
     rate_limit: int = 100
@@ -101,12 +111,31 @@ def _convert(field: attrs.Attribute[Any], raw: Any) -> Any:
             return float(raw)
         except (TypeError, ValueError):
             raise ConfigError(f"{name}: must be a number, not {raw!r}") from None
+    if kind == "timedelta":
+        return _duration(name, raw)
     if kind == "tuple[str, ...]":
         items = raw if isinstance(raw, list) else str(raw).replace(",", " ").split()
         return tuple(str(i) for i in items)
     if "Path" in kind:
         return Path(str(raw)).expanduser()
     return str(raw)
+
+
+_SECONDS_PER_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+# Bounded digits: no duration a setting needs is longer, and float() of a
+# huge literal would only overflow later.
+_DURATION = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)(ms|s|m|h|d)?")
+
+
+def _duration(name: str, raw: Any) -> timedelta:
+    """``1h``, ``10m``, ``30s``, ``500ms``, ``7d`` or a number of seconds."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        raw = str(raw)
+    match = _DURATION.fullmatch(str(raw).strip())
+    if match is None:
+        raise ConfigError(f"{name}: must be a duration such as 30s, 10m or 1h, not {raw!r}")
+    number, unit = match.groups()
+    return timedelta(seconds=float(number) * _SECONDS_PER_UNIT[unit or "s"])
 
 
 def load_settings(
@@ -190,12 +219,29 @@ def validate(settings: Settings) -> None:
 
 
 def _validate_delivery(settings: Settings) -> None:
-    if settings.delivery_max_attempts < 1:
-        raise ConfigError("PUSHCORE_DELIVERY_MAX_ATTEMPTS: must be at least 1")
+    if not 1 <= settings.retry_max_attempts <= 1000:
+        raise ConfigError("PUSHCORE_RETRY_MAX_ATTEMPTS: must be from 1 to 1000")
+    if not timedelta(0) <= settings.retry_max_age <= timedelta(days=7):
+        raise ConfigError("PUSHCORE_RETRY_MAX_AGE: must be from 0 to 7d")
+    if not timedelta(milliseconds=100) <= settings.retry_min_delay <= timedelta(hours=1):
+        raise ConfigError("PUSHCORE_RETRY_MIN_DELAY: must be from 100ms to 1h")
+    if not settings.retry_min_delay <= settings.retry_max_delay <= timedelta(days=1):
+        raise ConfigError("PUSHCORE_RETRY_MAX_DELAY: must be from PUSHCORE_RETRY_MIN_DELAY to 1d")
+    if retry_policy(settings).attempt_limit > MAX_TRIES:
+        raise ConfigError(
+            f"PUSHCORE_RETRY_MAX_AGE: would take more than {MAX_TRIES} tries;"
+            " raise PUSHCORE_RETRY_MAX_DELAY or lower the age"
+        )
+    if not 1 <= settings.webhook_host_concurrency <= 1024:
+        raise ConfigError("PUSHCORE_WEBHOOK_HOST_CONCURRENCY: must be from 1 to 1024")
     if settings.delivery_lease_seconds < 5:
         raise ConfigError("PUSHCORE_DELIVERY_LEASE_SECONDS: must be at least 5")
     if not 1 <= settings.delivery_batch_size <= 10_000:
         raise ConfigError("PUSHCORE_DELIVERY_BATCH_SIZE: must be from 1 to 10000")
+    if not settings.delivery_batch_size <= settings.delivery_max_in_flight <= 100_000:
+        raise ConfigError(
+            "PUSHCORE_DELIVERY_MAX_IN_FLIGHT: must be from PUSHCORE_DELIVERY_BATCH_SIZE to 100000"
+        )
     if not 0.01 <= settings.scheduler_tick_seconds <= 60:
         raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")
     if not 0 <= settings.scheduler_lead_seconds <= 1:
@@ -213,3 +259,13 @@ def _validate_limits(settings: Settings) -> None:
         raise ConfigError(
             "PUSHCORE_ICON_CHECKS_PER_ACCOUNT: must be from 1 to PUSHCORE_ICON_CHECKS"
         )
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The retry schedule the PUSHCORE_RETRY_* settings describe."""
+    return RetryPolicy(
+        max_attempts=settings.retry_max_attempts,
+        max_age=settings.retry_max_age.total_seconds(),
+        min_delay=settings.retry_min_delay.total_seconds(),
+        max_delay=settings.retry_max_delay.total_seconds(),
+    )

@@ -11,9 +11,10 @@ import collections
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, Info
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
@@ -89,6 +90,8 @@ class Metrics:
         PlatformCollector(registry=r)
         GCCollector(registry=r)
         r.register(QueueCollector(store, clock))
+        self._engine = EngineCollector()
+        r.register(self._engine)
 
     # -- HTTP ------------------------------------------------------------------
 
@@ -98,6 +101,10 @@ class Metrics:
         self.http_seconds.labels(method, route).observe(seconds)
 
     # -- delivery --------------------------------------------------------------
+
+    def watch_engine(self, engine: EngineStats) -> None:
+        """Report ``engine``'s deliveries in flight and redeliveries (this process's)."""
+        self._engine.engine = engine
 
     def recorded(self, outcomes: Sequence[tuple[Dispatch, Outcome]], retry: RetryPolicy) -> None:
         """Count a recorded batch (the engine's DeliveryObserver call)."""
@@ -147,6 +154,54 @@ class TimedGateway:
     async def aclose(self) -> None:
         """Close the inner gateway."""
         await self._inner.aclose()
+
+
+class EngineStats(Protocol):
+    """What the delivery engine of this process tells about itself."""
+
+    @property
+    def in_flight(self) -> int:
+        """Deliveries claimed and not yet recorded or handed back."""
+        ...
+
+    @property
+    def redelivered(self) -> int:
+        """Claims of deliveries sent before whose answer was never recorded."""
+        ...
+
+
+class EngineCollector:
+    """This process's engine, read at scrape time (zeros until an engine is watched)."""
+
+    def __init__(self) -> None:
+        self.engine: EngineStats | None = None
+
+    def describe(self) -> Iterable[Metric]:
+        """The families (called at registration)."""
+        return _engine_families()
+
+    def collect(self) -> Iterable[Metric]:
+        """The engine's numbers now."""
+        in_flight, redelivered = _engine_families()
+        engine = self.engine
+        in_flight.add_metric([], engine.in_flight if engine is not None else 0)
+        redelivered.add_metric([], engine.redelivered if engine is not None else 0)
+        return [in_flight, redelivered]
+
+
+def _engine_families() -> tuple[GaugeMetricFamily, CounterMetricFamily]:
+    return (
+        GaugeMetricFamily(
+            "pushcore_engine_in_flight_deliveries",
+            "Deliveries this process has claimed and not yet recorded: if it dies,"
+            " at most these can arrive twice.",
+        ),
+        CounterMetricFamily(
+            "pushcore_redeliveries",
+            "Deliveries this process claimed again after a lease ran out with no answer"
+            " recorded (sent before by a process that died or stalled: may arrive twice).",
+        ),
+    )
 
 
 class QueueCollector:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 import threading
@@ -17,6 +18,13 @@ class SystemClock:
     def now(self) -> datetime:
         """The current time."""
         return datetime.now(UTC)
+
+    async def sleep_until(self, when: datetime) -> None:
+        """Wait until the wall clock reaches ``when``."""
+        # The event loop's timer may run a little ahead of the wall clock:
+        # look again rather than return early.
+        while (wait := (when - self.now()).total_seconds()) > 0:
+            await asyncio.sleep(wait)
 
 
 class SecretsRandom:

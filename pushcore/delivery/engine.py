@@ -14,25 +14,32 @@ crashed process's claims come back when their lease runs out.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
-import os
 import random
-import secrets
-import socket
+from asyncio import FIRST_COMPLETED
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
+from pushcore.delivery.coalesce import Coalescer
+from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.retry import RetryPolicy
-from pushcore.domain.states import DeliveryStatus
+from pushcore.domain.outcomes import (
+    Delivered,
+    Dispatch,
+    Failed,
+    Outcome,
+    Retry,
+    TokenInvalid,
+    delivery_event,
+    is_redelivery,
+)
+from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.ports import Clock, DeliveryObserver, Gateway, Store
 from pushcore.services.queueing import detach_device, reconcile
 
@@ -40,25 +47,14 @@ log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
 
 
-@attrs.frozen
-class EngineConfig:
-    """Tuning of the engine; the defaults suit one process on SQLite."""
-
-    batch_size: int = 256
-    lease: timedelta = timedelta(seconds=60)
-    # The backstop for work another process added while this one sleeps.
-    tick: float = 1.0
-    max_in_flight: int = 4096
-    # Claim work this much before it is due and send each at its due time, so
-    # that the claim's transaction is not part of how late a delivery is.
-    lead: timedelta = timedelta(0)
-    shutdown_grace: float = 10.0
-    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
-
-
-def new_owner() -> str:
-    """A lease owner name unique to this process run."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+async def _first(*waits: Coroutine[Any, Any, object]) -> None:
+    """Wait until the first of ``waits`` ends; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 @attrs.frozen
@@ -95,16 +91,20 @@ class DeliveryEngine:
         self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
+        self._room: asyncio.Event | None = None  # set each time a batch finishes
         self._planned: datetime | None = None
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._in_flight = 0
-        self._to_record: list[
-            tuple[Sequence[tuple[Dispatch, Outcome]], asyncio.Future[datetime | None]]
-        ] = []
-        self._recording = False
+        # Outcomes of batches that finish together go in one transaction.
+        self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
+            self._record_in_thread
+        )
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
         self.running = False
+        # Claims of deliveries sent before whose answer was never recorded
+        # (their lease ran out): each may arrive twice.
+        self.redelivered = 0
 
     # -- waking --------------------------------------------------------------
 
@@ -122,6 +122,7 @@ class DeliveryEngine:
         """Start delivering in a task of the running loop; ready when this returns."""
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
+        self._room = asyncio.Event()
         self.running = True
         log.info("delivery engine started as %s", self.owner)
         self._runner = self._loop.create_task(self._run())
@@ -146,6 +147,11 @@ class DeliveryEngine:
 
     async def _sleep_until(self, next_due: datetime | None) -> None:
         assert self._wakeup is not None
+        assert self._room is not None
+        if self._in_flight >= self.config.max_in_flight and not self._stopping:
+            # Full: claim again once a batch has finished, not on a timer.
+            self._room.clear()
+            await _first(self._room.wait(), self._wakeup.wait())
         now = self._clock.now()
         delay = self.config.tick
         if next_due is not None:
@@ -155,12 +161,10 @@ class DeliveryEngine:
             # a lead early, instead of one delivery a wake-up.
             wake = max(next_due - lead, now + lead / 2)
             delay = min(delay, max(0.0, (wake - now).total_seconds()))
-        if self._in_flight >= self.config.max_in_flight:
-            delay = max(delay, 0.005)  # let sends finish before claiming more
-        self._planned = now + timedelta(seconds=delay)
-        if delay > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), delay)
+        self._planned = planned = now + timedelta(seconds=delay)
+        if delay > 0 and not self._wakeup.is_set():
+            # Whichever comes first: the clock's time, or a wake-up for earlier work.
+            await _first(self._clock.sleep_until(planned), self._wakeup.wait())
         self._wakeup.clear()
         self._planned = None
 
@@ -206,8 +210,19 @@ class DeliveryEngine:
             self._tasks[task] = [d.delivery.id for d in group]
             task.add_done_callback(self._finished)
 
+    @property
+    def in_flight(self) -> int:
+        """Deliveries this process has claimed and not yet recorded or handed back.
+
+        What a crash of this process can make arrive twice: never more than
+        ``config.max_in_flight``.
+        """
+        return self._in_flight
+
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._in_flight -= len(self._tasks.pop(task, []))
+        if self._room is not None:
+            self._room.set()
         if not task.cancelled() and task.exception() is not None:
             log.error("delivery batch failed", exc_info=task.exception())
 
@@ -226,14 +241,15 @@ class DeliveryEngine:
             # Let the current tick end first: a claim it is waiting for is
             # either started before this point or handed back by tick().
             await asyncio.gather(runner, return_exceptions=True)
-        deadline = asyncio.get_running_loop().time() + self.config.shutdown_grace
-        unfinished: set[asyncio.Task[None]] = set()
-        while self._tasks:
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                unfinished = set(self._tasks)
-                break
-            await asyncio.wait(list(self._tasks), timeout=remaining)
+        if self._tasks:
+            grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
+            grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
+            try:
+                while self._tasks and not grace.done():
+                    await asyncio.wait([*self._tasks, grace], return_when=FIRST_COMPLETED)
+            finally:
+                grace.cancel()
+        unfinished = set(self._tasks)
         ids = [i for task in unfinished for i in self._tasks.get(task, [])]
         for task in unfinished:
             task.cancel()
@@ -252,13 +268,9 @@ class DeliveryEngine:
     async def _deliver(
         self, dispatches: Sequence[Dispatch], not_before: datetime | None = None
     ) -> None:
-        while not_before is not None:
-            # The clock decides (not the loop's timer, which may run a little
-            # ahead of it): sleep until it says the due time has come.
-            wait = (not_before - self._clock.now()).total_seconds()
-            if wait <= 0:
-                break
-            await asyncio.sleep(wait)
+        if not_before is not None:
+            # The clock decides when the due time has come, never the loop's timer.
+            await self._clock.sleep_until(not_before)
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)
@@ -266,43 +278,14 @@ class DeliveryEngine:
             *(self._send(platform, group) for platform, group in by_platform.items())
         )
         pairs = [pair for result in results for pair in result]
-        due = await self._record_soon(pairs)
+        due = await self._records.submit(pairs)
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
 
-    async def _record_soon(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
-        """Record ``pairs`` with whatever other batches finished meanwhile, in one transaction.
-
-        Batches sent at their own due times (see ``lead``) finish one by one;
-        a transaction each would keep the write lock so busy that the next
-        claim waited behind them. The earliest retry time of the lot comes back.
-        """
-        future: asyncio.Future[datetime | None] = asyncio.get_running_loop().create_future()
-        self._to_record.append((pairs, future))
-        if not self._recording:
-            self._recording = True
-            asyncio.get_running_loop().create_task(self._record_queued())
-        return await future
-
-    async def _record_queued(self) -> None:
-        try:
-            while self._to_record:
-                batch, self._to_record = self._to_record, []
-                pairs = [pair for queued, _ in batch for pair in queued]
-                try:
-                    due = await self._db(self._recorder, functools.partial(self._record, pairs))
-                except Exception as exc:  # each waiting batch reports it, as before
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for _, future in batch:
-                    if not future.done():
-                        future.set_result(due)
-        finally:
-            self._recording = False
+    async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
+        return await self._db(self._recorder, functools.partial(self._record, pairs))
 
     async def _send(
         self, platform: Platform, group: Sequence[Dispatch]
@@ -336,6 +319,7 @@ class DeliveryEngine:
                 device = devices.get(delivery.device_id)
                 if notification is not None and device is not None and device.is_active:
                     dispatches.append(Dispatch(delivery, device, notification))
+                    self.redelivered += is_redelivery(delivery)
                     continue
                 # The device went away between scheduling and now: nothing to send.
                 reason = "Device inactive" if device is not None else "Device removed"
@@ -353,9 +337,14 @@ class DeliveryEngine:
         policy = self.config.retry
         earliest: datetime | None = None
         reasons: dict[str, str] = {}
+        # The transition table decides each delivery's next status from its
+        # outcome; a dispatch whose delivery is not in flight raises.
+        decided = [
+            (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
+        ]
         # The notifications as claimed; refreshed below, not decoded again.
         touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
-        delivered = [d.delivery for d, outcome in pairs if isinstance(outcome, Delivered)]
+        delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
         with self._store.transaction() as tx:
             if delivered:
                 # Most of a batch, most of the time: settled in one statement.
@@ -365,20 +354,18 @@ class DeliveryEngine:
                 devices = sorted({d.device_id for d in delivered if d.id in settled})
                 if devices:
                     tx.devices.mark_delivered(devices, now)
-            for dispatch, outcome in pairs:
+            for dispatch, outcome, status in decided:
                 delivery = dispatch.delivery
                 if isinstance(outcome, Delivered):
                     continue
-                if isinstance(outcome, Retry) and not policy.gives_up(delivery.attempts):
+                if status is DeliveryStatus.PENDING:
+                    assert isinstance(outcome, Retry)
                     delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
                     due = now + timedelta(seconds=delay)
                     if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
                         earliest = due if earliest is None else min(earliest, due)
                     continue
-                assert isinstance(outcome, Retry | TokenInvalid | Failed)
-                failed = tx.deliveries.settle(
-                    delivery.id, self.owner, DeliveryStatus.FAILED, outcome.reason, now
-                )
+                failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
                 if failed:
                     reasons[delivery.notification_id] = outcome.reason
                 if failed and isinstance(outcome, TokenInvalid):
@@ -388,6 +375,10 @@ class DeliveryEngine:
                 tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
             )
         return earliest
+
+    def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
+        may_retry = not self.config.retry.gives_up(dispatch.delivery.attempts)
+        return next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
 
     def _release(self, delivery_ids: Sequence[str]) -> int:
         with self._store.transaction() as tx:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from pushcore.domain.model import Delivery, Device, Notification
+from pushcore.domain.states import DeliveryEvent
 
 
 @attrs.frozen
@@ -44,3 +45,23 @@ class Failed:
 
 
 Outcome = Delivered | Retry | TokenInvalid | Failed
+
+
+def delivery_event(outcome: Outcome, may_retry: bool) -> DeliveryEvent:
+    """What a gateway's answer does to its delivery: succeed, retry (while allowed) or fail."""
+    if isinstance(outcome, Delivered):
+        return DeliveryEvent.SUCCEED
+    if isinstance(outcome, Retry) and may_retry:
+        return DeliveryEvent.RETRY
+    return DeliveryEvent.FAIL
+
+
+def is_redelivery(delivery: Delivery) -> bool:
+    """Whether a just-claimed delivery was handed to a gateway before with no answer recorded.
+
+    Every recorded retry leaves its reason and a release undoes its attempt,
+    so a second attempt without a reason follows a claim whose lease ran out
+    (its process died or stalled). A lease that runs out on a later retry
+    looks like that retry, and is not counted.
+    """
+    return delivery.attempts > 1 and delivery.failure_reason is None

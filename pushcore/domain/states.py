@@ -81,7 +81,6 @@ DELIVERY_TRANSITIONS: Mapping[tuple[DeliveryStatus, DeliveryEvent], DeliveryStat
 }
 
 TERMINAL_NOTIFICATION = frozenset({N.DELIVERED, N.FAILED, N.CANCELLED})
-TERMINAL_DELIVERY = frozenset({D.DELIVERED, D.FAILED, D.CANCELLED})
 
 
 def next_notification_status(

@@ -1,7 +1,7 @@
 """APNs: token-based (ES256 JWT) provider API over HTTP/2.
 
 Each delivery is a ``POST /3/device/<token>`` on a small pool of HTTP/2
-connections (see :mod:`pushcore.gateways.h2client`, and why it is not
+connections (see :mod:`pushcore.gateways.http2`, and why it is not
 httpx). The provider token is signed with the team's .p8 key, reused, and
 signed again after 50 minutes: Apple refuses tokens older than an hour and
 answers TooManyProviderTokenUpdates to a provider that changes its token
@@ -40,7 +40,7 @@ from pushcore.domain.model import Notification, Priority, Sound
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
-from pushcore.gateways.h2client import H2Error, H2Pool, Header, Response
+from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
 from pushcore.ports import Clock
 
 PRODUCTION_URL = "https://api.push.apple.com"

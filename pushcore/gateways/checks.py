@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from pushcore.config import Settings
 from pushcore.domain.model import Platform
 from pushcore.ports import Clock
+
+if TYPE_CHECKING:
+    from pushcore.bootstrap import PlatformSetup
 
 
 @attrs.frozen
@@ -21,41 +24,19 @@ class GatewayCheck:
     detail: str
 
 
-def _check(
-    platform: Platform, configured: bool, missing: str, build: Callable[[], str]
-) -> GatewayCheck:
-    if not configured:
-        return GatewayCheck(platform, False, False, missing)
+def _check(setup: PlatformSetup, settings: Settings, clock: Clock) -> GatewayCheck:
+    if not setup.configured(settings):
+        return GatewayCheck(setup.platform, False, False, f"not configured ({setup.needs})")
     try:
-        return GatewayCheck(platform, True, True, build())
+        return GatewayCheck(setup.platform, True, True, setup.build(settings, clock).check())
     except (OSError, ValueError, KeyError) as exc:
-        return GatewayCheck(platform, True, False, str(exc) or type(exc).__name__)
+        return GatewayCheck(setup.platform, True, False, str(exc) or type(exc).__name__)
 
 
 def check_gateways(settings: Settings, clock: Clock) -> list[GatewayCheck]:
     """Load each configured platform's credentials and sign with them, without sending."""
-    from pushcore.gateways.apns import ApnsGateway
-    from pushcore.gateways.fcm import FcmGateway
-    from pushcore.gateways.webpush import WebPushGateway
+    # bootstrap decides what is configured; imported here as it imports every gateway.
+    from pushcore.bootstrap import PLATFORMS
 
-    return [
-        _check(
-            Platform.IOS,
-            settings.apns_key_file is not None,
-            "not configured (PUSHCORE_APNS_KEY_FILE, _KEY_ID, _TEAM_ID, _TOPIC)",
-            lambda: ApnsGateway.from_settings(settings, clock).check(),
-        ),
-        _check(
-            Platform.ANDROID,
-            settings.fcm_service_account_file is not None,
-            "not configured (PUSHCORE_FCM_SERVICE_ACCOUNT_FILE)",
-            lambda: FcmGateway.from_settings(settings, clock).check(),
-        ),
-        _check(
-            Platform.WEB,
-            bool(settings.vapid_subject),
-            "not configured (PUSHCORE_VAPID_SUBJECT)",
-            lambda: WebPushGateway.from_settings(settings, clock).check(),
-        ),
-        GatewayCheck(Platform.WEBHOOK, True, True, "ready (needs no credentials)"),
-    ]
+    checks = [_check(setup, settings, clock) for setup in PLATFORMS]
+    return [*checks, GatewayCheck(Platform.WEBHOOK, True, True, "ready (needs no credentials)")]

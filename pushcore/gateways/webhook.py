@@ -14,9 +14,10 @@ and a webhook fan-out is exactly that workload.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import aiohttp
 
@@ -38,6 +39,29 @@ USER_AGENT = "pushcore-webhook/1"
 MAX_ANSWER_BYTES = 64 * 1024
 
 
+class HostSlots:
+    """At most ``limit`` requests at once per host; a host's semaphore lives while in use."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._hosts: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of ``host``'s slots for the block."""
+        semaphore, users = self._hosts.get(host) or (asyncio.Semaphore(self._limit), 0)
+        self._hosts[host] = (semaphore, users + 1)
+        try:
+            async with semaphore:
+                yield
+        finally:
+            semaphore, users = self._hosts[host]
+            if users == 1:
+                del self._hosts[host]  # nobody waits: forget the host
+            else:
+                self._hosts[host] = (semaphore, users - 1)
+
+
 class WebhookGateway:
     """Sends to webhook devices over one shared aiohttp session (made on first use)."""
 
@@ -50,6 +74,7 @@ class WebhookGateway:
         timeout: float = 10.0,
         connect_timeout: float = 5.0,
         concurrency: int = 64,
+        host_concurrency: int = 16,
     ) -> None:
         self._guard = guard
         self._clock = clock
@@ -60,6 +85,9 @@ class WebhookGateway:
         # count against the request's own timeout and fail deliveries that
         # were only queued behind slower ones.
         self._slots = asyncio.Semaphore(concurrency)
+        # A fan-out of thousands to one receiver (or their retries, when it
+        # comes back from an outage) must not take every slot at once.
+        self._hosts = HostSlots(host_concurrency)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -95,7 +123,7 @@ class WebhookGateway:
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
         }
-        async with self._slots:
+        async with self._hosts.slot(pinned.host_header), self._slots:
             try:
                 async with self._client().post(
                     pinned.url,

@@ -7,10 +7,20 @@ from typing import Protocol
 
 
 class Clock(Protocol):
-    """The time. Tests pass a clock they can move."""
+    """The time, and waiting for it. Tests pass a clock they can move."""
 
     def now(self) -> datetime:
         """The current time, timezone-aware UTC."""
+        ...
+
+    async def sleep_until(self, when: datetime) -> None:
+        """Wait until this clock says ``when`` has come (at once if it has); cancellable.
+
+        Everything that waits for time (the engine's due times, backstop tick,
+        grace period) waits here, so a test's clock decides when it ends. An
+        absolute time, not a duration: a wait decided at one instant and begun
+        a little later still ends when it was meant to.
+        """
         ...
 
 

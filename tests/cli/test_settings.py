@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from pushcore import Services, Settings, build_services
 from pushcore.domain import errors as e
-from pushcore_cli.errors import exit_code_for
+from pushcore_cli.errors import EXIT_CODES, exit_code_for
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli
 
@@ -50,13 +50,18 @@ def test_a_database_url_chooses_the_store(cli: Cli, data_dir: Path) -> None:
     assert not (data_dir / "pushcore.db").exists()
 
 
-def test_a_config_file_is_read(cli: Cli, tmp_path: Path) -> None:
+def test_a_config_file_is_read(cli: Cli, tmp_path: Path, data_dir: Path) -> None:
     config = tmp_path / "pushcore.toml"
     config.write_text('database_url = "memory://"\n', encoding="utf-8")
 
-    result = cli(f"--config {config} keys list --account alice")
+    created = cli(f"--config {config} keys create --account alice --name ci --scope devices:read")
+    listed = cli(f"--config {config} keys list --account alice --json")
 
-    assert result.exit_code == 0, result.output
+    assert created.exit_code == 0, created.output
+    # The file's memory store was used: nothing outlived the first command,
+    # and no SQLite file was made in the data directory.
+    assert json.loads(listed.stdout) == []
+    assert not (data_dir / "pushcore.db").exists()
 
 
 @pytest.mark.parametrize(
@@ -87,26 +92,34 @@ def test_an_unknown_setting_in_the_config_file_is_named(cli: Cli, tmp_path: Path
     assert "databse_url" in result.stderr
 
 
-def test_every_service_refusal_exits_1() -> None:
-    refusals = [
-        e.ValidationError([e.FieldError("name", "is required")]),
-        e.Unauthorized("API key revoked"),
-        e.NotFound("Device not found"),
-        e.DeviceNotFound("Device not found"),
-        e.PlanLimit("Stream limit reached"),
-        e.NotCancellable("Already delivered"),
-        e.RateLimited("Slow down", retry_after=3),
-        e.ConfigError("PUSHCORE_PORT: must be from 0 to 65535"),
-    ]
+@pytest.mark.parametrize(
+    "command",
+    [
+        "keys revoke --account alice key_01JD0000000000000000000000",  # NotFound
+        "keys create --account alice --name ci --scope nope",  # ValidationError
+        "devices remove --account alice dev_01JD0000000000000000000000",  # DeviceNotFound
+    ],
+)
+def test_a_service_refusal_exits_1_with_the_message_on_stderr(cli: Cli, command: str) -> None:
+    result = cli(command)  # an error that escaped the map would be raised here
 
-    assert {exit_code_for(error) for error in refusals} == {1}
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
 
 
-def test_a_new_error_class_inherits_its_parents_exit_code() -> None:
+def test_the_exit_code_is_looked_up_along_the_class_hierarchy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every family exits 1 today; give one its own code to see the lookup work.
+    monkeypatch.setitem(EXIT_CODES, e.NotFound, 4)
+
     class Gone(e.NotFound):
         """A subclass nobody put in the table."""
 
-    assert exit_code_for(Gone("gone")) == exit_code_for(e.NotFound("gone"))
+    assert exit_code_for(Gone("gone")) == 4
+    assert exit_code_for(e.DeviceNotFound("Device not found")) == 4
+    assert exit_code_for(e.NotCancellable("Already delivered")) == 1  # another family
 
 
 def test_services_are_built_only_when_needed_and_closed_at_the_end(

@@ -9,8 +9,10 @@ in a fresh event loop).
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import Delivery, Device, Notification, Platform
 from pushcore.domain.retry import RetryPolicy
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from pushcore.ports import Gateway
+from pushcore.ports import Gateway, Store, Transaction
 from pushcore.services import NotificationDetail
 from tests.fakes.clock import FakeClock
 from tests.fakes.gateway import ScriptedGateway
@@ -36,19 +38,19 @@ T0 = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)  # FakeClock's start
 DUE = T0 + timedelta(seconds=5)  # a notification's due time with the default delay
 LEASE = timedelta(seconds=30)
 
-# Small and exact: three attempts, a 30 s lease, jitter pinned to half the ceiling.
+# Small and exact: three attempts, a 30 s lease, jitter pinned to the middle of its range.
 CONFIG = EngineConfig(
     batch_size=50,
     lease=LEASE,
     tick=0.05,
     max_in_flight=1000,
     shutdown_grace=0.2,
-    retry=RetryPolicy(max_attempts=3),
+    retry=RetryPolicy(max_attempts=3, max_age=0),
 )
 
 
 def half() -> float:
-    """The pinned jitter draw: backoffs are exactly half their ceiling."""
+    """The pinned jitter draw: each backoff is three quarters of its ceiling (1.5 s, 3 s, ...)."""
     return 0.5
 
 
@@ -74,12 +76,13 @@ class Harness:
         *,
         gateway: Gateway | None = None,
         gateways: dict[Platform, Gateway] | None = None,
+        store: Store | None = None,
         **config: Any,
     ) -> DeliveryEngine:
         """An engine on the harness's store and clock; ``config`` changes :data:`CONFIG`."""
         gw = gateway or self.gateway
         built = DeliveryEngine(
-            self.services.store,
+            store or self.services.store,
             self.clock,
             gateways if gateways is not None else dict.fromkeys(Platform, gw),
             attrs.evolve(CONFIG, **config),
@@ -164,10 +167,75 @@ def h(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) -> 
     harness.close()
 
 
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait (really) until ``condition()`` holds; fail after ``timeout`` seconds."""
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Let the loop and the database threads work until ``condition()`` holds.
+
+    Nothing here depends on how long that takes: ``timeout`` (real seconds)
+    only turns a condition that never comes into a failure instead of a hang.
+    """
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             pytest.fail(f"condition not met within {timeout} s")
         await asyncio.sleep(0.005)
+
+
+def crash_while_sending(h: Harness, owner: str = "engine-a", **config: Any) -> ScriptedGateway:
+    """An engine claims what is due and dies before any answer: its event loop just ends.
+
+    Nothing is recorded and nothing released, as after kill -9; the deliveries
+    stay in flight under its lease. Returns the gateway that got its sends.
+    """
+    gateway = ScriptedGateway(h.clock)
+    engine = h.engine(owner, gateway=gateway, **config)
+
+    async def send_and_hang() -> None:
+        gateway.hold()
+        await engine.tick()
+        await until(lambda: gateway.waiting == len(gateway.calls) > 0)
+
+    asyncio.run(send_and_hang())
+    return gateway
+
+
+async def stop_at_grace_end(h: Harness, engine: DeliveryEngine) -> None:
+    """Stop ``engine``; once stop() waits for its grace period, move the clock to its end."""
+    grace_end = h.clock.now() + timedelta(seconds=engine.config.shutdown_grace)
+    stopping = asyncio.ensure_future(engine.stop())
+    await until(lambda: grace_end in h.clock.sleepers or stopping.done())
+    h.clock.set(grace_end)
+    await stopping
+
+
+class WatchedStore:
+    """A store that counts the write transactions opened through it, and can hold them.
+
+    The engine is given this in place of the harness's store, so tests see its
+    claims and records from the outside instead of patching its methods.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.transactions = 0
+        self.waiting = threading.Event()  # set when a transaction waits at the gate
+        self.gate: threading.Event | None = None
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """The store's transaction, counted; held first while a gate is closed."""
+        self.transactions += 1
+        gate = self.gate
+        if gate is not None and not gate.is_set():
+            self.waiting.set()
+            gate.wait()
+        return self._store.transaction()
+
+    def read(self) -> AbstractContextManager[Transaction]:
+        """The store's read snapshot."""
+        return self._store.read()
+
+    def ping(self) -> None:
+        """The store's ping."""
+        self._store.ping()
+
+    def close(self) -> None:
+        """Nothing: the harness closes the store it owns."""

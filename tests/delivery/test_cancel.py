@@ -88,10 +88,18 @@ def test_cancel_after_a_claim_whose_batch_is_not_sent_yet_is_refused(h: Harness)
     h.device("tok-a")
     h.device("tok-b")
     n = h.notify()
-    claimed = h.engine()._claim(DUE, 1)  # one of the two deliveries
-    assert len(claimed.dispatches) == 1
+    lead = timedelta(milliseconds=20)
+    # Room for one: it claims one of the two deliveries a lead early and holds it.
+    engine = h.engine(lead=lead, batch_size=1, max_in_flight=1)
+    h.clock.set(DUE - lead)
 
-    refused(h, n.id)
+    async def scenario() -> None:
+        await engine.tick()
+        await until(lambda: DUE in h.clock.sleepers)  # held until its due time
+        refused(h, n.id)
+
+    asyncio.run(scenario())
+    assert h.gateway.sent == []
     assert h.delivery_statuses(n) == [D.IN_FLIGHT, D.PENDING]
 
 

@@ -10,7 +10,7 @@ import pytest
 from pushcore.domain.errors import NotCancellable
 from pushcore.domain.outcomes import Failed
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, until
+from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, crash_while_sending, until
 from tests.fakes.gateway import ScriptedGateway
 
 N = NotificationStatus
@@ -23,11 +23,11 @@ def test_a_crashed_engines_claims_come_back_only_when_its_lease_ends(h: Harness)
     h.device("tok-b")
     h.device("tok-c")
     n = h.notify()
-    crashed = h.engine("engine-a")
-    # Engine A claims two of the three deliveries, then dies before sending.
-    claim = crashed._claim(DUE, 2)
-    assert len(claim.dispatches) == 2
-    held = {d.delivery.id for d in claim.dispatches}
+    h.clock.set(DUE)
+    # Engine A claims two of the three deliveries, then dies before any answer.
+    crashed = crash_while_sending(h, batch_size=2, max_in_flight=2)
+    held = {s.delivery_id for s in crashed.sent}
+    assert len(held) == 2
     other = h.engine("engine-b")
 
     # B takes what A does not hold, and nothing A holds before A's lease ends.
@@ -45,32 +45,17 @@ def test_a_crashed_engines_claims_come_back_only_when_its_lease_ends(h: Harness)
     assert {s.delivery_id for s in retaken} == held
     assert {s.attempt for s in retaken} == {2}  # A's claim counted as an attempt
     assert {s.at for s in retaken} == {DUE + LEASE}
-    assert h.gateway.duplicates() == {}  # A never sent them
+    assert h.gateway.duplicates() == {}
     assert h.status(n) is N.DELIVERED
-
-    # A coming back to life late cannot overwrite what B recorded.
-    crashed._record([(d, Failed("late")) for d in claim.dispatches])
     assert h.delivery_statuses(n) == [D.DELIVERED] * 3
-    assert h.status(n) is N.DELIVERED
-    assert h.get(n).notification.failure_reason is None
 
 
 def test_an_abandoned_batch_is_sent_again_after_the_lease(h: Harness) -> None:
     for token in ("tok-a", "tok-b", "tok-c"):
         h.device(token)
     n = h.notify()
-    gateway_a = ScriptedGateway(h.clock)
-    engine_a = h.engine("engine-a", gateway=gateway_a)
     h.clock.set(DUE)
-
-    async def send_and_hang() -> None:
-        gateway_a.hold()
-        await engine_a.tick()
-        await until(lambda: gateway_a.waiting == 1)
-
-    # The event loop ends with A's batch still at the gateway: nothing is
-    # recorded and nothing released, as if the process had been killed.
-    asyncio.run(send_and_hang())
+    gateway_a = crash_while_sending(h)
     assert len(gateway_a.sent) == 3
     assert h.delivery_statuses(n) == [D.IN_FLIGHT] * 3
 

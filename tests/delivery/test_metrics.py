@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pushcore.adapters.metrics import Metrics
 from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
@@ -9,7 +11,16 @@ from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Failed, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus
 from pushcore.ports import Gateway
-from tests.delivery.conftest import CONFIG, DUE, Harness, at, half
+from tests.delivery.conftest import (
+    CONFIG,
+    DUE,
+    LEASE,
+    Harness,
+    at,
+    crash_while_sending,
+    half,
+    until,
+)
 
 IOS_TOKEN = "ab" * 32
 
@@ -59,11 +70,11 @@ def test_a_retry_on_the_last_attempt_is_counted_as_the_failure_it_was_recorded_a
     n = h.notify()
     engine = observed_engine(h, metrics)
 
-    # Three attempts (CONFIG); pinned jitter waits half the ceiling: 0.5 s, then 1 s.
+    # Three attempts (CONFIG); pinned jitter waits 1.5 s, then 3 s.
     h.step(engine, DUE)
-    h.step(engine, at(5.5))
-    assert (count(metrics, "android", "retry"), count(metrics, "android", "failed")) == (2.0, 0.0)
     h.step(engine, at(6.5))
+    assert (count(metrics, "android", "retry"), count(metrics, "android", "failed")) == (2.0, 0.0)
+    h.step(engine, at(9.5))
 
     assert len(h.gateway.for_token("tok-busy")) == 3
     assert h.delivery_statuses(n) == [DeliveryStatus.FAILED]
@@ -97,3 +108,51 @@ def test_timing_wraps_a_shared_gateway_once(h: Harness) -> None:
     # One wrapper: the engine closes each distinct gateway once, as before.
     assert len({id(g) for g in timed.values()}) == 1
     assert set(timed) == set(Platform)
+
+
+def engine_sample(metrics: Metrics, name: str) -> float | None:
+    return metrics.registry.get_sample_value(name)
+
+
+def test_deliveries_in_flight_and_redeliveries_after_a_crash_are_reported(h: Harness) -> None:
+    for token in ("tok-a", "tok-b", "tok-c"):
+        h.device(token)
+    h.notify()
+    h.clock.set(DUE)
+    crash_while_sending(h)  # another process sends all three and dies
+    metrics = build_metrics(h.services)
+    gateways: dict[Platform, Gateway] = dict.fromkeys(Platform, h.gateway)
+    engine = build_engine(h.services, gateways=gateways, owner="test", metrics=metrics)
+    h.engines.append(engine)
+    assert engine_sample(metrics, "pushcore_engine_in_flight_deliveries") == 0.0
+    assert engine_sample(metrics, "pushcore_redeliveries_total") == 0.0
+
+    async def after_the_lease() -> None:
+        h.gateway.hold()
+        await engine.tick()
+        await until(lambda: h.gateway.waiting == 1)
+        assert engine_sample(metrics, "pushcore_engine_in_flight_deliveries") == 3.0
+        h.gateway.let_go()
+        await engine.drain()
+
+    h.clock.set(DUE + LEASE)
+    asyncio.run(after_the_lease())
+
+    assert len(h.gateway.sent) == 3
+    assert engine_sample(metrics, "pushcore_redeliveries_total") == 3.0
+    assert engine_sample(metrics, "pushcore_engine_in_flight_deliveries") == 0.0
+
+
+def test_a_recorded_retry_is_not_a_redelivery(h: Harness) -> None:
+    h.device("tok-busy")
+    h.gateway.script("tok-busy", Retry("503"))
+    h.notify()
+    metrics = build_metrics(h.services)
+    engine = observed_engine(h, metrics)
+    metrics.watch_engine(engine)
+
+    h.step(engine, DUE)
+    h.step(engine, at(6.5))  # the second attempt, 1.5 s later
+
+    assert [s.attempt for s in h.gateway.sent] == [1, 2]
+    assert engine_sample(metrics, "pushcore_redeliveries_total") == 0.0

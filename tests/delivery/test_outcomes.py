@@ -10,7 +10,7 @@ from pushcore.domain.errors import NotCancellable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Failed, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, at
+from tests.delivery.conftest import ALICE, DUE, LEASE, Harness, at, crash_while_sending
 from tests.fakes.gateway import ScriptedGateway, sent_tokens
 
 N = NotificationStatus
@@ -121,7 +121,7 @@ def test_a_retry_goes_back_to_pending_and_is_resent_after_its_backoff(h: Harness
     h.gateway.script("tok-a", Retry("Service Unavailable"))
     n = h.notify()
     engine = h.engine()
-    backoff = timedelta(milliseconds=500)  # first ceiling 1 s, jitter pinned at 0.5
+    backoff = timedelta(milliseconds=1500)  # drawn from 1 to 2 s, pinned in the middle
 
     # tick answers before the batch is recorded (the lease end); recorded, the
     # retry's due time is the next look (the run loop is woken for it).
@@ -167,7 +167,7 @@ def test_a_retry_after_shorter_than_the_backoff_does_not_shorten_it(h: Harness) 
     engine = h.engine()
 
     h.step(engine, DUE)
-    assert h.step(engine) == DUE + timedelta(milliseconds=500)
+    assert h.step(engine) == DUE + timedelta(milliseconds=1500)
 
 
 def test_backoff_grows_and_the_last_attempt_fails_with_the_last_reason(h: Harness) -> None:
@@ -182,8 +182,8 @@ def test_backoff_grows_and_the_last_attempt_fails_with_the_last_reason(h: Harnes
     n = h.notify()
     engine = h.engine()  # max_attempts=3
 
-    second = DUE + timedelta(milliseconds=500)  # 1 s ceiling * 0.5
-    third = second + timedelta(seconds=1)  # 2 s ceiling * 0.5
+    second = DUE + timedelta(milliseconds=1500)  # drawn from 1 to 2 s
+    third = second + timedelta(seconds=3)  # drawn from 2 to 4 s
     h.step(engine, DUE)
     assert h.step(engine) == second
     h.step(engine, second)
@@ -317,8 +317,8 @@ def test_a_reclaimed_delivery_whose_device_is_gone_fails_without_a_send(
 ) -> None:
     device = h.device("tok-a")
     stuck = h.notify()
-    crashed = h.engine("engine-a")
-    assert len(crashed._claim(DUE, 10).dispatches) == 1  # and engine A dies
+    h.clock.set(DUE)
+    assert len(crash_while_sending(h).sent) == 1  # engine A claims it and dies
     engine = h.engine("engine-b")
     if how == "deactivated":
         h.gateway.script("tok-a", TokenInvalid("Unregistered"))
@@ -353,7 +353,7 @@ def test_a_gateway_that_raises_has_its_deliveries_retried_not_lost(h: Harness) -
     h.step(engine, DUE)
     next_due = h.step(engine)
 
-    assert next_due == DUE + timedelta(milliseconds=500)
+    assert next_due == DUE + timedelta(milliseconds=1500)
     # The whole batch raised: both deliveries go back to PENDING.
     assert h.delivery_statuses(n) == [D.PENDING, D.PENDING]
     assert {d.failure_reason for d in h.deliveries(n)} == {"Gateway error: RuntimeError"}

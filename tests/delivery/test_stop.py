@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from datetime import datetime
+from datetime import timedelta
 
-import pytest
-
-from pushcore.delivery.engine import Claim
+from pushcore.delivery import DeliveryEngine
+from pushcore.domain.model import Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, DUE, Harness, until
+from tests.delivery.conftest import (
+    ALICE,
+    DUE,
+    Harness,
+    WatchedStore,
+    stop_at_grace_end,
+    until,
+)
 
 N = NotificationStatus
 D = DeliveryStatus
@@ -25,7 +31,7 @@ def stop_while_sending(h: Harness) -> None:
         h.gateway.hold()
         await engine.tick()
         await until(lambda: h.gateway.waiting == 1)
-        await engine.stop()
+        await stop_at_grace_end(h, engine)
         assert h.gateway.waiting == 0  # the held send was cancelled
 
     asyncio.run(scenario())
@@ -75,23 +81,58 @@ def test_a_handed_back_delivery_is_claimed_at_once_by_another_engine(h: Harness)
     assert h.status(n) is N.DELIVERED
 
 
-def test_stop_lets_batches_finish_within_the_grace_period(h: Harness) -> None:
+GRACE = timedelta(seconds=5)
+
+
+def due_now_with_a_grace_period(h: Harness) -> tuple[Notification, DeliveryEngine]:
+    """A notification to one device, due now, and an engine with a grace period of GRACE."""
     h.device("tok-a")
     n = h.notify()
-    engine = h.engine(shutdown_grace=5.0)
     h.clock.set(DUE)
+    return n, h.engine(shutdown_grace=GRACE.total_seconds())
+
+
+async def begin_stop_while_sending(h: Harness, engine: DeliveryEngine) -> asyncio.Future[None]:
+    """Tick with the gateway holding the send, then begin stop(): it waits for its grace period."""
+    h.gateway.hold()
+    await engine.tick()
+    await until(lambda: h.gateway.waiting == 1)
+    stopping = asyncio.ensure_future(engine.stop())
+    await until(lambda: h.clock.sleepers == [h.clock.now() + GRACE])
+    return stopping
+
+
+def test_stop_lets_batches_finish_within_the_grace_period(h: Harness) -> None:
+    n, engine = due_now_with_a_grace_period(h)
 
     async def scenario() -> None:
-        h.gateway.hold()
-        await engine.tick()
-        await until(lambda: h.gateway.waiting == 1)
-        asyncio.get_running_loop().call_later(0.02, h.gateway.let_go)
-        await engine.stop()
+        stopping = await begin_stop_while_sending(h, engine)
+        h.gateway.let_go()  # the send ends while the grace period runs
+        await stopping
 
     asyncio.run(scenario())
 
+    assert h.clock.now() == DUE  # no grace period had to end
     assert h.status(n) is N.DELIVERED
     assert h.delivery_statuses(n) == [D.DELIVERED]
+
+
+def test_a_send_outliving_the_grace_period_is_handed_back_only_when_it_ends(h: Harness) -> None:
+    n, engine = due_now_with_a_grace_period(h)
+
+    async def scenario() -> None:
+        stopping = await begin_stop_while_sending(h, engine)
+        h.clock.advance(GRACE - timedelta(milliseconds=1))
+        await asyncio.sleep(0)
+        assert not stopping.done()  # still within the grace period
+        assert h.delivery_statuses(n) == [D.IN_FLIGHT]
+        h.clock.advance(timedelta(milliseconds=1))
+        await stopping
+
+    asyncio.run(scenario())
+
+    assert h.gateway.waiting == 0
+    assert h.delivery_statuses(n) == [D.PENDING]
 
 
 def test_a_stopped_engine_claims_nothing(h: Harness) -> None:
@@ -105,35 +146,28 @@ def test_a_stopped_engine_claims_nothing(h: Harness) -> None:
     assert h.delivery_statuses(n) == [D.PENDING]
 
 
-def test_a_claim_in_progress_when_stop_is_called_is_not_left_in_flight(
-    h: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_claim_in_progress_when_stop_is_called_is_not_left_in_flight(h: Harness) -> None:
     h.device("tok-a")
     n = h.notify()
-    engine = h.engine(tick=30.0)
-    claiming, go_on = threading.Event(), threading.Event()
-    claim = engine._claim
-
-    def slow_claim(now: datetime, limit: int) -> Claim:
-        claiming.set()
-        go_on.wait(5)
-        return claim(now, limit)
-
-    monkeypatch.setattr(engine, "_claim", slow_claim)
+    store = WatchedStore(h.services.store)
+    store.gate = gate = threading.Event()
+    engine = h.engine(tick=30.0, store=store)
     h.clock.set(DUE)
 
     async def scenario() -> None:
         task = engine.start()
-        await asyncio.to_thread(claiming.wait, 5)
-        # The claim commits shortly after stop() has begun.
-        threading.Timer(0.1, go_on.set).start()
-        await engine.stop()
+        await asyncio.to_thread(store.waiting.wait, 30)  # the claim is under way
+        stopping = asyncio.ensure_future(engine.stop())
+        await asyncio.sleep(0)  # stop() has begun
+        assert not stopping.done()
+        gate.set()  # the claim commits after that
+        await stopping
         await task
-        await asyncio.sleep(0.1)  # let whatever the loop started run its course
+        await engine.drain()
 
     asyncio.run(scenario())
 
-    # Stopped: the delivery is either sent and recorded, or handed back unsent.
+    # The claim committed after stop() began: handed back unsent, not left in flight.
     (delivery,) = h.deliveries(n)
-    assert delivery.status is not D.IN_FLIGHT
-    assert h.gateway.sent == [] or delivery.status is D.DELIVERED
+    assert (delivery.status, delivery.attempts, delivery.lease_owner) == (D.PENDING, 0, None)
+    assert h.gateway.sent == []

@@ -39,7 +39,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
-from pushcore.gateways.h2client import CountedH2Connection, HeaderEncoder
+from pushcore.gateways.http2 import CountedH2Connection, HeaderEncoder
 from pushcore.ports import Clock
 
 _PATH = re.compile(r"/3/device/([^/]*)")

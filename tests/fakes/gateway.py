@@ -17,7 +17,7 @@ from datetime import datetime
 
 import attrs
 
-from pushcore.domain.outcomes import Delivered, Dispatch, Outcome
+from pushcore.domain.outcomes import Delivered, Dispatch, Outcome, Retry
 from pushcore.ports import Clock
 
 
@@ -43,6 +43,7 @@ class ScriptedGateway:
         self._raises: dict[str, Exception] = {}
         self._gate: asyncio.Event | None = None
         self._waiting = 0
+        self._down_until: datetime | None = None
         self.sent: list[Sent] = []
         self.calls: list[list[str]] = []  # one entry per send() call: the tokens it got
         self.closed = False
@@ -60,6 +61,10 @@ class ScriptedGateway:
     def stop_raising(self, token: str) -> None:
         """Let ``token`` be answered from its script again."""
         self._raises.pop(token, None)
+
+    def down_until(self, instant: datetime) -> None:
+        """Answer every send with a 503 (a Retry) until the clock reaches ``instant``."""
+        self._down_until = instant
 
     def hold(self) -> None:
         """Make every ``send`` wait until :meth:`let_go` (or forever)."""
@@ -115,7 +120,10 @@ class ScriptedGateway:
             error = self._raises.get(d.device.token)
             if error is not None:
                 raise error
-        outcomes = [self._next(d.device.token) for d in dispatches]
+        if self._down_until is not None and at < self._down_until:
+            outcomes: list[Outcome] = [Retry("Service Unavailable") for _ in dispatches]
+        else:
+            outcomes = [self._next(d.device.token) for d in dispatches]
         for i, outcome in enumerate(outcomes):
             self.sent[batch_start + i] = attrs.evolve(self.sent[batch_start + i], outcome=outcome)
         return outcomes

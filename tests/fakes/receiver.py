@@ -42,6 +42,9 @@ class Receiver:
     delay: float = 0.0
     lock: threading.Lock = attrs.Factory(threading.Lock)
     arrived: threading.Condition = attrs.Factory(threading.Condition)
+    # Requests being answered right now, and the most there ever were, per Host header.
+    active: dict[str, int] = attrs.Factory(lambda: defaultdict(int))
+    peak: dict[str, int] = attrs.Factory(lambda: defaultdict(int))
 
     def url(self, path: str = "/hook") -> str:
         """A URL on this receiver."""
@@ -80,6 +83,15 @@ class Receiver:
                 self.arrived.wait(remaining)
         return True
 
+    def _begin(self, host: str) -> None:
+        with self.lock:
+            self.active[host] += 1
+            self.peak[host] = max(self.peak[host], self.active[host])
+
+    def _end(self, host: str) -> None:
+        with self.lock:
+            self.active[host] -= 1
+
     def _handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str]]:
         with self.lock:
             queue = self.script.get(path)
@@ -102,9 +114,13 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length", "0"))
             raw = self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
-            status, extra = receiver._handle(self.path, headers, raw)
-            if receiver.delay:
-                time.sleep(receiver.delay)
+            receiver._begin(headers.get("host", ""))
+            try:
+                status, extra = receiver._handle(self.path, headers, raw)
+                if receiver.delay:
+                    time.sleep(receiver.delay)
+            finally:
+                receiver._end(headers.get("host", ""))
             self.send_response(status)
             for name, value in extra.items():
                 self.send_header(name, value)

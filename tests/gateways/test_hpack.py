@@ -14,7 +14,7 @@ from hpack import Decoder, HeaderTuple, NeverIndexedHeaderTuple
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pushcore.gateways.h2client import HeaderEncoder
+from pushcore.gateways.http2 import HeaderEncoder
 
 Header = tuple[bytes, bytes]
 

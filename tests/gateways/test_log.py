@@ -14,7 +14,7 @@ from pushcore.domain.outcomes import Dispatch, Failed, Outcome
 from pushcore.gateways.log import LogGateway
 from tests.gateways.support import dispatch
 
-REASON = "APNs is not configured (set PUSHCORE_APNS_KEY_FILE and friends)"
+REASON = "APNs is not configured (set PUSHCORE_APNS_KEY_FILE, _KEY_ID, _TEAM_ID, _TOPIC)"
 
 
 def ios(suffix: str) -> Dispatch:

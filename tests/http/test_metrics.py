@@ -225,3 +225,6 @@ def test_deliveries_are_counted_by_platform_and_outcome(live_api: Api, receiver:
     sends = value(text, "pushcore_gateway_send_duration_seconds_count", **webhook)
     assert sends is not None
     assert sends >= 1.0
+    # The app's own engine: nothing left in flight, nothing sent twice.
+    assert value(text, "pushcore_engine_in_flight_deliveries") == 0.0
+    assert value(text, "pushcore_redeliveries_total") == 0.0

@@ -12,7 +12,8 @@ import h2.events
 import h2.settings
 import pytest
 
-from pushcore.gateways.h2client import _H2, LOCAL_SETTINGS, Connection
+from pushcore.gateways.http2 import LOCAL_SETTINGS, Connection
+from pushcore.gateways.http2.h2conn import ClientH2Connection
 from tests.fakes.apns_server import FakeApns
 from tests.gateways.test_apns import KEY, KEY_ID, TEAM_ID, TOPIC
 
@@ -32,7 +33,9 @@ def test_an_answer_crossing_our_reset_of_a_stream_is_ignored() -> None:
     # answer was already on its way. It must be dropped, not taken for a stream
     # the server opened (which, with a limit of 0 such streams, killed the
     # connection and every request on it).
-    client = _H2(config=h2.config.H2Configuration(client_side=True, header_encoding=None))
+    client = ClientH2Connection(
+        config=h2.config.H2Configuration(client_side=True, header_encoding=None)
+    )
     client.local_settings = h2.settings.Settings(True, initial_values=LOCAL_SETTINGS)
     server = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
     client.initiate_connection()

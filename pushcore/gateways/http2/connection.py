@@ -1,17 +1,4 @@
-"""A small HTTP/2 client on the ``h2`` library and asyncio streams, made for APNs.
-
-Written by hand because httpx's HTTP/2 reached only about 470 pushes a second
-on this project's machine. Here the requests submitted in one event-loop turn
-go out together: a writer task per connection opens as many streams as the
-server's SETTINGS_MAX_CONCURRENT_STREAMS allows (following its changes),
-pushes bodies as far as the flow-control windows allow, and writes them in
-one go; a reader task turns frames into responses.
-
-After a GOAWAY a connection opens no new streams; requests the server did not
-process (above GOAWAY's last_stream_id, REFUSED_STREAM, or never sent) go out
-again on another connection. A request whose connection dies in flight has
-an unknown fate: :class:`ConnectionLost`.
-"""
+"""One HTTP/2 connection: a writer task batching requests, a reader task answering them."""
 
 from __future__ import annotations
 
@@ -19,51 +6,25 @@ import asyncio
 import contextlib
 import ssl
 from collections import deque
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 import attrs
 import h2.config
-import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
-from hpack import Encoder, HeaderTuple, NeverIndexedHeaderTuple
-from hpack.hpack import encode_integer
-from hpack.table import HeaderTable
-from hyperframe.frame import Frame, GoAwayFrame
+
+from pushcore.gateways.http2.encoder import HeaderEncoder
+from pushcore.gateways.http2.errors import ConnectionLost, H2Error, NotProcessed, Unreachable
+from pushcore.gateways.http2.h2conn import LOCAL_SETTINGS, ClientH2Connection
 
 Header = tuple[bytes, bytes]
 
 READ_SIZE = 256 * 1024
-# Our SETTINGS: no server push. Not MAX_CONCURRENT_STREAMS 0 as well: h2 checks
-# that limit for any HEADERS on a stream it no longer holds, so an answer that
-# crosses our reset of a timed-out stream would be taken for a stream the
-# server opened, and kill the connection with every request on it.
-LOCAL_SETTINGS = {h2.settings.SettingCodes.ENABLE_PUSH: 0}
 # Streams opened per write: many requests per write, yet the server starts on
 # a big batch before all of it is encoded.
 WRITE_STREAMS = 100
-# Moves of a request to another connection (the server did not process it):
-# bounded, so that a flapping server cannot keep it looping.
-MAX_ROUTES = 4
-
-
-class H2Error(Exception):
-    """A request could not be completed over HTTP/2."""
-
-
-class Unreachable(H2Error):
-    """No HTTP/2 connection to the server could be made; nothing was sent."""
-
-
-class ConnectionLost(H2Error):
-    """The connection or stream failed while the request was in flight: it may have arrived."""
-
-
-class NotProcessed(H2Error):
-    """The server did not process the request (GOAWAY, REFUSED_STREAM): safe to send again."""
 
 
 @attrs.frozen
@@ -74,116 +35,6 @@ class Response:
     headers: Mapping[str, str]
     body: bytes
     connection: Connection
-
-
-class HeaderEncoder(Encoder):
-    """HPACK made cheap for many requests with the same headers.
-
-    Literals are never Huffman-coded: in pure Python that was the costliest
-    step of a request (about 70 µs of 200), to save some 25 bytes of a path
-    and an apns-id. A header found whole in the table encodes to the same
-    bytes until the table changes, so those bytes are remembered and reused
-    until something is added to it; never-indexed headers (a device's path,
-    a unique id) go out as literals without searching the table at all. In
-    pure Python the search and the bookkeeping per header were most of the
-    cost of a request's headers.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._indexed: dict[tuple[bytes, bytes], bytes] = {}
-        self._never_prefix: dict[bytes, bytes] = {}
-
-    def encode(self, headers: Any, huffman: bool = False) -> bytes:
-        """Encode a header block (bytes names and values), never Huffman-coding."""
-        table = self.header_table
-        block: list[bytes] = []
-        if table.resized:
-            block.append(self._encode_table_size_change())
-            table.resized = False
-            self._indexed.clear()
-        cached = self._indexed
-        for header in headers:
-            name, value = _to_bytes(header[0]), _to_bytes(header[1])
-            if isinstance(header, HeaderTuple) and not header.indexable:
-                block.append(self._never_indexed(name, value))
-                continue
-            encoded = cached.get((name, value))
-            if encoded is None:
-                encoded = self.add((name, value), False, False)
-                if encoded[0] & 0x80:
-                    # An indexed field: the table did not change.
-                    cached[(name, value)] = encoded
-                else:
-                    # Added to the table: every dynamic index moved.
-                    cached.clear()
-            block.append(encoded)
-        return b"".join(block)
-
-    def _never_indexed(self, name: bytes, value: bytes) -> bytes:
-        # RFC 7541 §6.2.3: 0001 + the name's static index (4-bit prefix), or a
-        # literal name after index 0; then the value as a literal. The table is
-        # untouched, so nothing cached goes stale.
-        prefix = self._never_prefix.get(name)
-        if prefix is None:
-            static = HeaderTable.STATIC_TABLE_MAPPING.get(name)
-            if static is not None:
-                field = encode_integer(static[0], 4)
-                field[0] |= 0x10
-                prefix = bytes(field)
-            else:
-                prefix = b"\x10" + bytes(encode_integer(len(name), 7)) + name
-            self._never_prefix[name] = prefix
-        return prefix + bytes(encode_integer(len(value), 7)) + value
-
-
-def _to_bytes(value: bytes | str) -> bytes:
-    return value if isinstance(value, bytes) else value.encode("utf-8")
-
-
-class CountedH2Connection(h2.connection.H2Connection):
-    """An h2 connection whose owner keeps the count of open streams.
-
-    h2 counts open streams by walking all of them for every stream opened:
-    with a thousand in flight that walk was a quarter of a request's cost.
-    The owner knows its count (it never opens or accepts more than the
-    limit), sets ``open_now`` before h2 needs it, and drops each closed
-    stream as it ends (:meth:`forget`), as h2's walk would have. Subclasses
-    answer ``open_outbound_streams`` (a client) or ``open_inbound_streams``
-    (a server) from ``open_now``.
-    """
-
-    open_now = 0
-
-    def forget(self, stream_id: int) -> None:
-        """Drop a closed stream's state, remembering how it closed (as h2 does)."""
-        stream = self.streams.get(stream_id)
-        if stream is not None and stream.closed:
-            del self.streams[stream_id]
-            self._closed_streams[stream_id] = stream.closed_by
-
-
-class _H2(CountedH2Connection):
-    # h2 moves the whole connection to CLOSED when a GOAWAY arrives
-    # (python-hyper/h2#1181), so answers to streams at or below last_stream_id
-    # would raise ProtocolError; RFC 9113 §6.8 says they may still complete.
-    # Keep the state, and let Connection refuse to open new streams instead.
-    def _receive_goaway_frame(self, frame: GoAwayFrame) -> tuple[list[Frame], list[Any]]:
-        state = self.state_machine.state
-        frames, events = super()._receive_goaway_frame(frame)
-        if state is not h2.connection.ConnectionState.CLOSED:
-            self.state_machine.state = state
-        return frames, events
-
-    @property
-    def open_outbound_streams(self) -> int:
-        """Streams opened by us and not yet finished (kept by Connection)."""
-        return self.open_now
-
-    @property
-    def open_inbound_streams(self) -> int:
-        """None: push is off, so the server opens no streams (and h2 need not walk ours)."""
-        return 0
 
 
 class _Request:
@@ -213,7 +64,7 @@ class Connection:
             normalize_outbound_headers=False,
             validate_inbound_headers=False,
         )
-        self._h2 = _H2(config=config)
+        self._h2 = ClientH2Connection(config=config)
         self._h2.encoder = HeaderEncoder()
         self._queue: deque[_Request] = deque()
         self._streams: dict[int, _Request] = {}
@@ -502,119 +353,3 @@ class Connection:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await self._writer.wait_closed()
-
-
-def _load(connection: Connection) -> int:
-    return connection.load
-
-
-class H2Pool:
-    """A few HTTP/2 connections to one origin, opened on first use and replaced when lost."""
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        tls: ssl.SSLContext,
-        connections: int = 2,
-        connect_timeout: float = 10.0,
-    ) -> None:
-        self._host = host
-        self._port = port
-        self._tls = tls
-        self._connect_timeout = connect_timeout
-        self._slots: list[Connection | None] = [None] * max(1, connections)
-        self._retired: set[Connection] = set()  # finishing their last streams
-        literal = f"[{host}]" if ":" in host else host
-        authority = literal if port == 443 else f"{literal}:{port}"
-        self._prefix: list[Header] = [
-            (b":method", b"POST"),
-            (b":scheme", b"https"),
-            (b":authority", authority.encode()),
-        ]
-
-    def _refresh(self) -> list[Connection]:
-        """The live connections, opening new ones in the slots of any that are gone."""
-        self._retired = {c for c in self._retired if not c.closed}
-        for index, connection in enumerate(self._slots):
-            if connection is None or not connection.usable:
-                if connection is not None:
-                    self._retired.add(connection)
-                self._slots[index] = Connection(
-                    self._host, self._port, self._tls, self._connect_timeout
-                )
-        return [c for c in self._slots if c is not None]
-
-    async def post_many(
-        self, requests: Sequence[tuple[str, Sequence[Header], bytes]], timeout: float
-    ) -> list[Response | H2Error | TimeoutError]:
-        """POST each ``(path, headers, body)``; one result per request, in order.
-
-        Each request goes to the least loaded connection. One the server did
-        not process goes out again on another connection (up to MAX_ROUTES
-        times, then its result is NotProcessed); one with no answer within
-        ``timeout`` seconds gets TimeoutError and its stream is reset. The
-        other results are the Response, or Unreachable or ConnectionLost.
-        A batch shares one timer and no task per request: per request, those
-        cost about as much as its HTTP/2 framing.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        results: list[Response | H2Error | TimeoutError] = [NotProcessed("not processed")] * len(
-            requests
-        )
-        # The path is different for every device: never index it, so that it
-        # does not push the constant headers out of the HPACK table.
-        headers = [
-            [*self._prefix, NeverIndexedHeaderTuple(b":path", path.encode()), *extra]
-            for path, extra, _ in requests
-        ]
-        todo = list(range(len(requests)))
-        for _ in range(MAX_ROUTES):
-            if not todo or loop.time() >= deadline:
-                break  # what is left was never processed: NotProcessed
-            live = self._refresh()
-            sent: dict[asyncio.Future[Response], tuple[int, Connection]] = {}
-            for index in todo:
-                connection = min(live, key=_load)
-                future = connection.submit(headers[index], requests[index][2])
-                sent[future] = (index, connection)
-            try:
-                done, late = await asyncio.wait(sent, timeout=max(0.0, deadline - loop.time()))
-            except asyncio.CancelledError:
-                # The sender gave up (the engine stopping): free the streams, as a
-                # cancelled request's stream is (Connection._forget).
-                for future in sent:
-                    future.cancel()
-                raise
-            todo = []
-            for future in done:
-                index = sent[future][0]
-                error = future.exception()
-                if error is None:
-                    results[index] = future.result()
-                elif isinstance(error, H2Error):
-                    results[index] = error
-                    if isinstance(error, NotProcessed):
-                        todo.append(index)
-                else:
-                    raise error
-            for future in late:
-                index, connection = sent[future]
-                future.cancel()  # resets its stream (Connection._forget)
-                if connection.connected:
-                    # A connection that leaves a request unanswered this long is
-                    # suspect (a half-dead peer): later requests get a fresh one.
-                    # One still connecting is left to its own connect timeout.
-                    connection.retire()
-                results[index] = TimeoutError(f"no answer within {timeout:g} s")
-            todo.sort()
-        return results
-
-    async def aclose(self) -> None:
-        """Close every connection."""
-        connections = [c for c in self._slots if c is not None] + list(self._retired)
-        self._slots = [None] * len(self._slots)
-        self._retired.clear()
-        await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)

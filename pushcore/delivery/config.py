@@ -1,0 +1,33 @@
+"""How the engine is tuned, and who it is among the processes sharing the queue."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from datetime import timedelta
+
+import attrs
+
+from pushcore.domain.retry import RetryPolicy
+
+
+@attrs.frozen
+class EngineConfig:
+    """Tuning of the engine; the defaults suit one process on SQLite."""
+
+    batch_size: int = 256
+    lease: timedelta = timedelta(seconds=60)
+    # The backstop for work another process added while this one sleeps.
+    tick: float = 1.0
+    max_in_flight: int = 4096
+    # Claim work this much before it is due and send each at its due time, so
+    # that the claim's transaction is not part of how late a delivery is.
+    lead: timedelta = timedelta(0)
+    shutdown_grace: float = 10.0
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+
+
+def new_owner() -> str:
+    """A lease owner name unique to this process run."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
