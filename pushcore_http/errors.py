@@ -22,6 +22,7 @@ STATUS: dict[type[e.PushcoreError], int] = {
     e.NotFound: 404,
     e.Conflict: 409,
     e.PayloadTooLarge: 413,
+    e.UnsupportedMediaType: 415,
     e.RateLimited: 429,
     e.PushcoreError: 500,
 }
