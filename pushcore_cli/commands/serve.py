@@ -44,6 +44,7 @@ def serve(
     import uvicorn
 
     from pushcore_http import create_app
+    from pushcore_http.server import server_options
 
     settings = state_of(ctx).settings
     host = settings.host if host is None else host
@@ -53,4 +54,4 @@ def serve(
     # Not the CLI's shared services: the app's lifespan owns and closes these.
     app = create_app(build_services(settings), run_engine=engine)
     output.say(f"pushcore serving on {_url(host, port)} (data directory: {settings.data_dir})")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    uvicorn.run(app, **server_options(settings, host=host, port=port))
