@@ -15,7 +15,8 @@ from pushcore.converter import (
     structure_request,
     subscription_json,
 )
-from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
+from pushcore.domain import inputs
+from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
@@ -67,18 +68,22 @@ class Send(HTTPEndpoint):
         return JSONResponse(send_result_json(result), 201)
 
 
-class Subscriptions(HTTPEndpoint):
-    """/api/streams/subscribe and /api/streams/subscriptions (JWT)"""
+class Subscribe(HTTPEndpoint):
+    """/api/streams/subscribe (JWT)"""
 
     async def post(self, request: Request) -> Response:
         """Subscribe by code."""
         services = services_of(request)
         user = await authenticate(request, services, Accepts.USER)
-        body = structure_request(Subscribe, await read_json(request))
+        body = structure_request(inputs.Subscribe, await read_json(request))
         subscription, view = await run_in_threadpool(
             services.streams.subscribe, user.account_id, body.code
         )
         return JSONResponse(subscription_json(subscription, view), 201)
+
+
+class Subscriptions(HTTPEndpoint):
+    """/api/streams/subscriptions (JWT)"""
 
     async def get(self, request: Request) -> Response:
         """The caller's subscriptions."""
@@ -113,11 +118,13 @@ class Lookup(HTTPEndpoint):
         return JSONResponse(lookup_json(found))
 
 
-# The fixed paths come before /api/streams/{stream_id}, which would take them.
+# The fixed paths come before /api/streams/{stream_id}, which would take them; they
+# match every method (the endpoint answers 405 with its own Allow), since a route
+# limited to some methods lets the others fall through to /api/streams/{stream_id}.
 routes = [
     Route("/api/streams", Streams),
-    Route("/api/streams/subscribe", Subscriptions, methods=["POST"]),
-    Route("/api/streams/subscriptions", Subscriptions, methods=["GET"]),
+    Route("/api/streams/subscribe", Subscribe),
+    Route("/api/streams/subscriptions", Subscriptions),
     Route("/api/streams/subscriptions/{subscription_id}", Subscription),
     Route("/api/streams/lookup/{code}", Lookup),
     Route("/api/streams/{stream_id}", Stream),

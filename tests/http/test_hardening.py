@@ -209,3 +209,21 @@ def test_odd_bytes_in_credentials_are_401(
     body = assert_error(response, 401, "unauthorized")
     if message is not None:
         assert body["error"] == message
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", "/api/streams/subscribe", "POST"),
+        ("DELETE", "/api/streams/subscribe", "POST"),
+        ("POST", "/api/streams/subscriptions", "GET, HEAD"),
+        ("DELETE", "/api/streams/subscriptions", "GET, HEAD"),
+        ("POST", "/api/notifications/stats", "GET, HEAD"),
+    ],
+)
+def test_a_fixed_path_answers_405_with_its_own_allow(
+    api: Api, method: str, path: str, allow: str
+) -> None:
+    response = api.client.request(method, path, headers=api.token("kim"))
+    assert_error(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == allow
