@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from pushcore.adapters.datadir import secure_data_dir, sqlite_path
 from pushcore.adapters.icons import HttpIconProbe
 from pushcore.adapters.net import NetworkGuard, tls_context
 from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
@@ -27,7 +28,7 @@ from pushcore.domain.retry import RetryPolicy
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
-from pushcore.gateways.vapid import load_or_create_vapid_key
+from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
@@ -85,6 +86,9 @@ def build_services(
     ids = ids or UlidGenerator()
     random = random or SecretsRandom()
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
+    # Before anything is created there, so that everything is created private.
+    database = None if store is not None else sqlite_path(settings.effective_database_url)
+    secure_data_dir(settings.data_dir, database, (JWT_SECRET_FILE, VAPID_KEY_FILE))
     store = store or open_store(settings.effective_database_url, settings.database_pool_size)
     if icons is None:
         client = httpx.Client(
