@@ -44,6 +44,7 @@ from pushcore.services import (
     TokenVerifier,
     WakeHub,
 )
+from pushcore.services.auth import KeyCache
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
 
@@ -113,13 +114,14 @@ def build_services(
         audience=settings.jwt_audience,
     )
     accounts = AccountService(store, clock)
+    key_cache = KeyCache()
     return Services(
         settings=settings,
         store=store,
         clock=clock,
         accounts=accounts,
-        auth=AuthService(store, clock, verifier, accounts),
-        keys=KeyService(store, clock, ids, random),
+        auth=AuthService(store, clock, verifier, accounts, key_cache),
+        keys=KeyService(store, clock, ids, random, key_cache),
         devices=DeviceService(store, clock, ids, guard, hub),
         notifications=notifications,
         streams=StreamService(store, clock, ids, random, notifications, hub),
