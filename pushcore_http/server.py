@@ -42,7 +42,10 @@ def http_protocol() -> type[asyncio.Protocol] | str:
         """httptools, refusing a request whose head passes MAX_HEAD_BYTES: a 431 and the
         connection closed, without reading (or parsing) the rest."""
 
-        # None while a body is read: the head limit is not the body's.
+        # Bytes of the current head so far; None while a body is read (the head limit is
+        # not the body's). Counted per read, not per byte: a head that begins inside the
+        # read that ended the previous request (pipelining) is counted from the next
+        # read on, so it can pass the limit by at most that one read (64-256 KiB).
         _head_bytes: int | None = 0
 
         def data_received(self, data: bytes) -> None:

@@ -125,3 +125,26 @@ def test_a_client_gone_mid_body_is_neither_an_error_nor_a_500(server: Server) ->
     log = server.log.read_text()
     assert "Traceback" not in log
     assert "ERROR" not in log
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        b"/api/notifications/ntf_\xff\xfe",
+        b"/api/notifications/ntf_\xed\xa0\x80",
+        b"/api/notifications/%ED%A0%80",
+        b"/api/notifications?cursor=\xed\xa0\x80",
+        b"/api/notifications?status=%FF",
+    ],
+)
+def test_odd_bytes_in_the_request_target_are_4xx(server: Server, target: bytes) -> None:
+    key = server.key("odd")["X-API-Key"]
+    with connect(server) as sock:
+        sock.sendall(
+            b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"X-API-Key: " + key.encode() + b"\r\n\r\n"
+        )
+        reply = answer(sock)
+    status = int(reply.split(b" ", 2)[1])
+    assert 400 <= status < 500, reply
+    assert server.request("GET", "/healthz").status_code == 200
