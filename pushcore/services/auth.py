@@ -135,15 +135,15 @@ class AuthService:
     def authenticate_key(self, key: str) -> Principal:
         """A key principal for an active, unexpired key; Unauthorized otherwise."""
         key_hash = self._hash(key)
-        stored = self._keys.get(key_hash, self._clock.now())
+        now = self._clock.now()
+        stored = self._keys.get(key_hash, now)
         if stored is not None:
-            return self._principal(stored, key_hash, self._clock.now())
+            return self._principal(stored, key_hash, now)
         generation = self._keys.generation
         with self._store.read() as tx:
             stored = tx.api_keys.find_by_hash(key_hash)
         if stored is None or not hmac.compare_digest(stored.key_hash, key_hash):
             raise Unauthorized("Invalid API key")
-        now = self._clock.now()
         threshold = now - LAST_USED_RESOLUTION
         usable = not isinstance(stored.check_usable(now), Failure)
         if usable and (stored.last_used_at is None or stored.last_used_at < threshold):
