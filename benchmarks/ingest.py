@@ -1,8 +1,9 @@
 """Ingest benchmark: POST /api/notifications with an API key, and /healthz, under wrk.
 
-    .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--baseline DIR]
+    .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--baseline DIR
+        [--baseline-label TEXT]]
 
-A real `pushctl serve` (SQLite, rate limiting off) per run; wrk (`apt-get
+A real `pushctl serve` (SQLite, default settings but rate limiting off) per run; wrk (`apt-get
 install wrk`) with 32 connections posts a small JSON notification with an
 ``X-API-Key``, then asks for /healthz. ``--baseline DIR`` also runs the
 pushcore of another source tree (e.g. ``git archive main | tar -x -C DIR``),
@@ -14,6 +15,7 @@ to docs/benchmarks.md (section "Ingest").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -27,6 +29,10 @@ import httpx
 from benchmarks.report import write_section
 from benchmarks.scheduling import start_server, stop_server
 from tests.e2e.server import free_port
+
+# The defaults but for rate limiting (off, as wrk is one account) and the log
+# level (start_server's warning would hide the access log being measured).
+SETTINGS = {"PUSHCORE_RATE_LIMIT": "0", "PUSHCORE_LOG_LEVEL": "info"}
 
 LUA = """wrk.method = "POST"
 wrk.body = '{"title": "Deploy finished", "body": "build 1234 is live"}'
@@ -49,15 +55,9 @@ def run(tree: Path | None, settings: dict[str, str], seconds: int) -> tuple[floa
     with tempfile.TemporaryDirectory() as tmp:
         data_dir, script, port = Path(tmp) / "data", Path(tmp) / "post.lua", free_port()
         script.write_text(LUA)
-        saved = os.environ.get("PYTHONPATH")
-        if tree is not None:
-            os.environ["PYTHONPATH"] = str(tree)
-        try:
-            server = start_server(data_dir, port, {"PUSHCORE_RATE_LIMIT": "0", **settings})
-        finally:
-            os.environ.pop("PYTHONPATH", None)
-            if saved is not None:
-                os.environ["PYTHONPATH"] = saved
+        # `python -m` puts the working directory first on sys.path: that tree's pushcore runs.
+        with contextlib.chdir(tree or Path.cwd()):
+            server = start_server(data_dir, port, {**SETTINGS, **settings})
         try:
             base = f"http://127.0.0.1:{port}"
             command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]
@@ -70,6 +70,13 @@ def run(tree: Path | None, settings: dict[str, str], seconds: int) -> tuple[floa
                 headers={"Authorization": f"Bearer {token}"},
             ).json()["key"]
             env = {**os.environ, "KEY": key}
+            # Which code answers shows here: a lone surrogate was a 500 before issue 12.
+            probe = httpx.post(
+                f"{base}/api/notifications",
+                content=b'{"title": "\\ud800"}',
+                headers={"X-API-Key": key, "Content-Type": "application/json"},
+            )
+            print(f"  (a lone surrogate: {probe.status_code})", end=" ", flush=True)
             wrk(f"{base}/api/notifications", 2, env, script)  # warm-up
             posts = wrk(f"{base}/api/notifications", seconds, env, script)
             return posts, wrk(f"{base}/healthz", seconds, env)
@@ -83,10 +90,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--baseline-label", default="baseline")
     args = parser.parse_args()
     variants: dict[str, tuple[Path | None, dict[str, str]]] = {}
     if args.baseline:
-        variants["baseline"] = (args.baseline.resolve(), {})
+        variants[args.baseline_label] = (args.baseline.resolve(), {})
     variants["this tree"] = (None, {})
     variants["this tree, PUSHCORE_ACCESS_LOG=true"] = (None, {"PUSHCORE_ACCESS_LOG": "true"})
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
