@@ -61,7 +61,10 @@ def start_server(
     }
     command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]
     process = subprocess.Popen(
-        [*command, "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+        [*command, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     for _ in range(200):
         try:

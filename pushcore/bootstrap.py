@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import httpx
 
+from pushcore.adapters.datadir import secure_data_dir, sqlite_path
 from pushcore.adapters.icons import HttpIconProbe
 from pushcore.adapters.net import NetworkGuard, tls_context
 from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
@@ -28,7 +29,7 @@ from pushcore.domain.model import Platform
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
-from pushcore.gateways.vapid import load_or_create_vapid_key
+from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
@@ -44,6 +45,7 @@ from pushcore.services import (
     TokenVerifier,
     WakeHub,
 )
+from pushcore.services.auth import KeyCache
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
 
@@ -86,6 +88,9 @@ def build_services(
     ids = ids or UlidGenerator()
     random = random or SecretsRandom()
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
+    # Before anything is created there, so that everything is created private.
+    database = None if store is not None else sqlite_path(settings.effective_database_url)
+    secure_data_dir(settings.data_dir, database, (JWT_SECRET_FILE, VAPID_KEY_FILE))
     store = store or open_store(settings.effective_database_url, settings.database_pool_size)
     if icons is None:
         tls = tls_context(settings.ca_file)
@@ -113,13 +118,14 @@ def build_services(
         audience=settings.jwt_audience,
     )
     accounts = AccountService(store, clock)
+    key_cache = KeyCache()
     return Services(
         settings=settings,
         store=store,
         clock=clock,
         accounts=accounts,
-        auth=AuthService(store, clock, verifier, accounts),
-        keys=KeyService(store, clock, ids, random),
+        auth=AuthService(store, clock, verifier, accounts, key_cache),
+        keys=KeyService(store, clock, ids, random, key_cache),
         devices=DeviceService(store, clock, ids, guard, hub),
         notifications=notifications,
         streams=StreamService(store, clock, ids, random, notifications, hub),

@@ -39,6 +39,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     log_level: str = "info"
+    access_log: bool = False
     jwt_secret: str | None = None
     jwks: str | None = None
     jwt_algorithms: tuple[str, ...] = ()

@@ -31,6 +31,14 @@ def _bearer(request: Request) -> str | None:
     return token.strip()
 
 
+async def _key(services: Services, key: str) -> Principal:
+    # From the cache on the loop when it can answer: no thread hop for most requests.
+    cached = services.auth.cached_key(key)
+    if cached is not None:
+        return cached
+    return await run_in_threadpool(services.auth.authenticate_key, key)
+
+
 async def authenticate(
     request: Request, services: Services, accepts: Accepts, scope: Scope | None = None
 ) -> Principal:
@@ -49,9 +57,9 @@ async def authenticate(
             if token is not None:
                 raise Unauthorized("This endpoint requires an API key")
             raise Unauthorized("Authentication required")
-        principal = await run_in_threadpool(services.auth.authenticate_key, key)
+        principal = await _key(services, key)
     elif key is not None:
-        principal = await run_in_threadpool(services.auth.authenticate_key, key)
+        principal = await _key(services, key)
     elif token is not None:
         principal = await run_in_threadpool(services.auth.authenticate_token, token)
     else:

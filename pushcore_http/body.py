@@ -1,4 +1,11 @@
-"""Reading request bodies: a size cap while streaming, then JSON."""
+"""Reading request bodies: the media type, a size cap while streaming, then strict JSON.
+
+Strict because a careful API refuses what it does not understand rather than
+guessing: a body that is not JSON by its Content-Type, an object with the
+same key twice (which one wins differs between parsers), text that is not
+valid Unicode (a lone surrogate cannot be stored or sent on), nesting no real
+request needs. Each is a 4xx before anything is stored.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +14,40 @@ from typing import Any
 
 from starlette.requests import Request
 
-from pushcore.domain.errors import FieldError, InvalidJson, PayloadTooLarge, ValidationError
+from pushcore.domain.errors import (
+    FieldError,
+    InvalidJson,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationError,
+)
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_DEPTH = 64
+"""Levels of nesting allowed (the top-level object is level 1); API.md's limit."""
+
+
+def check_media_type(content_type: str | None) -> None:
+    """415 unless the Content-Type is JSON in UTF-8; a missing one is taken as JSON."""
+    if content_type is None:
+        return
+    media, *params = (part.strip().lower() for part in content_type.split(";"))
+    if media != "application/json" and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        raise UnsupportedMediaType(
+            f"Content-Type must be application/json, not {content_type[:100]!r}"
+        )
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip() == "charset" and value.strip().strip('"') not in ("utf-8", "utf8"):
+            raise UnsupportedMediaType("JSON bodies must be UTF-8 (charset=utf-8)")
 
 
 async def read_json(request: Request) -> Any:
-    """The decoded JSON body; 413 past 64 KiB (without reading it all), 400 when not JSON."""
+    """The decoded JSON body; 415 when not JSON by type, 413 past 64 KiB (without reading
+    it all), 400 when not strict JSON, 400 naming the fields whose strings hold NUL."""
+    check_media_type(request.headers.get("content-type"))
     too_large = PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -25,30 +59,72 @@ async def read_json(request: Request) -> Any:
         if size > MAX_BODY_BYTES:
             raise too_large
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return parse_json(b"".join(chunks))
+
+
+def parse_json(raw: bytes) -> Any:
+    """``raw`` as strict JSON (see the module's docstring); InvalidJson or ValidationError."""
     if not raw.strip():
         raise InvalidJson("Request body must be a JSON object")
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, object_pairs_hook=_unique_keys)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidJson(f"Malformed JSON: {exc}") from None
+    except RecursionError:
+        # The parser's own limit (about 1,000 levels) is far above ours.
+        raise InvalidJson(f"JSON must not be nested deeper than {MAX_DEPTH} levels") from None
     # Valid JSON ("\u0000"), but nothing may hold it: PostgreSQL cannot store it.
-    nul = sorted(_fields_with_nul(body, ""))
+    nul = sorted(_check_strings(body))
     if nul:
         raise ValidationError([FieldError(f, "must not contain the NUL character") for f in nul])
     return body
 
 
-def _fields_with_nul(value: Any, field: str) -> set[str]:
-    """The fields (``metadata.build``, ``scopes[1]``; top level: "body") whose strings hold NUL."""
-    if isinstance(value, str):
-        return {field or "body"} if "\x00" in value else set()
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InvalidJson(f"Malformed JSON: duplicate key {key!r}")
+            seen.add(key)
+    return obj
+
+
+def _check_strings(body: Any) -> set[str]:
+    """The fields (``metadata.build``, ``scopes[1]``; top level: "body") whose strings hold
+    NUL; InvalidJson for a string that is not valid Unicode or nesting past MAX_DEPTH."""
     found: set[str] = set()
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{field}.{key}" if field else key
-            found |= {inner} if "\x00" in key else _fields_with_nul(item, inner)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found |= _fields_with_nul(item, f"{field}[{index}]")
+    # Iterative, so that no depth the parser accepted can overflow the stack here.
+    stack: list[tuple[Any, str, int]] = [(body, "", 1)]
+    while stack:
+        value, field, depth = stack.pop()
+        if isinstance(value, str):
+            if _bad_text(value, field or "body"):
+                found.add(field or "body")
+            continue
+        if depth > MAX_DEPTH:
+            raise InvalidJson(f"JSON must not be nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{field}.{key}" if field else key
+                if _bad_text(key, inner):
+                    found.add(inner)
+                else:
+                    stack.append((item, inner, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{field}[{i}]", depth + 1) for i, item in enumerate(value))
     return found
+
+
+def _bad_text(text: str, field: str) -> bool:
+    """True when ``text`` holds NUL; InvalidJson when it holds a lone surrogate."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = field.encode("utf-8", "backslashreplace").decode("ascii")
+            raise InvalidJson(
+                f"Malformed JSON: the string at {shown} is not valid Unicode (a lone surrogate)"
+            ) from None
+    return "\x00" in text

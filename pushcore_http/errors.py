@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from pushcore.domain import errors as e
@@ -22,6 +22,7 @@ STATUS: dict[type[e.PushcoreError], int] = {
     e.NotFound: 404,
     e.Conflict: 409,
     e.PayloadTooLarge: 413,
+    e.UnsupportedMediaType: 415,
     e.RateLimited: 429,
     e.PushcoreError: 500,
 }
@@ -70,6 +71,17 @@ async def http_error(_request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, str(exc.detail), "http_error", exc.headers)
 
 
+CLIENT_CLOSED_REQUEST = 499
+"""nginx's status for a client that went away before the answer: never sent (nobody is
+there to read it), it only labels the request in metrics and logs."""
+
+
+async def client_gone(_request: Request, _exc: Exception) -> Response:
+    """A client that left mid-body is not an error of the service: no traceback, no 5xx."""
+    log.debug("client disconnected before its request body was read")
+    return Response(status_code=CLIENT_CLOSED_REQUEST)
+
+
 async def unexpected_error(_request: Request, exc: Exception) -> Response:
     """Anything else is a bug: log it with its traceback, answer a plain 500."""
     log.exception("unhandled error", exc_info=exc)
@@ -79,5 +91,6 @@ async def unexpected_error(_request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     e.PushcoreError: pushcore_error,
     HTTPException: http_error,
+    ClientDisconnect: client_gone,
     Exception: unexpected_error,
 }

@@ -45,7 +45,6 @@ class RequestMetrics:
             return
         start = time.perf_counter()
         method = scope["method"] if scope["method"] in METHODS else "OTHER"
-        route = route_template(self._routes, scope)
         # An exception that escapes before a response started becomes the
         # outer error middleware's 500.
         status = 500
@@ -59,4 +58,11 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_and_note)
         finally:
+            # The router notes the route it picked in the scope: no second matching of
+            # every route, except for a request answered before routing (refused early).
+            picked = scope.get("route")
+            if isinstance(picked, Route):
+                route = picked.path
+            else:
+                route = route_template(self._routes, scope)
             self._metrics.observe_request(method, route, status, time.perf_counter() - start)

@@ -139,6 +139,12 @@ class PayloadTooLarge(PushcoreError):
     code = "payload_too_large"
 
 
+class UnsupportedMediaType(PushcoreError):
+    """The request body is not of a media type the endpoint reads (JSON)."""
+
+    code = "unsupported_media_type"
+
+
 class RateLimited(PushcoreError):
     """Too many requests; ``retry_after`` says how many seconds to wait."""
 

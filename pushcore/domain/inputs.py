@@ -122,7 +122,7 @@ def device_errors(device: NewDevice) -> list[FieldError]:
 class NewNotification:
     """A request to schedule a notification (POST /api/notifications)."""
 
-    title: str = attrs.field(validator=v.text(1, TITLE_MAX))
+    title: str = attrs.field(validator=v.all_of(v.text(1, TITLE_MAX), v.not_blank))
     body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
     icon_style: IconStyle = IconStyle.BOLT
     sound: Sound = Sound.DEFAULT
@@ -156,7 +156,7 @@ class NewStream:
 class StreamSend:
     """A request to send to every subscriber of a stream (POST /api/streams/:id/send)."""
 
-    title: str = attrs.field(validator=v.text(1, TITLE_MAX))
+    title: str = attrs.field(validator=v.all_of(v.text(1, TITLE_MAX), v.not_blank))
     body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
     sound: Sound = Sound.DEFAULT
     priority: Priority = Priority.NORMAL

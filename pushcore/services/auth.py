@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import hmac
-from datetime import timedelta
+import threading
+from datetime import datetime, timedelta
 
 import attrs
 
 from pushcore.domain.codes import hash_api_key, is_well_formed_api_key
 from pushcore.domain.errors import Unauthorized
+from pushcore.domain.model import ApiKey
 from pushcore.domain.scopes import Failure, Scope, check_scope
 from pushcore.ports import Clock, Store
 from pushcore.services.accounts import AccountService
@@ -18,6 +20,12 @@ from pushcore.services.tokens import TokenVerifier
 # lastUsedAt is informative; writing it on every request would make every
 # authenticated read a database write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+KEY_CACHE_TIME = timedelta(seconds=1)
+"""How long a key read from the store answers for it. Revocation in this process
+clears its entry at once; another process's revocation is seen within this time."""
+
+KEY_CACHE_MAX_ENTRIES = 10_000
 
 
 class CredentialKind(enum.StrEnum):
@@ -45,16 +53,70 @@ class Principal:
             raise Unauthorized(outcome.reason)
 
 
+class KeyCache:
+    """API keys lately read from the store, by hash, each for at most KEY_CACHE_TIME.
+
+    Only keys that exist are kept (any number of well-formed keys can be made up,
+    so unknown ones would fill it), and at most KEY_CACHE_MAX_ENTRIES of them.
+    """
+
+    def __init__(
+        self,
+        ttl: timedelta = KEY_CACHE_TIME,
+        max_entries: int = KEY_CACHE_MAX_ENTRIES,
+    ) -> None:
+        self._ttl = ttl
+        self._max_entries = max_entries
+        self._entries: dict[str, tuple[datetime, ApiKey]] = {}
+        self._lock = threading.Lock()
+        # Bumped by every forget(): a read of the store that began before it may
+        # have seen the key still active, and must not be cached.
+        self.generation = 0
+
+    def get(self, key_hash: str, now: datetime) -> ApiKey | None:
+        """The cached key with this hash, if it was read less than ``ttl`` before ``now``."""
+        entry = self._entries.get(key_hash)
+        if entry is None:
+            return None
+        # A clock set back makes the age negative: that entry is not trusted either.
+        if not timedelta(0) <= now - entry[0] < self._ttl:
+            self._entries.pop(key_hash, None)
+            return None
+        return entry[1]
+
+    def put(self, key: ApiKey, generation: int, now: datetime) -> None:
+        """Keep ``key``, read from the store at ``now``, when :attr:`generation` was
+        ``generation``."""
+        with self._lock:
+            if generation != self.generation:
+                return
+            if len(self._entries) >= self._max_entries:
+                self._entries.clear()  # rare, and each entry is only 1 s of reads saved
+            self._entries[key.key_hash] = (now, key)
+
+    def forget(self, key_hash: str) -> None:
+        """Drop a key whose row changed (revoked), so this process sees it at once."""
+        with self._lock:
+            self.generation += 1
+            self._entries.pop(key_hash, None)
+
+
 class AuthService:
     """Turns credentials into principals."""
 
     def __init__(
-        self, store: Store, clock: Clock, verifier: TokenVerifier, accounts: AccountService
+        self,
+        store: Store,
+        clock: Clock,
+        verifier: TokenVerifier,
+        accounts: AccountService,
+        key_cache: KeyCache | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._verifier = verifier
         self._accounts = accounts
+        self._keys = key_cache or KeyCache()
 
     def authenticate_token(self, token: str) -> Principal:
         """A user principal for a valid JWT; its account is created on first use."""
@@ -62,24 +124,51 @@ class AuthService:
         self._accounts.ensure(account_id)
         return Principal(account_id, CredentialKind.USER)
 
+    def cached_key(self, key: str) -> Principal | None:
+        """The principal of ``key`` from the cache, with no I/O (cheap enough for an event
+        loop); None when only :meth:`authenticate_key` can tell. Unauthorized as there."""
+        key_hash = self._hash(key)
+        now = self._clock.now()
+        stored = self._keys.get(key_hash, now)
+        return None if stored is None else self._principal(stored, key_hash, now)
+
     def authenticate_key(self, key: str) -> Principal:
         """A key principal for an active, unexpired key; Unauthorized otherwise."""
-        # The checksum refuses typos and random guesses without touching the database.
-        if not is_well_formed_api_key(key):
-            raise Unauthorized("Invalid API key")
-        key_hash = hash_api_key(key)
+        key_hash = self._hash(key)
+        now = self._clock.now()
+        stored = self._keys.get(key_hash, now)
+        if stored is not None:
+            return self._principal(stored, key_hash, now)
+        generation = self._keys.generation
         with self._store.read() as tx:
             stored = tx.api_keys.find_by_hash(key_hash)
         if stored is None or not hmac.compare_digest(stored.key_hash, key_hash):
             raise Unauthorized("Invalid API key")
-        now = self._clock.now()
+        threshold = now - LAST_USED_RESOLUTION
+        usable = not isinstance(stored.check_usable(now), Failure)
+        if usable and (stored.last_used_at is None or stored.last_used_at < threshold):
+            with self._store.transaction() as tx:
+                tx.api_keys.touch_last_used(stored.id, now, threshold)
+            stored = attrs.evolve(stored, last_used_at=now)
+        # Revoked and expired keys too: a refused key is asked for again and again.
+        self._keys.put(stored, generation, now)
+        return self._principal(stored, key_hash, now)
+
+    @staticmethod
+    def _hash(key: str) -> str:
+        # The checksum refuses typos and random guesses without touching the database.
+        if not is_well_formed_api_key(key):
+            raise Unauthorized("Invalid API key")
+        return hash_api_key(key)
+
+    @staticmethod
+    def _principal(stored: ApiKey, key_hash: str, now: datetime) -> Principal:
+        # Expiry against the clock on every use, so a cached key expires on time.
+        if not hmac.compare_digest(stored.key_hash, key_hash):
+            raise Unauthorized("Invalid API key")
         outcome = stored.check_usable(now)
         if isinstance(outcome, Failure):
             raise Unauthorized(outcome.reason)
-        threshold = now - LAST_USED_RESOLUTION
-        if stored.last_used_at is None or stored.last_used_at < threshold:
-            with self._store.transaction() as tx:
-                tx.api_keys.touch_last_used(stored.id, now, threshold)
         return Principal(
             stored.account_id, CredentialKind.API_KEY, frozenset(stored.scopes), stored.id
         )

@@ -12,6 +12,7 @@ from pushcore.domain.inputs import NewApiKey
 from pushcore.domain.model import ApiKey
 from pushcore.domain.scopes import normalise_scopes
 from pushcore.ports import Clock, IdGenerator, Random, Store
+from pushcore.services.auth import KeyCache
 
 
 @attrs.frozen
@@ -25,11 +26,20 @@ class CreatedKey:
 class KeyService:
     """Use cases on API keys."""
 
-    def __init__(self, store: Store, clock: Clock, ids: IdGenerator, random: Random) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        ids: IdGenerator,
+        random: Random,
+        key_cache: KeyCache | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._ids = ids
         self._random = random
+        # Shared with AuthService: a revoked key is refused at once in this process.
+        self._key_cache = key_cache
 
     def create(self, account_id: str, request: NewApiKey) -> CreatedKey:
         """Create a key; only its hash is stored."""
@@ -65,4 +75,7 @@ class KeyService:
             revoked = key.revoked(self._clock.now())
             if revoked is not key:
                 tx.api_keys.update(revoked)
-            return revoked
+        # After the commit: a read that began before it could still see the key active.
+        if self._key_cache is not None:
+            self._key_cache.forget(revoked.key_hash)
+        return revoked

@@ -44,6 +44,7 @@ def serve(
     import uvicorn
 
     from pushcore_http import create_app
+    from pushcore_http.server import server_options
 
     state = state_of(ctx)
     settings = state.settings
@@ -59,7 +60,7 @@ def serve(
         app = create_app(state.build_services(), run_engine=engine)
         url = _url(host, sock.getsockname()[1])
         output.say(f"pushcore serving on {url} (data directory: {settings.data_dir})")
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on")
+        config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()

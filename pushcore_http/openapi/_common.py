@@ -9,6 +9,9 @@ from pushcore.domain.scopes import Scope
 Json = dict[str, Any]
 
 EXAMPLE_TIME = "2026-11-21T10:15:30.123Z"
+# For fields that must be in the future (a key's expiresAt): an example copied
+# from the docs must be accepted.
+EXAMPLE_FUTURE_TIME = "2036-01-01T00:00:00.000Z"
 
 # The error codes of API.md "Conventions": the whole vocabulary a client may see.
 ERROR_CODES = (
@@ -38,13 +41,13 @@ def nullable(schema: Json) -> Json:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def timestamp(description: str) -> Json:
+def timestamp(description: str, example: str = EXAMPLE_TIME) -> Json:
     """An ISO 8601 UTC timestamp as the API writes it."""
     return {
         "type": "string",
         "format": "date-time",
         "description": description,
-        "examples": [EXAMPLE_TIME],
+        "examples": [example],
     }
 
 

@@ -25,6 +25,7 @@ from pushcore_http.openapi._common import (
 )
 
 TAG = "Devices"
+APNS_HEX_PATTERN = "^(?:[0-9A-Fa-f]{2}){16,}$"
 
 _DEVICE_EXAMPLE: Json = {
     "id": "dev_01JD3V6Q5X8ZK2M4N7P9R0S1T2",
@@ -54,7 +55,8 @@ def schemas() -> Json:
                 "token": text(
                     1,
                     DEVICE_TOKEN_MAX,
-                    "`ios`: the APNs device token in hex. `android`: the FCM registration "
+                    "`ios`: the APNs device token in hex (an even number of hex digits, at "
+                    "least 32). `android`: the FCM registration "
                     "token. `web`: the push subscription's endpoint URL. `webhook`: the URL to "
                     "POST to; a private, loopback or link-local host is refused unless "
                     "PUSHCORE_ALLOW_PRIVATE_NETWORKS is true.",
@@ -65,7 +67,24 @@ def schemas() -> Json:
                 "keys": nullable(ref("WebPushKeys")),
             },
             required=["token", "platform"],
-        ),
+        )
+        | {
+            # What the server checks of an iOS token (domain.inputs.device_errors).
+            "allOf": [
+                {
+                    "if": {"properties": {"platform": {"const": "ios"}}},
+                    "then": {
+                        "properties": {
+                            "token": {
+                                "pattern": APNS_HEX_PATTERN,
+                                "description": "For `ios`: hex digits, an even number, "
+                                "at least 32 (the APNs device token).",
+                            }
+                        }
+                    },
+                }
+            ]
+        },
         "WebPushKeys": obj(
             {
                 "p256dh": {

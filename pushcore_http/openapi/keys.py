@@ -5,6 +5,7 @@ from __future__ import annotations
 from pushcore.domain.scheduling import KEY_NAME_MAX
 from pushcore.domain.scopes import Scope
 from pushcore_http.openapi._common import (
+    EXAMPLE_FUTURE_TIME,
     EXAMPLE_TIME,
     USER,
     Json,
@@ -33,7 +34,7 @@ _SCOPES: Json = {
 def schemas() -> Json:
     """The key schemas."""
     name = text(1, KEY_NAME_MAX, "A label for people.", not_blank=True)
-    expires = nullable(timestamp("When the key stops working; null: never."))
+    expires = nullable(timestamp("When the key stops working; null: never.", EXAMPLE_FUTURE_TIME))
     common: Json = {
         "id": id_of("key", "key"),
         "name": name,
@@ -55,7 +56,10 @@ def schemas() -> Json:
                     "description": "At least one known scope; duplicates are removed.",
                 },
                 "expiresAt": nullable(
-                    timestamp("Optional; must be in the future. Absent or null: never expires.")
+                    timestamp(
+                        "Optional; must be in the future. Absent or null: never expires.",
+                        EXAMPLE_FUTURE_TIME,
+                    )
                 ),
             },
             required=["name", "scopes"],
@@ -97,7 +101,11 @@ def paths() -> Json:
                 security=USER,
                 body=(
                     ref("NewApiKey"),
-                    {"name": "deploy-bot", "scopes": ["notifications:write"]},
+                    {
+                        "name": "deploy-bot",
+                        "scopes": ["notifications:write"],
+                        "expiresAt": EXAMPLE_FUTURE_TIME,
+                    },
                 ),
                 ok=(201, "The key, with its secret (shown this once).", ref("ApiKeyCreated")),
                 example={
@@ -106,7 +114,7 @@ def paths() -> Json:
                     "key": "psk_abcdefghijklmnopqrstuvwxyzABCDEF1mVgZW",
                     "keyPrefix": "psk_abcdefgh",
                     "scopes": ["notifications:write"],
-                    "expiresAt": None,
+                    "expiresAt": EXAMPLE_FUTURE_TIME,
                     "createdAt": EXAMPLE_TIME,
                 },
             ),

@@ -35,6 +35,14 @@ from pushcore_http.openapi._common import (
 
 TAG = "Notifications"
 
+# What converter.encode_cursor makes (base64url of a notification id, unpadded)
+# and decode_cursor accepts; anything else is a 400.
+CURSOR: Json = {
+    "type": "string",
+    "pattern": "^[A-Za-z0-9_-]{40}$",
+    "examples": ["bnRmXzAxSkQzVjZRNVg4WksyTTRON1A5UjBTMVQy"],
+}
+
 
 def _enum(values: type[IconStyle | Sound | Priority | Delay], default: str, about: str) -> Json:
     return {
@@ -181,7 +189,7 @@ def schemas() -> Json:
             {
                 "items": {"type": "array", "items": ref("Notification")},
                 "nextCursor": nullable(
-                    {"type": "string", "description": "Pass as `cursor` for the next page."}
+                    CURSOR | {"description": "Pass as `cursor` for the next page; null: last page."}
                 ),
             }
         ),
@@ -273,8 +281,8 @@ def paths() -> Json:
                     {
                         "name": "cursor",
                         "in": "query",
-                        "schema": {"type": "string"},
-                        "description": "The `nextCursor` of the previous page.",
+                        "schema": CURSOR,
+                        "description": "The `nextCursor` of the previous page, unchanged.",
                     },
                 ],
                 ok=(200, "One page.", ref("NotificationPage")),

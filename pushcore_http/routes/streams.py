@@ -16,7 +16,8 @@ from pushcore.converter import (
     SubscriptionView,
     structure_request,
 )
-from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
+from pushcore.domain import inputs
+from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.body import read_json
@@ -75,18 +76,22 @@ class Send(HTTPEndpoint):
         return view_response(SendResultView.of(result), 201)
 
 
-class Subscriptions(HTTPEndpoint):
-    """/api/streams/subscribe and /api/streams/subscriptions (JWT)"""
+class Subscribe(HTTPEndpoint):
+    """/api/streams/subscribe (JWT)"""
 
     async def post(self, request: Request) -> Response:
         """Subscribe by code."""
         services = services_of(request)
         user = await authenticate(request, services, Accepts.USER)
-        body = structure_request(Subscribe, await read_json(request))
+        body = structure_request(inputs.Subscribe, await read_json(request))
         subscription, view = await run_in_threadpool(
             services.streams.subscribe, user.account_id, body.code
         )
         return view_response(SubscriptionView.of(subscription, view), 201)
+
+
+class Subscriptions(HTTPEndpoint):
+    """/api/streams/subscriptions (JWT)"""
 
     async def get(self, request: Request) -> Response:
         """The caller's subscriptions."""
@@ -121,11 +126,13 @@ class Lookup(HTTPEndpoint):
         return view_response(LookupView.of(found))
 
 
-# The fixed paths come before /api/streams/{stream_id}, which would take them.
+# The fixed paths come before /api/streams/{stream_id}, which would take them; they
+# match every method (the endpoint answers 405 with its own Allow), since a route
+# limited to some methods lets the others fall through to /api/streams/{stream_id}.
 routes = [
     Route("/api/streams", Streams),
-    Route("/api/streams/subscribe", Subscriptions, methods=["POST"]),
-    Route("/api/streams/subscriptions", Subscriptions, methods=["GET"]),
+    Route("/api/streams/subscribe", Subscribe),
+    Route("/api/streams/subscriptions", Subscriptions),
     Route("/api/streams/subscriptions/{subscription_id}", Subscription),
     Route("/api/streams/lookup/{code}", Lookup),
     Route("/api/streams/{stream_id}", Stream),

@@ -231,9 +231,15 @@ def clocked(tmp_path: Path, fake_clock: FakeClock) -> Iterator[tuple[Api, FakeCl
     services.close()
 
 
-def test_expired_key_is_refused(clocked: tuple[Api, FakeClock]) -> None:
+@pytest.mark.parametrize(
+    "lifetime",
+    # The short one expires while the key is still in the 1-second cache of keys.
+    [timedelta(minutes=5), timedelta(milliseconds=300)],
+    ids=["expires-later", "expires-while-cached"],
+)
+def test_expired_key_is_refused(clocked: tuple[Api, FakeClock], lifetime: timedelta) -> None:
     api, clock = clocked
-    expires = clock.now() + timedelta(minutes=5)
+    expires = clock.now() + lifetime
     created = api.client.post(
         "/api/keys",
         json={"name": "short", "scopes": ["devices:read"], "expiresAt": expires.isoformat()},
@@ -241,7 +247,7 @@ def test_expired_key_is_refused(clocked: tuple[Api, FakeClock]) -> None:
     ).json()
     headers = {"X-API-Key": created["key"]}
     assert api.client.get("/api/devices", headers=headers).status_code == 200
-    clock.advance(timedelta(minutes=5))
+    clock.advance(lifetime)
     response = api.client.get("/api/devices", headers=headers)
     assert response.status_code == 401
     assert response.json() == {"error": "API key expired", "code": "unauthorized"}

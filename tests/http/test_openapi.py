@@ -6,6 +6,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -305,3 +306,77 @@ def test_docs_page_policy_lets_its_own_script_run_and_nothing_else(client: TestC
     assert "default-src 'none'" in policy
     assert "connect-src 'self'" in policy
     assert "unsafe-inline" not in policy
+
+
+# -- the rules the document states are the server's -----------------------------------
+
+
+def schema_errors(document: Json, name: str, instance: Any) -> list[str]:
+    rooted = {**document["components"]["schemas"][name], "components": document["components"]}
+    return [e.message for e in Draft202012Validator(rooted).iter_errors(instance)]
+
+
+@pytest.mark.parametrize(
+    ("token", "accepted"),
+    [
+        ("a1" * 32, True),
+        ("A1B2" * 8, True),
+        ("a1" * 15, False),  # 30 hex digits: too short
+        ("a" * 33, False),  # odd
+        ("zz" * 16, False),  # not hex
+        ("fcm-example-token-that-is-long-enough", False),
+    ],
+)
+def test_the_documented_ios_token_is_what_the_server_takes(
+    api: Api, document: Json, token: str, *, accepted: bool
+) -> None:
+    body = {"platform": "ios", "token": token}
+    assert (schema_errors(document, "NewDevice", body) == []) is accepted
+    response = api.client.post("/api/devices", json=body, headers=api.token("ios"))
+    assert response.status_code == (201 if accepted else 400), response.text
+
+
+def test_the_documented_cursor_is_what_the_server_makes_and_takes(api: Api, document: Json) -> None:
+    key = api.key("cursor")
+    for n in range(2):
+        api.client.post("/api/notifications", json={"title": f"n{n}"}, headers=key)
+    page = api.client.get("/api/notifications?limit=1", headers=key).json()
+    assert schema_errors(document, "NotificationPage", page) == []
+    (parameter,) = [
+        p
+        for p in document["paths"]["/api/notifications"]["get"]["parameters"]
+        if p["name"] == "cursor"
+    ]
+    pattern = re.compile(parameter["schema"]["pattern"])
+    assert pattern.fullmatch(page["nextCursor"])
+    assert pattern.fullmatch(parameter["schema"]["examples"][0])
+    for cursor in (page["nextCursor"][:-1], page["nextCursor"] + "A", "x" * 40):
+        response = api.client.get(f"/api/notifications?cursor={cursor}", headers=key)
+        assert response.status_code == 400
+    assert api.client.get(f"/api/notifications?cursor={page['nextCursor']}", headers=key)
+
+
+def expires_at_examples(node: Any, inside: bool = False) -> Iterator[str]:
+    """Every timestamp in the document under an ``expiresAt`` member (schema or example)."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            yield from expires_at_examples(value, inside or name == "expiresAt")
+    elif isinstance(node, list):
+        for value in node:
+            yield from expires_at_examples(value, inside)
+    elif inside and isinstance(node, str) and re.match(r"\d{4}-\d\d-\d\dT", node):
+        yield node
+
+
+def test_every_expires_at_example_is_in_the_future(api: Api, document: Json) -> None:
+    now = datetime.now(UTC)
+    found = list(expires_at_examples(document))
+    assert len(found) >= 3  # the request and response schemas, an operation's example
+    for example in found:
+        assert datetime.fromisoformat(example) > now + timedelta(days=365), example
+    # And the documented request, sent as it is, creates a key.
+    op = document["paths"]["/api/keys"]["post"]
+    body = op["requestBody"]["content"]["application/json"]["example"]
+    response = api.client.post("/api/keys", json=body, headers=api.token("expiry"))
+    assert response.status_code == 201, response.text
+    assert response.json()["expiresAt"] == body["expiresAt"]
