@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import enum
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import attrs
@@ -50,6 +50,7 @@ from pushcore.domain.inputs import (
     Subscribe,
 )
 from pushcore.services import Services
+from pushcore_cli import output
 
 
 def _json_value(value: Any) -> Any:
@@ -305,6 +306,7 @@ class LocalApi:
     """The local services acting as ``account``, in the client's shape."""
 
     def __init__(self, services: Services, account: str) -> None:
+        self.services = services
         self.who = account
         self.as_account = f" --account {account}"
         self.keys = LocalKeys(services, account)
@@ -385,3 +387,16 @@ class RemoteApi:
         self.devices = RemoteDevices(client)
         self.notifications = RemoteNotifications(client)
         self.streams: StreamsApi = client.streams
+
+
+# An engine beats every 2 s; 10 s without one is API.md's "not seen working".
+ENGINE_SILENCE = timedelta(seconds=10)
+
+
+def warn_without_engine(api: Api) -> None:
+    """Warn (local mode) when no delivery engine works the database: sends would wait."""
+    if isinstance(api, LocalApi) and not api.services.engine_seen_since(ENGINE_SILENCE):
+        output.warn(
+            "no delivery engine (pushctl serve or pushctl worker) has been seen working on"
+            " this database in the last 10 seconds: nothing is delivered until one runs."
+        )

@@ -21,13 +21,14 @@ from asyncio import FIRST_COMPLETED
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import attrs
 
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
+from pushcore.delivery.journal import say_deactivated, say_failed, say_retry
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import (
     Delivered,
@@ -45,6 +46,8 @@ from pushcore.services.queueing import detach_device, reconcile
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
+# How often a working engine says so in the database (engines.seen_at).
+HEARTBEAT = timedelta(seconds=2)
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -105,6 +108,7 @@ class DeliveryEngine:
         # Claims of deliveries sent before whose answer was never recorded
         # (their lease ran out): each may arrive twice.
         self.redelivered = 0
+        self._beat_due = datetime.min.replace(tzinfo=UTC)
 
     # -- waking --------------------------------------------------------------
 
@@ -305,6 +309,11 @@ class DeliveryEngine:
 
     def _claim(self, now: datetime, limit: int) -> Claim:
         with self._store.transaction() as tx:
+            if now >= self._beat_due:
+                # The heartbeat senders look for (pushctl send warns without one); the
+                # loop claims at least once a tick, so it beats while idle too.
+                tx.engines.beat(self.owner, now)
+                self._beat_due = now + HEARTBEAT
             reconcile(tx, tx.notifications.due_wakeups(now, self.config.batch_size), now)
             horizon, lease_end = now + self.config.lead, now + self.config.lease
             deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
@@ -345,6 +354,8 @@ class DeliveryEngine:
         # The notifications as claimed; refreshed below, not decoded again.
         touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
         delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
+        # Said once the transaction has committed: a line for what really happened.
+        said: list[Callable[[], None]] = []
         with self._store.transaction() as tx:
             if delivered:
                 # Most of a batch, most of the time: settled in one statement.
@@ -364,16 +375,21 @@ class DeliveryEngine:
                     due = now + timedelta(seconds=delay)
                     if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
                         earliest = due if earliest is None else min(earliest, due)
+                        said.append(functools.partial(say_retry, dispatch, outcome, delay))
                     continue
                 failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
                 if failed:
                     reasons[delivery.notification_id] = outcome.reason
+                    said.append(functools.partial(say_failed, dispatch, outcome))
                 if failed and isinstance(outcome, TokenInvalid):
                     tx.devices.deactivate(delivery.device_id)
                     detach_device(tx, delivery.device_id, now, "Device deactivated")
+                    said.append(functools.partial(say_deactivated, dispatch, outcome))
             reconcile(
                 tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
             )
+        for say in said:
+            say()
         return earliest
 
     def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:

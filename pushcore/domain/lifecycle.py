@@ -34,20 +34,23 @@ def reconciled(
     """``n`` with the status, wake time and failure reason its deliveries imply at ``now``.
 
     - open deliveries: QUEUED (a waiting notification that got a device is queued again);
-    - all settled: DELIVERED if one succeeded, else FAILED with ``failure_reason``;
+    - all settled: DELIVERED if one succeeded, else FAILED;
+    - while any delivery has failed, ``failure_reason`` (the latest) is kept;
     - none at all: a stream send fails at once; a notification not yet due stays
       QUEUED and wakes at its due time; a due one waits (SCHEDULED) for a device
       until the grace period ends, then fails with ``no_devices``.
     """
     if n.status in TERMINAL_NOTIFICATION:
         return n
+    # A delivery's failure reason is kept on the notification even when others
+    # succeed (or are still open), so "delivered, 1 failed" can say why.
+    reason = (failure_reason or n.failure_reason) if counts.failed else None
     if counts.pending:
         status = _to(n, NE.DEVICE_REGISTERED) if n.status is N.SCHEDULED else n.status
-        return attrs.evolve(n, status=status, wake_at=None)
+        return attrs.evolve(n, status=status, wake_at=None, failure_reason=reason)
     event = settled_event(counts.delivered, counts.failed, counts.pending)
     if event is not None:
         status = _to(n, NE.DEVICE_REGISTERED, event) if n.status is N.SCHEDULED else _to(n, event)
-        reason = (failure_reason or n.failure_reason) if status is N.FAILED else None
         return attrs.evolve(n, status=status, wake_at=None, settled_at=now, failure_reason=reason)
     if n.stream is not None:
         failed = _to(n, NE.SETTLED_FAILED)

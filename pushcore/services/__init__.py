@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import attrs
 
 from pushcore.config import Settings
@@ -36,6 +38,13 @@ class Services:
     tokens: TokenIssuer
     hub: WakeHub
     vapid_public_key: str
+
+    def engine_seen_since(self, window: timedelta) -> bool:
+        """Whether a delivery engine (``serve`` or ``worker``) has said it was working on
+        this database within ``window`` (engines beat every few seconds)."""
+        with self.store.read() as tx:
+            seen = tx.engines.last_seen()
+        return seen is not None and seen >= self.clock.now() - window
 
     def close(self) -> None:
         """Release the database connections."""

@@ -18,7 +18,7 @@ from pushcore.domain.model import IconStyle, Priority, Sound
 from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.backend import Api, RemoteApi
+from pushcore_cli.backend import Api, RemoteApi, warn_without_engine
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
@@ -231,6 +231,7 @@ def send(
                 ("devices targeted", str(created.devices_targeted)),
             ]
         )
+    warn_without_engine(api)
     if created.devices_targeted == 0:
         output.warn(
             "no active device to deliver to yet: the notification waits up to 24 hours after"

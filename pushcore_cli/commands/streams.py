@@ -9,6 +9,7 @@ import typer
 from pushcore.converter import StreamDetailView, StreamSummaryView, SubscriptionView, to_json
 from pushcore.domain.model import Priority, Sound
 from pushcore_cli import output
+from pushcore_cli.backend import warn_without_engine
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.errors import naming_options
 
@@ -195,7 +196,8 @@ def send(
     Example: pushctl streams send --account alice str_01JD0000000000000000000000 --title "v2 is out"
     """
     with naming_options(OPTIONS):
-        result = api_for(ctx, account).streams.send(
+        api = api_for(ctx, account)
+        result = api.streams.send(
             stream_id,
             title,
             body=body,
@@ -216,6 +218,7 @@ def send(
                 ("stream", f"{result.stream.name} ({result.stream.code})"),
             ]
         )
+    warn_without_engine(api)
     if result.sent:
         output.say(
             f"Queued notification {notification_id} for {_plural(result.sent, 'device')}"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -10,9 +12,14 @@ import attrs
 import pytest
 from starlette.testclient import TestClient
 
+from pushcore import Services
 from pushcore.converter import format_timestamp, parse_timestamp
+from pushcore.delivery import DeliveryEngine
+from pushcore.domain.model import Platform
+from pushcore.domain.outcomes import Failed
 from pushcore_http import create_app
 from tests.cli.conftest import Cli, OpenServices
+from tests.fakes.gateway import ScriptedGateway
 
 SLACK = timedelta(seconds=3)  # a slow machine between "before" and the command's clock
 
@@ -580,3 +587,66 @@ def test_json_is_what_the_http_api_returns(cli: Cli, open_services: OpenServices
     )
     assert show(cli, notification_id) == http_show
     assert ok(cli, "notifications stats --account bob") == http_stats
+
+
+NO_ENGINE = "warning: no delivery engine (pushctl serve or pushctl worker) has been seen"
+
+
+def _beat(services: Services, ago: timedelta) -> None:
+    with services.store.transaction() as tx:
+        tx.engines.beat("vm:1:engine", datetime.now(UTC) - ago)
+
+
+def test_send_warns_when_no_engine_works_the_database(
+    cli: Cli, open_services: OpenServices
+) -> None:
+    # Nothing has ever worked this database: the notification would only wait.
+    result = cli("send hello --account bob")
+    assert result.exit_code == 0, result.output
+    assert NO_ENGINE in result.stderr
+
+    # An engine last seen 11 s ago is not working any more...
+    services = open_services()
+    _beat(services, timedelta(seconds=11))
+    assert NO_ENGINE in cli("send hello --account bob").stderr
+    # ...one that beat a moment ago (serve and worker beat every 2 s) is.
+    _beat(services, timedelta(seconds=1))
+    result = cli("send hello --account bob")
+    assert result.exit_code == 0, result.output
+    assert NO_ENGINE not in result.stderr
+
+
+def test_streams_send_warns_when_no_engine_works_the_database(
+    cli: Cli, open_services: OpenServices
+) -> None:
+    stream = json.loads(cli("streams create --account alice --name Deploys --json").stdout)
+    assert NO_ENGINE in cli(f"streams send {stream['id']} --title hi --account alice").stderr
+    _beat(open_services(), timedelta(seconds=0))
+    assert NO_ENGINE not in cli(f"streams send {stream['id']} --title hi --account alice").stderr
+
+
+def test_show_says_why_a_partly_failed_notification_missed_a_device(
+    cli: Cli, open_services: OpenServices
+) -> None:
+    ok_device = "fcm-token-delivered"
+    bad_device = "fcm-token-refused"
+    for token in (ok_device, bad_device):
+        assert cli(f"devices add --account bob --platform android --token {token}").exit_code == 0
+    created = send(cli, "--account bob --at 2020-01-01T00:00:00Z")
+    services = open_services()
+    gateway = ScriptedGateway(services.clock)
+    gateway.script(bad_device, Failed("InvalidRegistration"))
+    engine = DeliveryEngine(services.store, services.clock, dict.fromkeys(Platform, gateway))
+
+    async def deliver() -> None:
+        await engine.tick()
+        await engine.drain()
+
+    asyncio.run(deliver())
+    asyncio.run(engine.stop())
+
+    shown = cli(f"notifications show --account bob {created['id']}")
+    assert shown.exit_code == 0, shown.output
+    assert re.search(r"status\s+DELIVERED", shown.stdout)
+    assert re.search(r"failure reason\s+InvalidRegistration", shown.stdout)
+    assert "delivered 1, failed 1" in shown.stdout

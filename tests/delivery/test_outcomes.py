@@ -55,7 +55,8 @@ def test_some_delivered_some_failed_is_delivered_with_the_counts(h: Harness) -> 
 
     detail = h.get(n)
     assert detail.notification.status is N.DELIVERED
-    assert detail.notification.failure_reason is None
+    # Partly failed: the notification says why (one of its failed deliveries' reasons).
+    assert detail.notification.failure_reason in {"InvalidPayload", "Unregistered"}
     counts = detail.deliveries
     assert (counts.pending, counts.delivered, counts.failed) == (0, 1, 2)
     reasons = sorted(str(d.failure_reason) for d in h.deliveries(n))
