@@ -21,7 +21,6 @@ from typing import Any, Protocol
 import attrs
 
 from pushcore.client import Client
-from pushcore.client._call import Auth, Call, one
 from pushcore.converter import (
     ApiKeyCreatedView,
     ApiKeyView,
@@ -359,13 +358,7 @@ class RemoteNotifications:
         self, status: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> NotificationPageView:
         """One page of the list, newest first."""
-        # The client lists every page; a command shows one, so it asks for one,
-        # through the client's own call and sender (retries, errors, parsing).
-        query = {"status": status, "limit": None if limit is None else str(limit)}
-        query["cursor"] = cursor
-        params = {k: v for k, v in query.items() if v is not None}
-        call = Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
-        return self.client.notifications._sender.send(call)
+        return self.client.notifications.page(status, limit, cursor)
 
     def cancel(self, notification_id: str) -> NotificationView:
         """Cancel; the notification as it is now."""

@@ -75,6 +75,12 @@ def test_a_script_registers_schedules_lists_gets_cancels_and_counts(
         assert [n.id for n in listed] == [n.id for n in reversed([sent, *later])]
         assert all(n.deliveries is None for n in listed)  # counts only on get
         assert [n.id for n in client.notifications.list(status="CANCELLED")] == [later[0].id]
+        # One page at a time, as a paging UI (or pushctl --limit/--cursor) asks.
+        first = client.notifications.page(limit=2)
+        assert [n.id for n in first.items] == [later[-1].id, later[-2].id]
+        assert first.next_cursor is not None
+        second = client.notifications.page(limit=2, cursor=first.next_cursor)
+        assert [n.id for n in second.items] == [later[-3].id, later[-4].id]
 
         stats = client.notifications.stats()
         assert stats.total == 102

@@ -79,9 +79,13 @@ def stats() -> Call[StatsView]:
     return Call("GET", "/api/notifications/stats", Auth.KEY, one(StatsView))
 
 
-def page(status: NotificationStatus | str | None, cursor: str | None) -> Call[NotificationPageView]:
-    """One page of the list, newest first, after ``cursor``."""
-    params = {"limit": str(PAGE_SIZE)}
+def page(
+    status: NotificationStatus | str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[NotificationPageView]:
+    """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``."""
+    params = {"limit": str(PAGE_SIZE if limit is None else limit)}
     if status is not None:
         params["status"] = str(status)
     if cursor is not None:
@@ -96,12 +100,13 @@ class Notifications(SyncResource):
     get = sync(get)
     cancel = sync(cancel)
     stats = sync(stats)
+    page = sync(page)
 
     def list(self, status: NotificationStatus | str | None = None) -> Iterator[NotificationView]:
         """Every notification (with ``status``, if given), newest first, page after page."""
         cursor = None
         while True:
-            found = self._sender.send(page(status, cursor))
+            found = self.page(status, cursor=cursor)
             yield from found.items
             if found.next_cursor is None:
                 return
@@ -115,6 +120,7 @@ class AsyncNotifications(AsyncResource):
     get = asynchronous(get)
     cancel = asynchronous(cancel)
     stats = asynchronous(stats)
+    page = asynchronous(page)
 
     async def list(
         self, status: NotificationStatus | str | None = None
@@ -122,7 +128,7 @@ class AsyncNotifications(AsyncResource):
         """Every notification (with ``status``, if given), newest first, page after page."""
         cursor = None
         while True:
-            found = await self._sender.send(page(status, cursor))
+            found = await self.page(status, cursor=cursor)
             for item in found.items:
                 yield item
             if found.next_cursor is None:
