@@ -26,6 +26,7 @@ ERROR_CODES = (
     "already_subscribed",
     "not_cancellable",
     "payload_too_large",
+    "unsupported_media_type",
     "rate_limited",
     "internal_error",
 )
@@ -216,6 +217,25 @@ ERROR_RESPONSES: Json = {
         "No such resource in the caller's account (another account's is not found either).",
         error_example("Notification not found", "not_found"),
     ),
+    "UnsupportedMediaType": _error(
+        "The body is not JSON: a Content-Type other than `application/json` (or"
+        " `application/*+json`, or none), or a charset other than UTF-8.",
+        error_example(
+            "Content-Type must be application/json, not 'text/plain'", "unsupported_media_type"
+        ),
+    ),
+    "RateLimited": _error(
+        "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per"
+        " second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to"
+        " authenticate too often. Wait `Retry-After` seconds.",
+        error_example("Rate limit exceeded: at most 100 requests per second", "rate_limited"),
+        headers={
+            "Retry-After": {
+                "schema": {"type": "integer", "minimum": 1},
+                "description": "Whole seconds to wait before trying again.",
+            }
+        },
+    ),
     "PayloadTooLarge": _error(
         "The body is over 64 KiB.",
         error_example("Request body must be at most 65536 bytes", "payload_too_large"),
@@ -269,8 +289,10 @@ def operation(
     if body is not None:
         answers["400"] = response("BadRequest")
         answers["413"] = response("PayloadTooLarge")
+        answers["415"] = response("UnsupportedMediaType")
     if security:
         answers["401"] = response("Unauthorized")
+        answers["429"] = response("RateLimited")
     for code, answer in (responses or {}).items():
         answers[str(code)] = answer
     op: Json = {"tags": [tag], "summary": summary, "security": security}

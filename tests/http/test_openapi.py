@@ -380,3 +380,16 @@ def test_every_expires_at_example_is_in_the_future(api: Api, document: Json) -> 
     response = api.client.post("/api/keys", json=body, headers=api.token("expiry"))
     assert response.status_code == 201, response.text
     assert response.json()["expiresAt"] == body["expiresAt"]
+
+
+def test_every_refusal_the_front_door_can_make_is_documented(document: Json) -> None:
+    # Rate limits apply to every authenticated operation; the body reader refuses
+    # what is not JSON before any operation sees it.
+    for method, path, op in operations(document):
+        answers = op["responses"]
+        if op["security"]:
+            assert answers["429"] == {"$ref": "#/components/responses/RateLimited"}, (method, path)
+        if "requestBody" in op:
+            assert "415" in answers, (method, path)
+    limited = document["components"]["responses"]["RateLimited"]
+    assert "Retry-After" in limited["headers"]
