@@ -19,8 +19,9 @@ down to its minute, so the window holds 24 hours plus at most a minute.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,7 @@ from pushcore.domain.model import DeliveryCounts, NotificationStats
 from pushcore.domain.states import NotificationStatus
 
 if TYPE_CHECKING:
-    from pushcore.storage.sql.dialect import Sql
+    from pushcore.storage.sql.dialect import Dialect, Sql
 
 # notification_counts' columns: notifications by status, then deliveries by
 # status (IN_FLIGHT counts as pending, as the API shows it).
@@ -40,9 +41,10 @@ DELIVERY_COLUMNS = {
     "FAILED": "deliveries_failed",
     "CANCELLED": "deliveries_cancelled",
 }
-COUNT_COLUMNS = [*STATUS_COLUMNS.values(), *dict.fromkeys(DELIVERY_COLUMNS.values())]
+COUNT_COLUMNS = (*STATUS_COLUMNS.values(), *dict.fromkeys(DELIVERY_COLUMNS.values()))
 _INDEX = {column: i for i, column in enumerate(COUNT_COLUMNS)}
-ACTIVITY_COLUMNS = ["created", "delivered", "failed"]
+ACTIVITY_COLUMNS = ("created", "delivered", "failed")
+_ACTIVITY, _ACCOUNT, _BUCKET = "notification_activity", ("account_id",), ("account_id", "minute")
 # The settled statuses the last-24-hours figures count, by their activity column.
 _SETTLED_ACTIVITY = {"DELIVERED": 1, "FAILED": 2}
 
@@ -112,61 +114,75 @@ class Tally:
         self.counts.clear()
         self.activity.clear()
         if counts:
-            _upsert(sql, "notification_counts", ["account_id"], COUNT_COLUMNS, counts)
+            _apply(sql, _upsert_sql, "notification_counts", _ACCOUNT, COUNT_COLUMNS, counts)
         # A bucket only ever loses what it gained; one that is gone was out of
         # every window already (pruned), so a decrement must not bring it back.
         grows = [row for row in activity if any(d > 0 for d in row[2:])]
         shrinks = [row for row in activity if all(d <= 0 for d in row[2:])]
-        keys = ["account_id", "minute"]
         if grows:
-            _upsert(sql, "notification_activity", keys, ACTIVITY_COLUMNS, grows)
+            _apply(sql, _upsert_sql, _ACTIVITY, _BUCKET, ACTIVITY_COLUMNS, grows)
         if shrinks:
-            _subtract(sql, "notification_activity", keys, ACTIVITY_COLUMNS, shrinks)
+            _apply(sql, _subtract_sql, _ACTIVITY, _BUCKET, ACTIVITY_COLUMNS, shrinks)
 
 
-def _types(keys: list[str], columns: list[str]) -> list[tuple[str, str]]:
+def _types(keys: tuple[str, ...], columns: tuple[str, ...]) -> list[tuple[str, str]]:
     kinds = {"account_id": "text", "minute": "time"}
     return [(k, kinds[k]) for k in keys] + [(c, "int") for c in columns]
 
 
-def _upsert(
-    sql: Sql, table: str, keys: list[str], columns: list[str], rows: list[tuple[object, ...]]
-) -> None:
+@functools.cache
+def _upsert_sql(
+    dialect: Dialect, table: str, keys: tuple[str, ...], columns: tuple[str, ...]
+) -> str:
+    # Built once per table: the flush runs in every write transaction.
     names = ", ".join(keys + columns)
     adds = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in columns)
     conflict = f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {adds}"
-    dialect = sql.dialect
     if dialect.executemany_is_bulk:
         values = ", ".join("?" for _ in keys + columns)
-        sql.many(f"INSERT INTO {table} ({names}) VALUES ({values}){conflict}", rows)  # noqa: S608
-        return
+        return f"INSERT INTO {table} ({names}) VALUES ({values}){conflict}"  # noqa: S608
     # WHERE TRUE: SQLite's grammar needs it before ON CONFLICT after a SELECT.
-    sql.run(
+    return (
         f"INSERT INTO {table} ({names}) SELECT {names}"  # noqa: S608 (our names only)
         f" FROM {dialect.table(_types(keys, columns))} WHERE TRUE ORDER BY {', '.join(keys)}"
-        f"{conflict}",
-        dialect.table_params(rows),
+        f"{conflict}"
     )
 
 
-def _subtract(
-    sql: Sql, table: str, keys: list[str], columns: list[str], rows: list[tuple[object, ...]]
-) -> None:
-    dialect = sql.dialect
-    adds = ", ".join(f"{c} = {c} + ?" for c in columns)
-    match = " AND ".join(f"{k} = ?" for k in keys)
+@functools.cache
+def _subtract_sql(
+    dialect: Dialect, table: str, keys: tuple[str, ...], columns: tuple[str, ...]
+) -> str:
     if dialect.executemany_is_bulk:
-        n = len(keys)
-        params = [(*row[n:], *row[:n]) for row in rows]
-        sql.many(f"UPDATE {table} SET {adds} WHERE {match}", params)  # noqa: S608
-        return
+        adds = ", ".join(f"{c} = {c} + ?" for c in columns)
+        match = " AND ".join(f"{k} = ?" for k in keys)
+        return f"UPDATE {table} SET {adds} WHERE {match}"  # noqa: S608
     sets = ", ".join(f"{c} = {table}.{c} + v.{c}" for c in columns)
     on = " AND ".join(f"{table}.{k} = v.{k}" for k in keys)
-    sql.run(
+    return (
         f"UPDATE {table} SET {sets} FROM {dialect.table(_types(keys, columns))}"  # noqa: S608
-        f" WHERE {on}",
-        dialect.table_params(rows),
+        f" WHERE {on}"
     )
+
+
+def _apply(
+    sql: Sql,
+    statement: Callable[[Dialect, str, tuple[str, ...], tuple[str, ...]], str],
+    table: str,
+    keys: tuple[str, ...],
+    columns: tuple[str, ...],
+    rows: list[tuple[object, ...]],
+) -> None:
+    dialect = sql.dialect
+    text = statement(dialect, table, keys, columns)
+    if not dialect.executemany_is_bulk:
+        sql.run(text, dialect.table_params(rows))
+    elif statement is _subtract_sql:
+        # UPDATE ... SET (the deltas) WHERE (the keys): the values in that order.
+        n = len(keys)
+        sql.many(text, [(*row[n:], *row[:n]) for row in rows])
+    else:
+        sql.many(text, rows)
 
 
 def read_stats(sql: Sql, account_id: str, since: datetime) -> NotificationStats:
