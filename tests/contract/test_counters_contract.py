@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -277,5 +278,41 @@ def test_an_unknown_account_has_zero_counts(
         with store.read() as tx:
             stats = tx.notifications.stats("acc_nobody", T0)
         assert stats == NotificationStats({s.value: 0 for s in N}, DeliveryCounts(), 0, 0, 0)
+    finally:
+        store.close()
+
+
+def test_concurrent_writers_of_one_account_lose_no_count(
+    store_kind: str, open_store: Callable[[], Store]
+) -> None:
+    store = open_store()
+
+    def write(worker: int) -> None:
+        for i in range(15):
+            notification = make_notification(f"ntf_{worker}_{i:02d}", created_at=T0)
+            with store.transaction() as tx:
+                tx.notifications.add(notification)
+                tx.schedule.add_many(
+                    [
+                        make_delivery(f"dlv_{worker}_{i:02d}_{d}", notification.id, device)
+                        for d, device in enumerate(DEVICES["acc_a"])
+                    ]
+                )
+            if i % 2:
+                with store.transaction() as tx:
+                    tx.locks.notifications([notification.id])
+                    tx.schedule.cancel_unsent(notification.id, "cancelled")
+                    tx.notifications.update(
+                        attrs.evolve(notification, status=N.CANCELLED, settled_at=T0)
+                    )
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(write, range(4)))
+        with store.read() as tx:
+            stats = tx.notifications.stats("acc_a", T0)
+            assert stats == recount(tx, "acc_a", T0)
+        assert (stats.by_status["QUEUED"], stats.by_status["CANCELLED"]) == (32, 28)
+        assert (stats.deliveries.pending, stats.deliveries.cancelled) == (64, 56)
     finally:
         store.close()
