@@ -16,8 +16,8 @@ history; it never shrinks by itself (``VACUUM`` does that, offline).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -59,15 +59,24 @@ class Retention:
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
         return deleted
 
-    async def _in_thread(self, fn: Callable[[], int]) -> int:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
+    async def _sweep_in_thread(self) -> int:
+        running = self._thread.submit(self.sweep)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(running))
+        except asyncio.CancelledError:
+            # Stopping: the batch's transaction goes on in its thread; let it
+            # end before anyone closes the store under it (a connection closed
+            # while in use crashes SQLite), then stop.
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(running)
+            raise
 
     async def run(self) -> None:
         """Sweep batch by batch with a pause between, rest when nothing is left; until cancelled."""
         try:
             while True:
                 try:
-                    deleted = await self._in_thread(self.sweep)
+                    deleted = await self._sweep_in_thread()
                 except Exception:
                     # A database hiccup must not end retention; the next pass tries again.
                     log.exception("retention batch failed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound
 from pushcore.domain.outcomes import Failed
 from pushcore.domain.states import NotificationStatus
-from tests.delivery.conftest import ALICE, DUE, Harness, until
+from tests.delivery.conftest import ALICE, DUE, Harness, WatchedStore, until
 
 N = NotificationStatus
 HOUR = timedelta(hours=1)
@@ -99,6 +100,26 @@ def test_batches_are_small_and_paused_between(h: Harness) -> None:
         await until(lambda: all(gone(h, n) for n in sent))
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
+
+    asyncio.run(scenario())
+
+
+def test_stopping_the_engine_waits_for_the_batch_in_its_thread(h: Harness) -> None:
+    # Closing the store under a batch still running would crash SQLite.
+    watched = WatchedStore(h.services.store)
+    config = RetentionConfig(keep=HOUR, pause=PAUSE, rest=REST)
+    engine = h.engine(retention=Retention(watched, h.clock, config))
+
+    async def scenario() -> None:
+        watched.gate = threading.Event()
+        engine.start()
+        await until(watched.waiting.is_set)  # the batch is in its thread, held
+        stopping = asyncio.ensure_future(engine.stop())
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert not stopping.done()
+        watched.gate.set()
+        await stopping
 
     asyncio.run(scenario())
 
