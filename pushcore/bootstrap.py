@@ -24,6 +24,7 @@ from pushcore.adapters.net import NetworkGuard, tls_context
 from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
 from pushcore.config import Settings, retry_policy
 from pushcore.delivery import DeliveryEngine, EngineConfig
+from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.gateways.apns import ApnsGateway
@@ -248,8 +249,15 @@ def build_engine(
         gateways = build_gateways(settings, services.clock)
     if metrics is not None:
         gateways = metrics.timed(gateways)
+    retention = Retention(services.store, services.clock, RetentionConfig(keep=settings.retention))
     engine = DeliveryEngine(
-        services.store, services.clock, gateways, config, owner, observer=metrics
+        services.store,
+        services.clock,
+        gateways,
+        config,
+        owner,
+        observer=metrics,
+        retention=retention,
     )
     if metrics is not None:
         metrics.watch_engine(engine)

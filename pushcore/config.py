@@ -66,6 +66,8 @@ class Settings:
     delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
+    # Settled notifications older than this are deleted; 0 keeps everything.
+    retention: timedelta = timedelta(days=30)
     rate_limit: int = 100
     rate_limit_burst: int = 500
     icon_checks: int = 32

@@ -29,6 +29,7 @@ import attrs
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.journal import say_deactivated, say_failed, say_retry
+from pushcore.delivery.retention import Retention
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import (
     Delivered,
@@ -80,8 +81,12 @@ class DeliveryEngine:
         owner: str | None = None,
         uniform: Callable[[], float] = random.random,
         observer: DeliveryObserver | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self._store = store
+        # Run beside the loop, in this process: see delivery/retention.py.
+        self._retention = retention
+        self._sweeper: asyncio.Task[None] | None = None
         self._observer = observer
         self._clock = clock
         self._gateways = gateways
@@ -130,6 +135,8 @@ class DeliveryEngine:
         self.running = True
         log.info("delivery engine started as %s", self.owner)
         self._runner = self._loop.create_task(self._run())
+        if self._retention is not None:
+            self._sweeper = self._loop.create_task(self._retention.run())
         return self._runner
 
     async def run(self) -> None:
@@ -240,6 +247,10 @@ class DeliveryEngine:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
+        sweeper = self._sweeper
+        if sweeper is not None and sweeper.get_loop() is asyncio.get_running_loop():
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
         runner = self._runner
         if runner is not None and runner.get_loop() is asyncio.get_running_loop():
             # Let the current tick end first: a claim it is waiting for is

@@ -10,7 +10,11 @@ store, its transactions, lock intents, heartbeats), ``accounts``,
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.delivery import DeliveryObserver, Gateway, Waker
-from pushcore.ports.notifications import DeliveryProgress, NotificationRepository
+from pushcore.ports.notifications import (
+    DeliveryProgress,
+    NotificationRepository,
+    RetentionRepository,
+)
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
@@ -33,6 +37,7 @@ __all__ = [
     "Locks",
     "NotificationRepository",
     "Random",
+    "RetentionRepository",
     "Store",
     "StreamRepository",
     "SubscriptionRepository",

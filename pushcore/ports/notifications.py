@@ -126,3 +126,24 @@ class DeliveryProgress(Protocol):
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries, in id order."""
         ...
+
+
+class RetentionRepository(Protocol):
+    """What retention deletes: settled history, and the stats' minute buckets past any window.
+
+    Each call does a bounded amount of work, so that a caller can keep its
+    transactions short (the engine's claims wait for SQLite's one writer).
+    """
+
+    def delete_settled(self, before: datetime, limit: int) -> int:
+        """Delete notifications settled (DELIVERED, FAILED, CANCELLED) before ``before``
+        with their deliveries, oldest first: up to ``limit`` deliveries, then the
+        notifications among those looked at (up to ``limit``) that have none left.
+        The number of rows deleted (0: nothing left to do). The stats count what
+        is kept; a notification with a PENDING or IN_FLIGHT delivery is kept."""
+        ...
+
+    def prune_activity(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` of the stats' minute buckets that start before
+        ``before`` (no stats window reaches them any more); how many."""
+        ...

@@ -15,7 +15,11 @@ from datetime import datetime
 from typing import Protocol
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
-from pushcore.ports.notifications import DeliveryProgress, NotificationRepository
+from pushcore.ports.notifications import (
+    DeliveryProgress,
+    NotificationRepository,
+    RetentionRepository,
+)
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -91,6 +95,11 @@ class Transaction(Protocol):
     @property
     def schedule(self) -> DeliverySchedule:
         """Deliveries made, fanned out and cancelled by the services."""
+        ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Deleting settled history (PUSHCORE_RETENTION)."""
         ...
 
     @property

@@ -2,7 +2,8 @@
 
 A migration names its column types by meaning (``{time}``, ``{id}``...);
 each database gets its own type for each (:data:`TYPES`), so the two schemas
-keep their tables, columns and indexes in step.
+keep their tables, columns and indexes in step. The few expressions a
+backfill needs are named the same way (``{minute:created_at}``, :data:`EXPRESSIONS`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 _MIGRATION_FILE = re.compile(r"(\d+)_(\w+)\.sql")
 _TYPE = re.compile(r"\{(\w+)\}")
+# An expression by meaning, on one column or number: {minute:created_at}.
+_EXPRESSION = re.compile(r"\{(\w+):(\w+)\}")
 TYPES = {
     # Integer milliseconds (UTC) compare and index fastest in SQLite.
     "sqlite": {
@@ -31,6 +34,18 @@ TYPES = {
         "scopes": "text[]",
     },
 }  # fmt: skip
+# The few expressions a migration's backfill needs, per database: a time
+# rounded down to its minute, and the time some hours before now.
+EXPRESSIONS = {
+    "sqlite": {
+        "minute": "({0} / 60000 * 60000)",
+        "hours_ago": "(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - {0} * 3600000)",
+    },
+    "postgres": {
+        "minute": "date_trunc('minute', {0})",
+        "hours_ago": "(now() - interval '1 hour' * {0})",
+    },
+}
 
 
 @attrs.frozen
@@ -44,12 +59,14 @@ class Migration:
 
 def load_migrations(dialect: str) -> list[Migration]:
     """The packaged migrations in ``dialect``'s types (``sqlite``, ``postgres``), in order."""
-    types = TYPES[dialect]
+    types, expressions = TYPES[dialect], EXPRESSIONS[dialect]
     found: list[Migration] = []
     for entry in (resources.files("pushcore.storage") / "migrations").iterdir():
         match = _MIGRATION_FILE.fullmatch(entry.name)
         if match is not None:
-            sql = _TYPE.sub(lambda m: types[m[1]], entry.read_text(encoding="utf-8"))
+            sql = entry.read_text(encoding="utf-8")
+            sql = _EXPRESSION.sub(lambda m: expressions[m[1]].format(m[2]), sql)
+            sql = _TYPE.sub(lambda m: types[m[1]], sql)
             found.append(Migration(int(match[1]), match[2], sql))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]

@@ -550,7 +550,8 @@ def test_stats_of_an_empty_account_has_every_status_at_zero(store: Store) -> Non
 
 
 def test_stats_counts_statuses_deliveries_and_the_window(store: Store) -> None:
-    since = T0 - 24 * HOUR
+    # The window is counted in whole minutes: here it starts on one.
+    since = (T0 - 24 * HOUR).replace(second=0, microsecond=0)
     add_notifications(
         store,
         make_notification("ntf_01", status=N.QUEUED, created_at=T0),
@@ -600,6 +601,19 @@ def test_stats_counts_statuses_deliveries_and_the_window(store: Store) -> None:
     assert stats.created_24h == 5  # ntf_01, 03, 04, 06, 08
     assert stats.delivered_24h == 2  # ntf_02, 08
     assert stats.failed_24h == 2  # ntf_04, 07
+
+
+def test_stats_window_starts_at_the_start_of_its_minute(store: Store) -> None:
+    since = T0 - 24 * HOUR  # 10:15:30.123 the day before
+    minute = since.replace(second=0, microsecond=0)
+    add_notifications(
+        store,
+        make_notification("ntf_01", status=N.DELIVERED, created_at=minute, settled_at=minute),
+        make_notification("ntf_02", status=N.FAILED, created_at=minute - MS, settled_at=since),
+    )
+    with store.read() as tx:
+        stats = tx.notifications.stats("acc_a", since)
+    assert (stats.created_24h, stats.delivered_24h, stats.failed_24h) == (1, 1, 1)
 
 
 # Deliveries: round trip and counts

@@ -23,6 +23,7 @@ import pytest
 from pushcore import Services, build_services, load_settings
 from pushcore.converter import structure_request
 from pushcore.delivery import DeliveryEngine, EngineConfig
+from pushcore.delivery.retention import Retention
 from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import Delivery, Device, Notification, Platform
 from pushcore.domain.retry import RetryPolicy
@@ -77,6 +78,7 @@ class Harness:
         gateway: Gateway | None = None,
         gateways: dict[Platform, Gateway] | None = None,
         store: Store | None = None,
+        retention: Retention | None = None,
         **config: Any,
     ) -> DeliveryEngine:
         """An engine on the harness's store and clock; ``config`` changes :data:`CONFIG`."""
@@ -88,6 +90,7 @@ class Harness:
             attrs.evolve(CONFIG, **config),
             owner,
             uniform=half,
+            retention=retention,
         )
         self.engines.append(built)
         return built

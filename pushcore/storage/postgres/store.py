@@ -73,7 +73,9 @@ class PostgresStore:
                 IsolationLevel.READ_COMMITTED if writing else IsolationLevel.REPEATABLE_READ
             )
             with conn.transaction():
-                yield Transaction(conn, POSTGRES, writing)
+                tx = Transaction(conn, POSTGRES, writing)
+                yield tx
+                tx.finish()
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """A write transaction: committed when the block ends, rolled back if it raises."""

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from pushcore.storage.records import Rows
+from pushcore.storage.sql.counters import Tally
 
 # A derived table's column types, by the names the repositories use.
 ColumnType = str  # "text", "int" or "time"
@@ -86,6 +87,8 @@ class Sql:
         self.rows: Rows = dialect
         # Lock intents only mean something to a writer that may meet another.
         self.locking = writing and dialect.row_locks
+        # What the transaction changed in the accounts' counts, applied at commit.
+        self.tally = Tally()
 
     def run(self, text: str, params: Params = ()) -> Any:
         """Execute ``text``; the cursor."""

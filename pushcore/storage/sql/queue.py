@@ -115,11 +115,12 @@ class Queue(Repository):
         at: datetime,
     ) -> bool:
         """DELIVERED or FAILED, if ``owner`` still holds the lease."""
-        cursor = self._sql.run(
-            f"{_SETTLE} WHERE id = ? {_HELD}",
+        rows = self._sql.all(
+            f"{_SETTLE} WHERE id = ? {_HELD} RETURNING account_id",
             (status.value, reason, self._rows.time(at), delivery_id, owner),
         )
-        return bool(cursor.rowcount > 0)
+        self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
+        return bool(rows)
 
     def settle_many(
         self,
@@ -131,7 +132,7 @@ class Queue(Repository):
     ) -> set[str]:
         """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
         rows = self._sql.all(
-            f"{_SETTLE} WHERE id = ANY(?) {_HELD} RETURNING id",
+            f"{_SETTLE} WHERE id = ANY(?) {_HELD} RETURNING account_id, id",
             (
                 status.value,
                 reason,
@@ -140,10 +141,12 @@ class Queue(Repository):
                 owner,
             ),
         )
-        return {row[0] for row in rows}
+        self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
+        return {row[1] for row in rows}
 
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""
+        # Neither this nor release() changes a count: IN_FLIGHT counts as pending.
         cursor = self._sql.run(
             "UPDATE deliveries SET status = 'PENDING', due_at = ?, failure_reason = ?,"  # noqa: S608
             f" lease_owner = NULL, lease_until = NULL WHERE id = ? {_HELD}",
@@ -179,6 +182,8 @@ class Schedule(Repository):
                 f" SELECT * FROM {dialect.table(_DELIVERY_TYPES)}",
                 dialect.table_params(rows),
             )
+        for d in deliveries:
+            self._sql.tally.deliveries(d.account_id, d.status.value)
 
     def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
         """One delivery per active subscriber device, in one INSERT ... SELECT."""
@@ -199,16 +204,20 @@ class Schedule(Repository):
                 "s": stream_id,
             },
         )
-        return int(cursor.rowcount)
+        added = int(cursor.rowcount)
+        self._sql.tally.deliveries(notification.account_id, "PENDING", added)
+        return added
 
     def cancel_unsent(self, notification_id: str, reason: str) -> int:
         """Cancel the notification's PENDING deliveries never handed to a gateway."""
-        cursor = self._sql.run(
+        rows = self._sql.all(
             "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
-            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0",
+            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0"
+            " RETURNING account_id",
             (reason, notification_id),
         )
-        return int(cursor.rowcount)
+        self._sql.tally.moved(rows, "PENDING", "CANCELLED")
+        return len(rows)
 
     def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
         """Cancel the device's PENDING deliveries; the notifications touched, locked."""
@@ -223,7 +232,8 @@ class Schedule(Repository):
         self._lock_notifications(sorted(r[0] for r in touched))
         rows = self._sql.all(
             "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
-            " WHERE device_id = ? AND status = 'PENDING' RETURNING notification_id",
+            " WHERE device_id = ? AND status = 'PENDING' RETURNING account_id, notification_id",
             (reason, device_id),
         )
-        return sorted({r[0] for r in rows})
+        self._sql.tally.moved(rows, "PENDING", "CANCELLED")
+        return sorted({r[1] for r in rows})

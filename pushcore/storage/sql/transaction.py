@@ -10,6 +10,7 @@ from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.queue import Queue, Schedule
+from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.streams import Streams, Subscriptions
 
 # Namespaces (the first key of an advisory lock) of the decisions that must
@@ -69,7 +70,7 @@ class Transaction:
     """The repositories of one transaction, sharing its connection."""
 
     def __init__(self, conn: Any, dialect: Dialect, writing: bool) -> None:
-        sql = Sql(conn, dialect, writing)
+        self._sql = sql = Sql(conn, dialect, writing)
         self.locks = Locks(sql)
         self.accounts = Accounts(sql)
         self.api_keys = ApiKeys(sql)
@@ -78,6 +79,11 @@ class Transaction:
         self.progress = Progress(sql)
         self.deliveries = Queue(sql)
         self.schedule = Schedule(sql, self.locks.notifications)
+        self.retention = Retention(sql)
         self.streams = Streams(sql)
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
+
+    def finish(self) -> None:
+        """Bring the accounts' counts up to date; the store calls this just before COMMIT."""
+        self._sql.tally.flush(self._sql)

@@ -127,7 +127,9 @@ class SqliteStore:
         try:
             conn.execute(begin)
             try:
-                yield Transaction(conn, SQLITE, writing=not read_only)
+                tx = Transaction(conn, SQLITE, writing=not read_only)
+                yield tx
+                tx.finish()
                 conn.execute("COMMIT")
             finally:
                 # Still open here means the block raised or COMMIT failed; leaving

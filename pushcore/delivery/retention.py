@@ -1,0 +1,87 @@
+"""Retention: the engine's process deletes settled history in small batches.
+
+Notifications settled more than ``keep`` ago go with their deliveries
+(PUSHCORE_RETENTION; 0 keeps everything), and the stats' minute buckets
+older than any window go too. Each batch is one short transaction of at most
+``batch`` deliveries and ``batch`` notifications, followed by a pause: on
+SQLite a claim of the engine waits for the one writer, so no batch may hold
+it for long. When a pass finds nothing more, the task rests until the next.
+Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
+
+SQLite reuses the pages deleted rows free (its default, auto_vacuum off), so
+under a steady load the file stops growing once it holds ``keep`` worth of
+history; it never shrinks by itself (``VACUUM`` does that, offline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import attrs
+
+from pushcore.ports import Clock, Store
+
+log = logging.getLogger("pushcore.retention")
+# How far back the stats look (24 hours, in whole minutes), and a margin.
+ACTIVITY_KEPT = timedelta(hours=25)
+
+
+@attrs.frozen
+class RetentionConfig:
+    """How long settled notifications are kept, and how the deleting is paced."""
+
+    keep: timedelta = timedelta(days=30)  # 0: keep everything
+    batch: int = 500
+    pause: timedelta = timedelta(milliseconds=50)  # between two batches
+    rest: timedelta = timedelta(minutes=1)  # between two passes
+
+
+class Retention:
+    """Deletes what is past retention, batch by batch, until stopped."""
+
+    def __init__(self, store: Store, clock: Clock, config: RetentionConfig) -> None:
+        self._store = store
+        self._clock = clock
+        self.config = config
+        # One thread: on SQLite one connection, never a second writer of ours.
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-retention")
+
+    def sweep(self) -> int:
+        """One batch: delete what is past retention (up to ``batch`` of each kind); the rows."""
+        now = self._clock.now()
+        with self._store.transaction() as tx:
+            deleted = tx.retention.prune_activity(now - ACTIVITY_KEPT, self.config.batch)
+            if self.config.keep > timedelta(0):
+                deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
+        return deleted
+
+    async def _sweep_in_thread(self) -> int:
+        running = self._thread.submit(self.sweep)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(running))
+        except asyncio.CancelledError:
+            # Stopping: the batch's transaction goes on in its thread; let it
+            # end before anyone closes the store under it (a connection closed
+            # while in use crashes SQLite), then stop.
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(running)
+            raise
+
+    async def run(self) -> None:
+        """Sweep batch by batch with a pause between, rest when nothing is left; until cancelled."""
+        try:
+            while True:
+                try:
+                    deleted = await self._sweep_in_thread()
+                except Exception:
+                    # A database hiccup must not end retention; the next pass tries again.
+                    log.exception("retention batch failed")
+                    deleted = 0
+                wait = self.config.pause if deleted else self.config.rest
+                await self._clock.sleep_until(self._clock.now() + wait)
+        finally:
+            self._thread.shutdown(wait=False)
