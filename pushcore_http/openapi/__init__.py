@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 
 from pushcore import __version__
-from pushcore_http.openapi import devices, keys, notifications, operations, streams
+from pushcore_http.openapi import batches, devices, keys, notifications, operations, streams
 from pushcore_http.openapi._common import (
     ERROR_RESPONSES,
     ERROR_SCHEMAS,
@@ -21,7 +21,7 @@ from pushcore_http.openapi._common import (
     Json,
 )
 
-_RESOURCES = (keys, devices, notifications, streams, operations)
+_RESOURCES = (keys, devices, notifications, batches, streams, operations)
 
 _DESCRIPTION = """\
 Scheduled push notifications for self-hosters: APNs, FCM, Web Push and webhooks, \
