@@ -35,7 +35,7 @@ from pushcore.domain.states import DeliveryStatus, NotificationStatus
 # Every table of the schema but schema_migrations.
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
-    "subscriptions", "engines",
+    "subscriptions", "engines", "idempotency_keys",
 )  # fmt: skip
 KEY_COLUMNS = (
     "id, account_id, name, key_hash, key_prefix, scopes, expires_at,"
