@@ -26,6 +26,8 @@ ERROR_CODES = (
     "already_subscribed",
     "not_cancellable",
     "payload_too_large",
+    "idempotency_key_reused",
+    "idempotency_key_in_use",
     "rate_limited",
     "internal_error",
 )
