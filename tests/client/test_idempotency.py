@@ -30,6 +30,9 @@ class LostAnswer(httpx.BaseTransport):
             return httpx.Response(503, json={"error": "upstream timeout", "code": "unavailable"})
         return answer
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 def test_a_retry_after_a_503_gets_the_first_answer_and_creates_nothing(
     server: Server, account: Account
