@@ -21,9 +21,11 @@ from typing import Any, Protocol
 import attrs
 
 from pushcore.client import Client
+from pushcore.client._call import Auth, Call, one
 from pushcore.converter import (
     ApiKeyCreatedView,
     ApiKeyView,
+    BatchCreatedView,
     DeletedView,
     DeviceView,
     LookupView,
@@ -38,6 +40,7 @@ from pushcore.converter import (
     decode_cursor,
     format_timestamp,
     parse_list_query,
+    structure_batch,
     structure_request,
 )
 from pushcore.domain.inputs import (
@@ -103,6 +106,9 @@ class NotificationsApi(Protocol):
     """``client.notifications``, with one page of a given size."""
 
     def create(self, title: str, **options: Any) -> NotificationCreatedView: ...
+    def create_many(
+        self, items: Sequence[Mapping[str, Any]]
+    ) -> builtins.list[NotificationCreatedView]: ...
     def get(self, notification_id: str) -> NotificationView: ...
     def page(
         self, status: str | None = None, limit: int | None = None, cursor: str | None = None
@@ -223,6 +229,14 @@ class LocalNotifications:
         body = _body(title=title, **options)
         request = structure_request(NewNotification, body)
         return NotificationCreatedView.of(self.services.notifications.create(self.account, request))
+
+    def create_many(
+        self, items: Sequence[Mapping[str, Any]]
+    ) -> builtins.list[NotificationCreatedView]:
+        """Schedule a batch, all or nothing (``items`` as the API's JSON objects)."""
+        requests = structure_batch({"notifications": list(items)})
+        created = self.services.notifications.create_many(self.account, requests)
+        return [NotificationCreatedView.of(n) for n in created]
 
     def get(self, notification_id: str) -> NotificationView:
         """One notification with its delivery counts."""
@@ -349,6 +363,15 @@ class RemoteNotifications:
     def create(self, title: str, **options: Any) -> NotificationCreatedView:
         """Schedule a notification."""
         return self.client.notifications.create(title, **options)
+
+    def create_many(
+        self, items: Sequence[Mapping[str, Any]]
+    ) -> builtins.list[NotificationCreatedView]:
+        """Schedule a batch, all or nothing (``items`` as the API's JSON objects)."""
+        # The objects go as they are, so the server names their fields, not the client.
+        body = {"notifications": list(items)}
+        call = Call("POST", "/api/notifications/batch", Auth.KEY, one(BatchCreatedView), body)
+        return list(self.client.notifications._sender.send(call).items)
 
     def get(self, notification_id: str) -> NotificationView:
         """One notification with its delivery counts."""

@@ -15,6 +15,7 @@ from pushcore.delivery import DeliveryEngine
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
+from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
 from pushcore_http.instrument import RequestMetrics
 from pushcore_http.ratelimit import RateLimit
 from pushcore_http.routes import (
@@ -79,8 +80,9 @@ def create_app(
             Middleware(RequestMetrics, metrics=metrics, routes=routes),
             Middleware(RefuseNulPaths),
             Middleware(RateLimit, settings=services.settings),
+            Middleware(IdempotentPosts, services=services),
         ],
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},
         lifespan=lifespan,
     )
     app.state.services = services

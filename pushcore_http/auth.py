@@ -10,6 +10,7 @@ from starlette.requests import Request
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
+from pushcore_http.idempotency import claim_key
 from pushcore_http.ratelimit import limit_account
 
 
@@ -67,4 +68,6 @@ async def authenticate(
     limit_account(request, principal)
     if scope is not None:
         principal.require(scope)
+    # Every POST under /api/ authenticates here first: one place claims its key.
+    await claim_key(request, services, principal)
     return principal

@@ -23,6 +23,8 @@ from pushcore.domain.errors import (
 )
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_BATCH_BODY_BYTES = 1024 * 1024
+"""The body limit of POST /api/notifications/batch (API.md): 500 items need room."""
 MAX_DEPTH = 64
 """Levels of nesting allowed (the top-level object is level 1); API.md's limit."""
 
@@ -44,22 +46,31 @@ def check_media_type(content_type: str | None) -> None:
             raise UnsupportedMediaType("JSON bodies must be UTF-8 (charset=utf-8)")
 
 
-async def read_json(request: Request) -> Any:
-    """The decoded JSON body; 415 when not JSON by type, 413 past 64 KiB (without reading
-    it all), 400 when not strict JSON, 400 naming the fields whose strings hold NUL."""
+async def read_json(request: Request, max_bytes: int = MAX_BODY_BYTES) -> Any:
+    """The decoded JSON body; 415 when not JSON by type, 413 past ``max_bytes`` (without
+    reading it all), 400 when not strict JSON, 400 naming the fields whose strings hold NUL."""
     check_media_type(request.headers.get("content-type"))
-    too_large = PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes")
+    return parse_json(await read_body(request, max_bytes))
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    """The raw body; 413 past ``max_bytes``, refused by Content-Length before reading.
+
+    Read once: later calls (the idempotency check reads it before the route)
+    get the same bytes, and the limit is applied to them again.
+    """
+    too_large = PayloadTooLarge(f"Request body must be at most {max_bytes} bytes")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > max_bytes:
             raise too_large
         chunks.append(chunk)
-    return parse_json(b"".join(chunks))
+    return b"".join(chunks)
 
 
 def parse_json(raw: bytes) -> Any:

@@ -23,6 +23,7 @@ STATUS: dict[type[e.PushcoreError], int] = {
     e.Conflict: 409,
     e.PayloadTooLarge: 413,
     e.UnsupportedMediaType: 415,
+    e.IdempotencyKeyReused: 422,
     e.RateLimited: 429,
     e.PushcoreError: 500,
 }

@@ -8,6 +8,7 @@ from pushcore.converter._base import (
     structure_request,
 )
 from pushcore.converter._views import DeletedView, View, from_json, to_json
+from pushcore.converter.batches import BatchCreatedView, structure_batch
 from pushcore.converter.devices import DeviceView, device_json
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
@@ -47,6 +48,7 @@ from pushcore.domain.timefmt import format_timestamp
 __all__ = [
     "ApiKeyCreatedView",
     "ApiKeyView",
+    "BatchCreatedView",
     "DeletedView",
     "DeliveryCountsView",
     "DeviceView",
@@ -81,6 +83,7 @@ __all__ = [
     "send_result_json",
     "stats_json",
     "stream_json",
+    "structure_batch",
     "structure_request",
     "subscription_json",
     "to_json",

@@ -23,6 +23,7 @@ from datetime import timedelta
 
 import attrs
 
+from pushcore.domain.idempotency import REPLAY_WINDOW
 from pushcore.ports import Clock, Store
 
 log = logging.getLogger("pushcore.retention")
@@ -55,6 +56,9 @@ class Retention:
         now = self._clock.now()
         with self._store.transaction() as tx:
             deleted = tx.retention.prune_activity(now - ACTIVITY_KEPT, self.config.batch)
+            # An Idempotency-Key's answer is replayed for 24 h and then forgotten,
+            # whatever PUSHCORE_RETENTION keeps of notifications.
+            deleted += tx.idempotency_keys.delete_older_than(now - REPLAY_WINDOW, self.config.batch)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
         return deleted

@@ -4,12 +4,13 @@ Adapters (storage, clocks, gateways, URL guards) satisfy these structurally;
 fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
 module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
-``notifications``, ``queue``, ``streams`` (the repositories), ``delivery``
+``notifications``, ``queue``, ``streams``, ``idempotency`` (the repositories), ``delivery``
 (gateways and the engine's observer and waker), ``web`` (URL checks).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.delivery import DeliveryObserver, Gateway, Waker
+from pushcore.ports.idempotency import IdempotencyRepository
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -34,6 +35,7 @@ __all__ = [
     "Gateway",
     "IconProbe",
     "IdGenerator",
+    "IdempotencyRepository",
     "Locks",
     "NotificationRepository",
     "Random",

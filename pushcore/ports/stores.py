@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
+from pushcore.ports.idempotency import IdempotencyRepository
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -120,6 +121,11 @@ class Transaction(Protocol):
     @property
     def engines(self) -> EngineRepository:
         """Engine heartbeats."""
+        ...
+
+    @property
+    def idempotency_keys(self) -> IdempotencyRepository:
+        """Idempotency-Key claims and the answers kept for replay."""
         ...
 
 

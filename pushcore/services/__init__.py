@@ -11,6 +11,7 @@ from pushcore.ports import Clock, Store
 from pushcore.services.accounts import AccountService
 from pushcore.services.auth import AuthService, CredentialKind, Principal
 from pushcore.services.devices import DeviceService, Registration
+from pushcore.services.idempotency import Claim, IdempotencyService, Replay
 from pushcore.services.keys import CreatedKey, KeyService
 from pushcore.services.notifications import (
     NotificationDetail,
@@ -33,6 +34,7 @@ class Services:
     auth: AuthService
     keys: KeyService
     devices: DeviceService
+    idempotency: IdempotencyService
     notifications: NotificationService
     streams: StreamService
     tokens: TokenIssuer
@@ -54,9 +56,11 @@ class Services:
 __all__ = [
     "AccountService",
     "AuthService",
+    "Claim",
     "CreatedKey",
     "CredentialKind",
     "DeviceService",
+    "IdempotencyService",
     "KeyService",
     "Lookup",
     "NotificationDetail",
@@ -64,6 +68,7 @@ __all__ = [
     "Page",
     "Principal",
     "Registration",
+    "Replay",
     "SendResult",
     "Services",
     "StreamService",

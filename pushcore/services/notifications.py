@@ -16,10 +16,10 @@ from pushcore.domain.errors import (
     ValidationError,
 )
 from pushcore.domain.inputs import NewNotification
-from pushcore.domain.model import DeliveryCounts, Notification, NotificationStats
-from pushcore.domain.scheduling import DEFAULT_DELAY, resolve_due_time, schedule_errors
+from pushcore.domain.model import DeliveryCounts, Device, Notification, NotificationStats
+from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
-from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Waker
+from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker
 from pushcore.services.queueing import new_deliveries
 
 MAX_PAGE = 100
@@ -40,6 +40,18 @@ class Page:
 
     items: Sequence[Notification]
     next_before: str | None
+
+
+def item_field(index: int) -> str:
+    """The name of a batch item in error details: ``notifications[3]``."""
+    return f"notifications[{index}]"
+
+
+def _item_index(error: FieldError) -> int:
+    # Details in item order (notifications[10] after [9]); a stable sort keeps
+    # each item's own fields in the order they were found.
+    index = error.field.removeprefix("notifications[").partition("]")[0]
+    return int(index) if index.isdigit() else -1
 
 
 class WakeHub:
@@ -84,13 +96,20 @@ class NotificationService:
         icon server then holds no thread (RateLimited when too many checks run).
         """
         errors: list[FieldError] = []
+        # One check per distinct URL: a batch may name one icon in every item.
+        verdicts: dict[str, str | None] = {}
         for field, url in urls.items():
             if url is None:
                 continue
-            try:
-                await self._icons.check(url, account_id)
-            except ValueError as exc:
-                errors.append(FieldError(field, str(exc)))
+            if url not in verdicts:
+                try:
+                    await self._icons.check(url, account_id)
+                    verdicts[url] = None
+                except ValueError as exc:
+                    verdicts[url] = str(exc)
+            problem = verdicts[url]
+            if problem is not None:
+                errors.append(FieldError(field, problem))
         return errors
 
     def icon_errors(
@@ -123,36 +142,101 @@ class NotificationService:
         errors += self.icon_errors(account_id, {"senderIcon": request.sender_icon}, icon_errors)
         if errors:
             raise ValidationError(errors)
-        due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
         with self._store.transaction() as tx:
             token = request.target_device_token
             if token is not None and tx.devices.find_by_token(account_id, token) is None:
                 raise DeviceNotFound("No device with this targetDeviceToken on this account")
             targets = tx.devices.active_targets(account_id, token)
-            notification = Notification(
-                id=self._ids.new_id("ntf"),
-                account_id=account_id,
-                title=request.title,
-                body=request.body,
-                icon_style=request.icon_style,
-                sound=request.sound,
-                priority=request.priority,
-                delay=(request.delay or DEFAULT_DELAY).value,
-                custom_delay=request.custom_delay,
-                target_device_token=token,
-                metadata=dict(request.metadata or {}),
-                scheduled_at=due,
-                sender_name=request.sender_name,
-                sender_icon=request.sender_icon,
-                status=NotificationStatus.QUEUED,
-                created_at=now,
-                devices_targeted=len(targets),
-                # With no device yet, the engine looks again at the due time.
-                wake_at=None if targets else due,
+            notification = self._add(tx, account_id, request, now, targets)
+        self._waker.wake(notification.scheduled_at)
+        return notification
+
+    def create_many(
+        self,
+        account_id: str,
+        requests: Sequence[NewNotification],
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> list[Notification]:
+        """Schedule 1 to :data:`MAX_BATCH` notifications in one transaction: all or none.
+
+        Every invalid field of every item is reported at once, named
+        ``notifications[3].title`` (ValidationError); so is a
+        ``targetDeviceToken`` the account does not have (not the 404 of
+        :meth:`create`: one answer lists every item to fix). ``icon_errors``
+        as for :meth:`create`, with the item fields' names.
+        """
+        if not 1 <= len(requests) <= MAX_BATCH:
+            raise ValidationError(
+                [FieldError("notifications", f"must hold 1 to {MAX_BATCH} notifications")]
             )
-            tx.notifications.add(notification)
-            tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
-        self._waker.wake(due)
+        now = self._clock.now()
+        errors: list[FieldError] = []
+        for i, request in enumerate(requests):
+            found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+            errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
+        icons = {f"{item_field(i)}.senderIcon": r.sender_icon for i, r in enumerate(requests)}
+        errors += self.icon_errors(account_id, icons, icon_errors)
+        if errors:
+            raise ValidationError(sorted(errors, key=_item_index))
+        created: list[Notification] = []
+        with self._store.transaction() as tx:
+            targets: dict[str | None, Sequence[Device]] = {}
+            missing: list[FieldError] = []
+            for i, request in enumerate(requests):
+                token = request.target_device_token
+                if token in targets:
+                    continue
+                if token is not None and tx.devices.find_by_token(account_id, token) is None:
+                    missing.append(
+                        FieldError(
+                            f"{item_field(i)}.targetDeviceToken",
+                            "no device with this token on this account",
+                        )
+                    )
+                    continue
+                targets[token] = tx.devices.active_targets(account_id, token)
+            if missing:
+                raise ValidationError(missing)
+            for request in requests:
+                targeted = targets[request.target_device_token]
+                created.append(self._add(tx, account_id, request, now, targeted))
+        # One wake-up, for the earliest: the engine finds the later ones itself.
+        self._waker.wake(min(n.scheduled_at for n in created))
+        return created
+
+    def _add(
+        self,
+        tx: Transaction,
+        account_id: str,
+        request: NewNotification,
+        now: datetime,
+        targets: Sequence[Device],
+    ) -> Notification:
+        """Store a new notification, due as ``request`` says, and its deliveries."""
+        due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+        notification = Notification(
+            id=self._ids.new_id("ntf"),
+            account_id=account_id,
+            title=request.title,
+            body=request.body,
+            icon_style=request.icon_style,
+            sound=request.sound,
+            priority=request.priority,
+            delay=(request.delay or DEFAULT_DELAY).value,
+            custom_delay=request.custom_delay,
+            target_device_token=request.target_device_token,
+            metadata=dict(request.metadata or {}),
+            scheduled_at=due,
+            sender_name=request.sender_name,
+            sender_icon=request.sender_icon,
+            status=NotificationStatus.QUEUED,
+            created_at=now,
+            devices_targeted=len(targets),
+            # With no device yet, the engine looks again at the due time.
+            wake_at=None if targets else due,
+        )
+        tx.notifications.add(notification)
+        tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
         return notification
 
     def get(self, account_id: str, notification_id: str) -> NotificationDetail:

@@ -19,7 +19,7 @@ from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.backend import Api, RemoteApi, warn_without_engine
-from pushcore_cli.commands import AccountOption, api_for
+from pushcore_cli.commands import AccountOption, api_for, batch
 from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
 
@@ -134,7 +134,12 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
 
 def send(
     ctx: typer.Context,
-    title: Annotated[str, typer.Argument(metavar="TITLE", help="The title (1 to 200 characters).")],
+    title: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="TITLE", help="The title (1 to 200 characters); not with --from-file."
+        ),
+    ] = None,
     body: Annotated[
         str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
     ] = None,
@@ -184,13 +189,37 @@ def send(
             "--metadata", metavar="KEY=VALUE", help="Extra data for the app; repeat for each key."
         ),
     ] = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option(
+            "--from-file",
+            metavar="FILE",
+            help=(
+                "Send many: one JSON object per line with the API's fields (title, body,"
+                " delay, ...), '-' for stdin; sent 500 at a time, each batch all or nothing."
+            ),
+        ),
+    ] = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
-    """Schedule a notification to the account's devices.
+    """Schedule a notification to the account's devices (or many, from a file).
 
     Example: pushctl send "Build passed" --account alice --body "main is green" --delay 30s
     """
+    if from_file is not None:
+        given = (title, body, delay, at, device, priority, sound, icon_style, sender_name)
+        if any(v is not None for v in (*given, sender_icon, metadata)):
+            raise typer.BadParameter(
+                "give TITLE and its options, or --from-file, not both", param_hint="'--from-file'"
+            )
+        lines = batch.read_lines(from_file)
+        sent = batch.send_lines(api_for(ctx, account), lines)
+        batch.show(sent, json_output)
+        output.say(f"Queued {len(sent)} notifications.")
+        return
+    if title is None:
+        raise typer.BadParameter("a TITLE is required (or --from-file)", param_hint="'TITLE'")
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
     options: dict[str, Any] = {

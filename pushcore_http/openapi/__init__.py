@@ -12,7 +12,15 @@ from __future__ import annotations
 import copy
 
 from pushcore import __version__
-from pushcore_http.openapi import devices, keys, notifications, operations, streams
+from pushcore_http.openapi import (
+    batches,
+    devices,
+    idempotency,
+    keys,
+    notifications,
+    operations,
+    streams,
+)
 from pushcore_http.openapi._common import (
     ERROR_RESPONSES,
     ERROR_SCHEMAS,
@@ -21,7 +29,7 @@ from pushcore_http.openapi._common import (
     Json,
 )
 
-_RESOURCES = (keys, devices, notifications, streams, operations)
+_RESOURCES = (keys, devices, notifications, batches, streams, operations)
 
 _DESCRIPTION = """\
 Scheduled push notifications for self-hosters: APNs, FCM, Web Push and webhooks, \
@@ -47,6 +55,7 @@ def openapi_document() -> Json:
     for resource in _RESOURCES:
         paths.update(resource.paths())
         schemas.update(resource.schemas())
+    idempotency.add_to_posts(paths)
     document: Json = {
         "openapi": "3.1.0",
         "info": {
@@ -66,6 +75,7 @@ def openapi_document() -> Json:
         "components": {
             "schemas": dict(sorted(schemas.items())),
             "responses": ERROR_RESPONSES,
+            "parameters": {idempotency.PARAMETER["name"]: idempotency.PARAMETER},
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

@@ -27,6 +27,8 @@ ERROR_CODES = (
     "not_cancellable",
     "payload_too_large",
     "unsupported_media_type",
+    "idempotency_key_reused",
+    "idempotency_key_in_use",
     "rate_limited",
     "internal_error",
 )

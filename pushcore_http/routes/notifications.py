@@ -9,18 +9,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pushcore.converter import (
+    BatchCreatedView,
     NotificationCreatedView,
     NotificationPageView,
     NotificationView,
     StatsView,
     decode_cursor,
     parse_list_query,
+    structure_batch,
     structure_request,
 )
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
-from pushcore_http.body import read_json
+from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json
 from pushcore_http.routes import services_of, view_response
 
 
@@ -53,6 +55,25 @@ class Notifications(HTTPEndpoint):
             services.notifications.list, caller.account_id, status, limit, before
         )
         return view_response(NotificationPageView.of(page.items, page.next_before))
+
+
+class Batch(HTTPEndpoint):
+    """/api/notifications/batch"""
+
+    async def post(self, request: Request) -> Response:
+        """Schedule 1 to 500 at once, all or nothing; 201 with each creation response."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
+        # As for one notification: icons checked on the event loop, each URL once.
+        icons = await services.notifications.check_icons(
+            caller.account_id,
+            {f"notifications[{i}].senderIcon": new.sender_icon for i, new in enumerate(batch)},
+        )
+        created = await run_in_threadpool(
+            services.notifications.create_many, caller.account_id, batch, icons
+        )
+        return view_response(BatchCreatedView.of(created), 201)
 
 
 class Stats(HTTPEndpoint):
@@ -92,6 +113,7 @@ class Notification(HTTPEndpoint):
 
 routes = [
     Route("/api/notifications", Notifications),
+    Route("/api/notifications/batch", Batch),
     Route("/api/notifications/stats", Stats),
     Route("/api/notifications/{notification_id}", Notification),
 ]

@@ -362,3 +362,23 @@ def test_every_invalid_key_option_is_listed_remotely_too(server: Server) -> None
     first, *rest = result.stderr.splitlines()
     assert first == "error: Invalid request: --name, --scope, --expires-at"
     assert {line.split(":")[0].strip() for line in rest} == {"--name", "--scope", "--expires-at"}
+
+
+def write_lines(tmp_path: Path, *items: dict[str, Any]) -> str:
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return str(path)
+
+
+def test_remote_mode_sends_the_lines_to_the_server(server: Server, tmp_path: Path) -> None:
+    key = new_key(server, "batcher")
+    path = write_lines(tmp_path, {"title": "r1"}, {"title": "r2", "delay": "1h"})
+    created = ok_json(remote(server, f"send --from-file {path} --json", api_key=key))
+    assert [c["title"] for c in created] == ["r1", "r2"]
+
+    path = write_lines(tmp_path, {"title": "r3"}, {"title": "r4", "bogus": 1})
+    result = remote(server, f"send --from-file {path}", api_key=key)
+    assert result.exit_code == 1
+    assert "line 2: bogus" in result.stderr
+    listed = ok_json(remote(server, "notifications list --json", api_key=key))
+    assert sorted(n["title"] for n in listed["items"]) == ["r1", "r2"]

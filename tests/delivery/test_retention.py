@@ -10,6 +10,7 @@ import pytest
 
 from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound
+from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.domain.outcomes import Failed
 from pushcore.domain.states import NotificationStatus
 from tests.delivery.conftest import ALICE, DUE, Harness, WatchedStore, until
@@ -140,3 +141,21 @@ def test_the_setting_zero_turns_retention_off(raw: str) -> None:
     assert load_settings(env={"PUSHCORE_RETENTION": raw}).retention == timedelta(0)
     assert load_settings(env={}).retention == timedelta(days=30)
     assert load_settings(env={"PUSHCORE_RETENTION": "7d"}).retention == timedelta(days=7)
+
+
+def test_idempotency_records_are_forgotten_after_their_24_hours(h: Harness) -> None:
+    # Kept whatever PUSHCORE_RETENTION keeps (here: everything), for exactly 24 hours.
+    task = retention(h, timedelta(0))
+    start = h.clock.now()
+    with h.services.store.transaction() as tx:
+        for key in ("old", "young"):
+            record = IdempotencyRecord(ALICE, key, "hash", h.clock.now())
+            assert tx.idempotency_keys.claim(record, start, start) is None
+            h.clock.advance(HOUR)
+    h.clock.set(start + 24 * HOUR + timedelta(minutes=30))
+
+    task.sweep()
+
+    with h.services.store.read() as tx:
+        assert tx.idempotency_keys.get(ALICE, "old") is None
+        assert tx.idempotency_keys.get(ALICE, "young") is not None

@@ -246,6 +246,8 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("delete", "/api/notifications/{notification_id}", "alice-key", 409)
     call("post", "/api/notifications", "alice-key", 400, {"title": ""})
     call("post", "/api/notifications", "alice-key", 404, {"title": "t", "targetDeviceToken": "?"})
+    call("post", "/api/notifications/batch", "alice-key", 201)
+    call("post", "/api/notifications/batch", "alice-key", 400, {"notifications": [{}]})
 
     stream = call("post", "/api/streams", "alice-key", 201)
     ids["stream_id"], ids["code"] = stream["id"], stream["code"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.dialect import Dialect, Sql
+from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
@@ -83,6 +84,7 @@ class Transaction:
         self.streams = Streams(sql)
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
+        self.idempotency_keys = IdempotencyKeys(sql)
 
     def finish(self) -> None:
         """Bring the accounts' counts up to date; the store calls this just before COMMIT."""
