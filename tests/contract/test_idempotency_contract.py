@@ -9,8 +9,8 @@ import pytest
 
 from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.ports import Store
-from tests.contract.test_lock_intents import race
 from tests.contract.test_store_contract import MINUTE, T0
+from tests.contract.threads import race
 
 DAY = timedelta(hours=24)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +33,7 @@ from tests.contract.test_queue_contract import (
     make_notification,
 )
 from tests.contract.test_store_contract import MINUTE, T0
+from tests.contract.threads import race
 
 PAUSE = 0.3  # seconds between a read and the write that depends on it
 
@@ -51,27 +52,6 @@ def warm(store: Store) -> None:
             barrier.wait(5)
 
     race(4, hold)
-
-
-def race(count: int, work: Callable[[int], None]) -> None:
-    """Run ``work(i)`` in ``count`` threads released together; re-raise the first error."""
-    barrier = threading.Barrier(count)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 class _PausingRepository:

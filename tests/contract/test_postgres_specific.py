@@ -38,8 +38,8 @@ from tests.contract.test_queue_contract import (
     make_delivery,
     make_notification,
 )
-from tests.contract.test_sqlite_specific import run_in_threads
 from tests.contract.test_store_contract import MINUTE, T0, make_device, make_key
+from tests.contract.threads import race
 from tests.pg import Cluster
 
 pytestmark = pytest.mark.postgres
@@ -115,7 +115,7 @@ def test_migrations_are_recorded_once_and_a_second_run_is_a_no_op(blank_url: str
 
 def test_processes_starting_together_apply_each_migration_once(blank_url: str) -> None:
     opened: list[PostgresStore] = []
-    run_in_threads(4, lambda _: opened.append(PostgresStore(blank_url)))
+    race(4, lambda _: opened.append(PostgresStore(blank_url)))
     for each in opened:
         each.close()
     assert [v for v, _, _ in migration_rows(blank_url)] == [
@@ -327,7 +327,7 @@ def warm_up(store: Store, connections: int) -> None:
         with store.read():
             barrier.wait(5)
 
-    run_in_threads(connections, hold)
+    race(connections, hold)
 
 
 def test_concurrent_claims_never_share_a_delivery(url: str) -> None:
@@ -355,7 +355,7 @@ def test_concurrent_claims_never_share_a_delivery(url: str) -> None:
         finally:
             store.close()
 
-    run_in_threads(4, claim_until_empty)
+    race(4, claim_until_empty)
     everything = [i for ids in claimed.values() for i in ids]
     assert len(everything) == len(set(everything)) == total
     assert sum(1 for ids in claimed.values() if ids) >= 2  # they did run side by side
@@ -400,7 +400,7 @@ def test_the_free_plan_limit_holds_under_eight_concurrent_creates(services: Serv
         except PlanLimit:
             outcomes.append("plan_limit")
 
-    run_in_threads(8, create)
+    race(8, create)
     assert sorted(outcomes) == ["created"] * 3 + ["plan_limit"] * 5
     assert len(services.streams.list("acc_free")) == 3
 
@@ -408,7 +408,7 @@ def test_the_free_plan_limit_holds_under_eight_concurrent_creates(services: Serv
 def test_concurrent_registrations_of_one_token_make_one_device(services: Services) -> None:
     created: list[bool] = []
     request = NewDevice(token="a1b2c3d4" * 8, platform=Platform.IOS)
-    run_in_threads(8, lambda _: created.append(services.devices.register("acc_a", request).created))
+    race(8, lambda _: created.append(services.devices.register("acc_a", request).created))
     assert sorted(created) == [False] * 7 + [True]
     assert len(services.devices.list("acc_a")) == 1
 

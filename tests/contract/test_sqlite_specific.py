@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from pushcore.storage.records import TABLES
 from pushcore.storage.sqlite import Migration, SqliteStore, load_migrations, split_statements
 from pushcore.storage.sqlite import store as sqlite_module
 from tests.contract.test_store_contract import T0, make_device, make_key
+from tests.contract.threads import race
 
 
 @pytest.fixture
@@ -40,27 +41,6 @@ def migration_rows(path: Path) -> list[tuple[int, str, str]]:
             "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
         ).fetchall()
     return [(int(v), str(n), str(a)) for v, n, a in rows]
-
-
-def run_in_threads(count: int, work: Callable[[int], None]) -> None:
-    """Run ``work(i)`` in ``count`` threads released together; re-raise the first error."""
-    barrier = threading.Barrier(count)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 def test_data_survives_a_restart(path: Path) -> None:
@@ -102,7 +82,7 @@ def test_processes_starting_together_apply_each_migration_once(path: Path) -> No
     # Separate stores have separate connections, which SQLite locks exactly
     # as it would separate processes.
     opened: list[SqliteStore] = []
-    run_in_threads(4, lambda _: opened.append(SqliteStore(path)))
+    race(4, lambda _: opened.append(SqliteStore(path)))
     for each in opened:
         each.close()
     assert [v for v, _, _ in migration_rows(path)] == [m.version for m in load_migrations("sqlite")]
@@ -172,7 +152,7 @@ def test_concurrent_writers_all_succeed(store: SqliteStore) -> None:
             with store.transaction() as tx:
                 tx.devices.add(make_device(f"dev_{thread}_{i:02}"))
 
-    run_in_threads(2, write_fifty)
+    race(2, write_fifty)
     with store.read() as tx:
         assert len(tx.devices.list("acc_a")) == 100
 
@@ -247,7 +227,7 @@ def test_close_releases_connections_of_every_thread(path: Path) -> None:
         store.ping()
     with pytest.raises(sqlite3.ProgrammingError):
         # A thread that never used the store cannot open a new connection either.
-        run_in_threads(1, lambda _: store.ping())
+        race(1, lambda _: store.ping())
 
 
 def test_split_statements_respects_quotes_comments_and_triggers() -> None:
