@@ -50,6 +50,7 @@ from pushcore.services import (
 from pushcore.services.auth import KeyCache
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
+from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
     from pushcore.adapters.metrics import Metrics
@@ -103,7 +104,8 @@ def build_services(
             per_account=settings.icon_checks_per_account,
         )
     hub = WakeHub()
-    notifications = NotificationService(store, clock, ids, icons, hub)
+    writes = GroupWriter(store)
+    notifications = NotificationService(store, writes, clock, ids, icons, hub)
 
     secret = settings.jwt_secret
     jwks = None
@@ -124,6 +126,7 @@ def build_services(
     return Services(
         settings=settings,
         store=store,
+        writes=writes,
         clock=clock,
         accounts=accounts,
         auth=AuthService(store, clock, verifier, accounts, key_cache),

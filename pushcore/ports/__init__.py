@@ -17,7 +17,7 @@ from pushcore.ports.notifications import (
     RetentionRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
-from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction
+from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 from pushcore.ports.system import Clock, IdGenerator, Random
 from pushcore.ports.web import IconProbe, UrlGuard
@@ -46,4 +46,5 @@ __all__ = [
     "Transaction",
     "UrlGuard",
     "Waker",
+    "Writes",
 ]

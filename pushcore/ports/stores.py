@@ -9,10 +9,12 @@ says so: a ``tx.locks`` call or a ``for_update=True`` read, before the read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.idempotency import IdempotencyRepository
@@ -60,8 +62,16 @@ class EngineRepository(Protocol):
         ...
 
 
+T = TypeVar("T")
+
+
 class Transaction(Protocol):
     """One unit of work: the repositories, seeing and changing one consistent state."""
+
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A part undone alone (its writes and counts) when the block raises; the
+        transaction goes on."""
+        ...
 
     @property
     def accounts(self) -> AccountRepository:
@@ -151,4 +161,31 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+class Writes(Protocol):
+    """Group commit: short writes of many callers committed together (one writer).
+
+    A work is a function of a transaction; it runs in a savepoint of a group's
+    transaction, on the writer's thread. It must not wait for another work
+    (that would wait for ever) and should be short: a group is bounded in time.
+    """
+
+    def submit(self, work: Callable[[Transaction], T]) -> Future[T]:
+        """Queue ``work``; the future holds its result once the group committed, or
+        its own error (its writes undone), or the error that kept the group from
+        committing."""
+        ...
+
+    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
+        """:meth:`submit` for a caller on a running event loop, which awaits the answer."""
+        ...
+
+    def run(self, work: Callable[[Transaction], T]) -> T:
+        """:meth:`submit` and wait: the result, or the error raised."""
+        ...
+
+    def close(self) -> None:
+        """Finish what was submitted and stop."""
         ...

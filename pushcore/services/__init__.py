@@ -7,7 +7,7 @@ from datetime import timedelta
 import attrs
 
 from pushcore.config import Settings
-from pushcore.ports import Clock, Store
+from pushcore.ports import Clock, Store, Writes
 from pushcore.services.accounts import AccountService
 from pushcore.services.auth import AuthService, CredentialKind, Principal
 from pushcore.services.devices import DeviceService, Registration
@@ -29,6 +29,7 @@ class Services:
 
     settings: Settings
     store: Store
+    writes: Writes
     clock: Clock
     accounts: AccountService
     auth: AuthService
@@ -49,7 +50,8 @@ class Services:
         return seen is not None and seen >= self.clock.now() - window
 
     def close(self) -> None:
-        """Release the database connections."""
+        """Commit what was handed to the writer, then release the database connections."""
+        self.writes.close()
         self.store.close()
 
 

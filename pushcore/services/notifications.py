@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -19,7 +19,7 @@ from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import DeliveryCounts, Device, Notification, NotificationStats
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
-from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker
+from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
 from pushcore.services.queueing import new_deliveries
 
 MAX_PAGE = 100
@@ -45,6 +45,11 @@ class Page:
 def item_field(index: int) -> str:
     """The name of a batch item in error details: ``notifications[3]``."""
     return f"notifications[{index}]"
+
+
+def _batch_icons(requests: Sequence[NewNotification]) -> dict[str, str | None]:
+    """The sender icons of a batch, by their fields' names."""
+    return {f"{item_field(i)}.senderIcon": r.sender_icon for i, r in enumerate(requests)}
 
 
 def _item_index(error: FieldError) -> int:
@@ -76,12 +81,14 @@ class NotificationService:
     def __init__(
         self,
         store: Store,
+        writes: Writes,
         clock: Clock,
         ids: IdGenerator,
         icons: IconProbe,
         waker: Waker,
     ) -> None:
         self._store = store
+        self._writes = writes
         self._clock = clock
         self._ids = ids
         self._icons = icons
@@ -132,24 +139,49 @@ class NotificationService:
         request: NewNotification,
         icon_errors: Sequence[FieldError] | None = None,
     ) -> Notification:
-        """Schedule a notification; its deliveries are committed before this returns.
+        """Schedule a notification; it and its deliveries are committed before this returns.
 
         ``icon_errors``: the result of :meth:`check_icons` when the caller awaited
-        it (the HTTP API); None checks the sender icon here.
+        it; None checks the sender icon here.
         """
+        icons = self.icon_errors(account_id, {"senderIcon": request.sender_icon}, icon_errors)
+        created = self._writes.run(self._create_write(account_id, request, icons))
+        self._waker.wake(created.scheduled_at)
+        return created
+
+    async def create_async(
+        self,
+        account_id: str,
+        request: NewNotification,
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> Notification:
+        """:meth:`create` for a caller on an event loop (the HTTP API): it awaits the
+        group commit that stores the notification, holding no thread meanwhile."""
+        if icon_errors is None:
+            icon_errors = await self.check_icons(account_id, {"senderIcon": request.sender_icon})
+        write = self._create_write(account_id, request, icon_errors)
+        created = await self._writes.submit_async(write)
+        self._waker.wake(created.scheduled_at)
+        return created
+
+    def _create_write(
+        self, account_id: str, request: NewNotification, icon_errors: Sequence[FieldError]
+    ) -> Callable[[Transaction], Notification]:
+        """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
-        errors += self.icon_errors(account_id, {"senderIcon": request.sender_icon}, icon_errors)
+        errors += icon_errors
         if errors:
             raise ValidationError(errors)
-        with self._store.transaction() as tx:
+
+        def write(tx: Transaction) -> Notification:
             token = request.target_device_token
             if token is not None and tx.devices.find_by_token(account_id, token) is None:
                 raise DeviceNotFound("No device with this targetDeviceToken on this account")
             targets = tx.devices.active_targets(account_id, token)
-            notification = self._add(tx, account_id, request, now, targets)
-        self._waker.wake(notification.scheduled_at)
-        return notification
+            return self._add(tx, account_id, request, now, targets)
+
+        return write
 
     def create_many(
         self,
@@ -165,21 +197,52 @@ class NotificationService:
         :meth:`create`: one answer lists every item to fix). ``icon_errors``
         as for :meth:`create`, with the item fields' names.
         """
+        self._check_batch_size(requests)
+        icons = self.icon_errors(account_id, _batch_icons(requests), icon_errors)
+        created = self._writes.run(self._create_many_write(account_id, requests, icons))
+        # One wake-up, for the earliest: the engine finds the later ones itself.
+        self._waker.wake(min(n.scheduled_at for n in created))
+        return created
+
+    async def create_many_async(
+        self,
+        account_id: str,
+        requests: Sequence[NewNotification],
+        icon_errors: Sequence[FieldError] | None = None,
+    ) -> list[Notification]:
+        """:meth:`create_many` for a caller on an event loop, as :meth:`create_async`."""
+        self._check_batch_size(requests)
+        if icon_errors is None:
+            icon_errors = await self.check_icons(account_id, _batch_icons(requests))
+        write = self._create_many_write(account_id, requests, icon_errors)
+        created = await self._writes.submit_async(write)
+        self._waker.wake(min(n.scheduled_at for n in created))
+        return created
+
+    @staticmethod
+    def _check_batch_size(requests: Sequence[NewNotification]) -> None:
         if not 1 <= len(requests) <= MAX_BATCH:
             raise ValidationError(
                 [FieldError("notifications", f"must hold 1 to {MAX_BATCH} notifications")]
             )
+
+    def _create_many_write(
+        self,
+        account_id: str,
+        requests: Sequence[NewNotification],
+        icon_errors: Sequence[FieldError],
+    ) -> Callable[[Transaction], list[Notification]]:
+        """The write that stores every item or none; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors: list[FieldError] = []
         for i, request in enumerate(requests):
             found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
-        icons = {f"{item_field(i)}.senderIcon": r.sender_icon for i, r in enumerate(requests)}
-        errors += self.icon_errors(account_id, icons, icon_errors)
+        errors += icon_errors
         if errors:
             raise ValidationError(sorted(errors, key=_item_index))
-        created: list[Notification] = []
-        with self._store.transaction() as tx:
+
+        def write(tx: Transaction) -> list[Notification]:
             targets: dict[str | None, Sequence[Device]] = {}
             missing: list[FieldError] = []
             for i, request in enumerate(requests):
@@ -197,12 +260,12 @@ class NotificationService:
                 targets[token] = tx.devices.active_targets(account_id, token)
             if missing:
                 raise ValidationError(missing)
-            for request in requests:
-                targeted = targets[request.target_device_token]
-                created.append(self._add(tx, account_id, request, now, targeted))
-        # One wake-up, for the earliest: the engine finds the later ones itself.
-        self._waker.wake(min(n.scheduled_at for n in created))
-        return created
+            return [
+                self._add(tx, account_id, request, now, targets[request.target_device_token])
+                for request in requests
+            ]
+
+        return write
 
     def _add(
         self,
@@ -266,9 +329,10 @@ class NotificationService:
     def cancel(self, account_id: str, notification_id: str) -> Notification:
         """Cancel while no delivery has been handed to a gateway; 409 otherwise."""
         now = self._clock.now()
+
         # One write transaction decides against the engine's claim: a claim
         # marks a delivery handed (attempts > 0) in its own transaction.
-        with self._store.transaction() as tx:
+        def write(tx: Transaction) -> Notification:
             found = tx.notifications.get(account_id, notification_id, for_update=True)
             if found is None:
                 raise NotFound("Notification not found")
@@ -289,6 +353,8 @@ class NotificationService:
             )
             tx.notifications.update(cancelled)
             return cancelled
+
+        return self._writes.run(write)
 
     def stats(self, account_id: str) -> NotificationStats:
         """Counts by status and delivery, and the last 24 hours."""

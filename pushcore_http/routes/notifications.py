@@ -38,9 +38,8 @@ class Notifications(HTTPEndpoint):
         icons = await services.notifications.check_icons(
             caller.account_id, {"senderIcon": new.sender_icon}
         )
-        created = await run_in_threadpool(
-            services.notifications.create, caller.account_id, new, icons
-        )
+        # No thread of the pool: the group writer stores it, this task awaits its commit.
+        created = await services.notifications.create_async(caller.account_id, new, icons)
         return view_response(NotificationCreatedView.of(created), 201)
 
     async def get(self, request: Request) -> Response:
@@ -70,9 +69,7 @@ class Batch(HTTPEndpoint):
             caller.account_id,
             {f"notifications[{i}].senderIcon": new.sender_icon for i, new in enumerate(batch)},
         )
-        created = await run_in_threadpool(
-            services.notifications.create_many, caller.account_id, batch, icons
-        )
+        created = await services.notifications.create_many_async(caller.account_id, batch, icons)
         return view_response(BatchCreatedView.of(created), 201)
 
 

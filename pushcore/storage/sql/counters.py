@@ -105,6 +105,17 @@ class Tally:
             self.deliveries(row[0], old, -1)
             self.deliveries(row[0], new, 1)
 
+    def merge(self, other: Tally) -> None:
+        """Add what ``other`` (a savepoint's tally, kept) changed to this one."""
+        for account_id, deltas in other.counts.items():
+            row = self.counts[account_id]
+            for i, delta in enumerate(deltas):
+                row[i] += delta
+        for bucket, deltas in other.activity.items():
+            row = self.activity[bucket]
+            for i, delta in enumerate(deltas):
+                row[i] += delta
+
     def flush(self, sql: Sql) -> None:
         """Apply the changes, accounts in id order and buckets in key order, then forget them."""
         counts = sorted((a, *d) for a, d in self.counts.items() if any(d))

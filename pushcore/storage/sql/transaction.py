@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
+from pushcore.storage.sql.counters import Tally
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.notifications import Notifications, Progress
@@ -85,6 +87,25 @@ class Transaction:
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A part of the transaction undone alone, counts included, when the block raises."""
+        sql = self._sql
+        # The part tallies apart: its counts join the transaction's only if it is kept.
+        outer, sql.tally = sql.tally, Tally()
+        sql.run("SAVEPOINT part")
+        try:
+            yield
+        except BaseException:
+            sql.run("ROLLBACK TO SAVEPOINT part")
+            sql.run("RELEASE SAVEPOINT part")
+            raise
+        else:
+            sql.run("RELEASE SAVEPOINT part")
+            outer.merge(sql.tally)
+        finally:
+            sql.tally = outer
 
     def finish(self) -> None:
         """Bring the accounts' counts up to date; the store calls this just before COMMIT."""

@@ -1,0 +1,208 @@
+"""Group commit: one writer thread commits many callers' short writes together.
+
+A request that writes hands its work (a function of a transaction) to the
+writer and waits for the commit that holds it: N concurrent creates then
+cost one BEGIN, one set of counter upserts and one COMMIT (one WAL flush on
+PostgreSQL), not N, and no thread of the server queues on the write lock.
+The answer is given only after that COMMIT returned, so an acknowledged
+write is durably stored; when the COMMIT fails, every caller of the group
+gets its error and none is told its work was stored.
+
+Each work runs in a savepoint of the group's transaction: one that raises
+(a device that does not exist, a notification no longer cancellable) is
+undone alone, with the counts it tallied, and its caller gets its error;
+the others still commit. A group is bounded in works and in time, so the
+delivery engine's claims, which queue for the same write lock, wait for at
+most one short group and never behind a long stream of ingest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from pushcore.ports import Store, Transaction
+
+T = TypeVar("T")
+
+# One group's bounds: at most this many works, and no new work started once
+# the group has run this long (a SQLite create takes ~0.1 ms, a claim waits
+# for at most about this).
+MAX_GROUP = 64
+MAX_GROUP_SECONDS = 0.005
+
+
+class _Job:
+    """A work and how its caller waits: a thread on a Future, or a task on an event loop."""
+
+    __slots__ = ("error", "future", "loop", "result", "work")
+
+    def __init__(
+        self,
+        work: Callable[[Transaction], Any],
+        future: Future[Any] | asyncio.Future[Any],
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        self.work = work
+        self.future = future
+        self.loop = loop
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def start(self) -> bool:
+        """Whether to run it: False when its caller gave up (cancelled) before it ran."""
+        if isinstance(self.future, Future):
+            return self.future.set_running_or_notify_cancel()
+        # Read from the writer's thread: a cancel just after is as if it came
+        # while the work ran (it is committed, the answer dropped).
+        return not self.future.cancelled()
+
+
+def _settle(jobs: list[_Job]) -> None:
+    """Give each job's caller its outcome (on the caller's loop, for asyncio callers)."""
+    for job in jobs:
+        future = job.future
+        if isinstance(future, asyncio.Future) and future.cancelled():
+            continue
+        if job.error is None:
+            future.set_result(job.result)
+        else:
+            future.set_exception(job.error)
+
+
+class GroupWriter:
+    """Runs submitted writes on one thread, many to a transaction."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_group: int = MAX_GROUP,
+        max_group_seconds: float = MAX_GROUP_SECONDS,
+    ) -> None:
+        self._store = store
+        self._max_group = max_group
+        self._max_seconds = max_group_seconds
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Works taken from the queue but left for the next group by its bounds.
+        self._carried: deque[_Job] = deque()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def submit(self, work: Callable[[Transaction], T]) -> Future[T]:
+        """Run ``work`` in a group's transaction; the future is done once that committed.
+
+        Its result is ``work``'s result, or the error ``work`` raised (its
+        writes undone), or the error that kept the group from committing.
+        """
+        future: Future[T] = Future()
+        self._put(_Job(work, future, None))
+        return future
+
+    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
+        """:meth:`submit` for a caller on an event loop: await the answer, no thread held.
+
+        A group's answers reach each loop in one call, not one wake-up per work.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._put(_Job(work, future, loop))
+        return future
+
+    def run(self, work: Callable[[Transaction], T]) -> T:
+        """:meth:`submit` and wait for the result (for callers on a thread of their own)."""
+        return self.submit(work).result()
+
+    def _put(self, job: _Job) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the writer is closed")
+            if self._thread is None:
+                # Started on first use: pushctl commands that only read need no thread.
+                self._thread = threading.Thread(
+                    target=self._serve, name="pushcore-writer", daemon=True
+                )
+                self._thread.start()
+            self._queue.put(job)
+
+    def close(self) -> None:
+        """Finish what was submitted, then stop the thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            thread = self._thread
+            self._queue.put(None)
+        if thread is not None:
+            thread.join()
+
+    def _serve(self) -> None:
+        stopping = False
+        while not stopping or self._carried:
+            group: list[_Job] = []
+            while len(group) < self._max_group:
+                if self._carried:
+                    group.append(self._carried.popleft())
+                    continue
+                try:
+                    # Wait for a first work; after it, take only what is already queued.
+                    job = self._queue.get_nowait() if group or stopping else self._queue.get()
+                except queue.Empty:
+                    break
+                if job is None:
+                    stopping = True
+                    break
+                if job.start():
+                    group.append(job)
+            if group:
+                self._answer(self._commit(group))
+
+    def _commit(self, group: list[_Job]) -> list[_Job]:
+        """Run the group's works in one transaction; the jobs it settled (the rest carried)."""
+        ran: list[_Job] = []
+        try:
+            with self._store.transaction() as tx:
+                started = time.perf_counter()
+                for index, job in enumerate(group):
+                    if index and time.perf_counter() - started >= self._max_seconds:
+                        # Out of time: the rest go first in the next group.
+                        self._carried.extendleft(reversed(group[index:]))
+                        break
+                    ran.append(job)
+                    try:
+                        with tx.savepoint():
+                            job.result = job.work(tx)
+                    except BaseException as exc:  # raised again in the caller, not here
+                        job.error = exc
+        except BaseException as exc:
+            # Nothing of the group was stored: every caller of it hears why.
+            for job in ran:
+                job.result, job.error = None, exc
+            # A failure before the first work (BEGIN) leaves nothing carried.
+            ran += [job for job in group if job not in ran and job not in self._carried]
+            for job in ran:
+                job.error = exc
+        return ran
+
+    def _answer(self, jobs: list[_Job]) -> None:
+        """After the COMMIT (or the failure): answer threads now, each event loop at once."""
+        by_loop: defaultdict[asyncio.AbstractEventLoop, list[_Job]] = defaultdict(list)
+        threaded: list[_Job] = []
+        for job in jobs:
+            if job.loop is None:
+                threaded.append(job)
+            else:
+                by_loop[job.loop].append(job)
+        _settle(threaded)
+        for loop, waiting in by_loop.items():
+            # A closed loop (RuntimeError) has nobody left to answer.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, waiting)
