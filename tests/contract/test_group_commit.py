@@ -1,0 +1,236 @@
+"""The group writer: many callers' writes in one transaction, answered only after its COMMIT.
+
+Runs on SQLite and PostgreSQL (the ``store`` fixture). A store wrapper counts
+transactions and can hold or fail a group just before its COMMIT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from pushcore.domain.errors import NotFound
+from pushcore.ports import Store, Transaction
+from pushcore.storage.group import GroupWriter
+from tests.contract.test_queue_contract import make_notification
+from tests.contract.test_store_contract import T0
+
+
+class Watched:
+    """A store whose write transactions are counted, and may be held or failed at COMMIT."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.transactions = 0
+        self.at_commit = threading.Event()  # set when a group reached its COMMIT
+        self.hold: threading.Event | None = None
+        self.fail: Exception | None = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        self.transactions += 1
+        with self.store.transaction() as tx:
+            yield tx
+            self.at_commit.set()
+            if self.hold is not None:
+                assert self.hold.wait(10)
+            if self.fail is not None:
+                raise self.fail
+
+    def read(self) -> Any:
+        return self.store.read()
+
+
+def add(notification_id: str, account: str = "acc_a") -> Any:
+    def work(tx: Transaction) -> str:
+        tx.notifications.add(make_notification(notification_id, account, created_at=T0))
+        return notification_id
+
+    return work
+
+
+def stored_ids(store: Store, account: str = "acc_a") -> set[str]:
+    with store.read() as tx:
+        return {n.id for n in tx.notifications.list(account, None, 1000, None)}
+
+
+@pytest.fixture
+def watched(store: Store) -> Watched:
+    return Watched(store)
+
+
+@pytest.fixture
+def writer(watched: Watched) -> Iterator[GroupWriter]:
+    # No time bound to speak of: these tests count groups on a busy machine.
+    writer = GroupWriter(watched, max_group_seconds=10)  # type: ignore[arg-type]
+    yield writer
+    watched.hold = None
+    writer.close()
+
+
+def test_concurrent_writes_share_one_transaction(watched: Watched, writer: GroupWriter) -> None:
+    watched.hold = threading.Event()
+    first = writer.submit(add("ntf_first"))
+    assert watched.at_commit.wait(5)  # the writer is busy with a group of one
+    rest = [writer.submit(add(f"ntf_{i:02}")) for i in range(30)]
+    watched.hold.set()
+    assert first.result(5) == "ntf_first"
+    assert [f.result(5) for f in rest] == [f"ntf_{i:02}" for i in range(30)]
+    # The first alone, then the 30 that queued meanwhile: two transactions, not 31.
+    assert watched.transactions == 2
+    assert len(stored_ids(watched.store)) == 31
+
+
+def test_no_caller_is_answered_before_the_commit(watched: Watched, writer: GroupWriter) -> None:
+    watched.hold = threading.Event()
+    futures = [writer.submit(add(f"ntf_{i}")) for i in range(5)]
+    assert watched.at_commit.wait(5)
+    time.sleep(0.1)
+    assert not any(f.done() for f in futures)
+    assert stored_ids(watched.store) == set()  # not committed, not visible
+    watched.hold.set()
+    assert {f.result(5) for f in futures} <= stored_ids(watched.store)
+
+
+def test_a_failed_commit_fails_every_caller_of_the_group(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    watched.hold = threading.Event()
+    futures = [writer.submit(add(f"ntf_{i}")) for i in range(5)]
+    assert watched.at_commit.wait(5)
+    watched.fail = OSError("disk full")
+    watched.hold.set()
+    for future in futures:
+        with pytest.raises(OSError, match="disk full"):
+            future.result(5)
+    assert stored_ids(watched.store) == set()
+    # The writer goes on with the next group.
+    watched.fail = watched.hold = None
+    assert writer.run(add("ntf_after")) == "ntf_after"
+    assert stored_ids(watched.store) == {"ntf_after"}
+
+
+def test_a_failing_work_is_undone_alone(watched: Watched, writer: GroupWriter) -> None:
+    def half_then_fail(tx: Transaction) -> None:
+        tx.notifications.add(make_notification("ntf_half", created_at=T0))
+        raise NotFound("no such device")
+
+    watched.hold = threading.Event()
+    blocker = writer.submit(add("ntf_0"))
+    assert watched.at_commit.wait(5)
+    futures = [writer.submit(add("ntf_1")), writer.submit(half_then_fail)]
+    futures.append(writer.submit(add("ntf_2")))
+    watched.hold.set()
+    blocker.result(5)
+    assert futures[0].result(5) == "ntf_1"
+    with pytest.raises(NotFound):
+        futures[1].result(5)
+    assert futures[2].result(5) == "ntf_2"
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+    # Its counts went with it: the stats count exactly the three kept.
+    with watched.store.read() as tx:
+        stats = tx.notifications.stats("acc_a", T0)
+    assert stats.by_status["QUEUED"] == 3
+    assert stats.created_24h == 3
+
+
+def test_groups_are_bounded_in_works_and_in_time(watched: Watched) -> None:
+    writer = GroupWriter(watched, max_group=8, max_group_seconds=0.05)  # type: ignore[arg-type]
+    try:
+        watched.hold = threading.Event()
+        writer.submit(add("ntf_first"))
+        assert watched.at_commit.wait(5)
+        futures = [writer.submit(add(f"ntf_{i:02}")) for i in range(20)]
+        watched.hold.set()
+        for f in futures:
+            f.result(5)
+        watched.hold = None
+        assert watched.transactions == 1 + 3  # 20 in groups of at most 8
+
+        def slow(tx: Transaction) -> None:
+            time.sleep(0.06)
+
+        watched.transactions = 0
+        watched.at_commit.clear()
+        watched.hold = threading.Event()
+        writer.submit(add("ntf_block"))
+        assert watched.at_commit.wait(5)
+        futures = [writer.submit(slow), *(writer.submit(add(f"ntf_s{i}")) for i in range(3))]
+        watched.hold.set()
+        for f in futures:
+            f.result(5)
+        # The slow work used up its group's time: the rest went in the next.
+        assert watched.transactions == 3
+    finally:
+        watched.hold = None
+        writer.close()
+
+
+def test_other_writers_get_the_lock_between_groups(store: Store) -> None:
+    """A steady stream of groups never keeps another writer (the engine's claim) out."""
+    writer = GroupWriter(store)
+    stop = threading.Event()
+
+    def flood() -> None:
+        n = 0
+        while not stop.is_set():
+            futures = [writer.submit(add(f"ntf_{n + i:06}")) for i in range(50)]
+            n += 50
+            futures[-1].result(5)
+
+    flooder = threading.Thread(target=flood)
+    flooder.start()
+    try:
+        time.sleep(0.2)
+        waits = []
+        for _ in range(20):
+            asked = time.monotonic()
+            with store.transaction():
+                waits.append(time.monotonic() - asked)
+    finally:
+        stop.set()
+        flooder.join()
+        writer.close()
+    # Each waited for at most a group or so (a group is bounded to 5 ms of work);
+    # a second would mean it waited behind the stream.
+    assert max(waits) < 1.0, waits
+
+
+def test_a_work_cancelled_before_it_ran_stores_nothing(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    watched.hold = threading.Event()
+    writer.submit(add("ntf_0"))
+    assert watched.at_commit.wait(5)
+    gone = writer.submit(add("ntf_gone"))
+    assert gone.cancel()
+    watched.hold.set()
+    assert writer.run(add("ntf_1")) == "ntf_1"
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1"}
+
+
+def test_event_loop_callers_await_their_commit(writer: GroupWriter, watched: Watched) -> None:
+    async def main() -> list[str]:
+        return list(
+            await asyncio.gather(*(writer.submit_async(add(f"ntf_{i}")) for i in range(40)))
+        )
+
+    assert asyncio.run(main()) == [f"ntf_{i}" for i in range(40)]
+    assert len(stored_ids(watched.store)) == 40
+    assert watched.transactions < 40
+
+
+def test_close_commits_what_was_submitted(watched: Watched) -> None:
+    writer = GroupWriter(watched)  # type: ignore[arg-type]
+    futures = [writer.submit(add(f"ntf_{i}")) for i in range(10)]
+    writer.close()
+    assert all(f.done() for f in futures)
+    assert len(stored_ids(watched.store)) == 10
+    with pytest.raises(RuntimeError, match="closed"):
+        writer.submit(add("ntf_late"))
