@@ -24,6 +24,10 @@ class NotificationRepository(Protocol):
         """Insert a new notification; KeyError when its id is taken."""
         ...
 
+    def add_many(self, notifications: Sequence[Notification]) -> None:
+        """Insert new notifications at once, all or none; KeyError when an id is taken."""
+        ...
+
     def get(
         self, account_id: str, notification_id: str, *, for_update: bool = False
     ) -> Notification | None:

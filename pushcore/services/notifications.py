@@ -16,7 +16,13 @@ from pushcore.domain.errors import (
     ValidationError,
 )
 from pushcore.domain.inputs import NewNotification
-from pushcore.domain.model import DeliveryCounts, Device, Notification, NotificationStats
+from pushcore.domain.model import (
+    Delivery,
+    DeliveryCounts,
+    Device,
+    Notification,
+    NotificationStats,
+)
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
@@ -260,10 +266,17 @@ class NotificationService:
                 targets[token] = tx.devices.active_targets(account_id, token)
             if missing:
                 raise ValidationError(missing)
-            return [
-                self._add(tx, account_id, request, now, targets[request.target_device_token])
-                for request in requests
-            ]
+            created: list[Notification] = []
+            deliveries: list[Delivery] = []
+            for request in requests:
+                devices = targets[request.target_device_token]
+                created.append(self._new(account_id, request, now, devices))
+                due = created[-1].scheduled_at
+                deliveries += new_deliveries(self._ids, created[-1], devices, due)
+            # Two statements for the whole batch (one round trip each on PostgreSQL).
+            tx.notifications.add_many(created)
+            tx.schedule.add_many(deliveries)
+            return created
 
         return write
 
@@ -276,8 +289,22 @@ class NotificationService:
         targets: Sequence[Device],
     ) -> Notification:
         """Store a new notification, due as ``request`` says, and its deliveries."""
+        notification = self._new(account_id, request, now, targets)
+        tx.notifications.add(notification)
+        due = notification.scheduled_at
+        tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
+        return notification
+
+    def _new(
+        self,
+        account_id: str,
+        request: NewNotification,
+        now: datetime,
+        targets: Sequence[Device],
+    ) -> Notification:
+        """A new notification, due as ``request`` says, for ``targets``."""
         due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
-        notification = Notification(
+        return Notification(
             id=self._ids.new_id("ntf"),
             account_id=account_id,
             title=request.title,
@@ -298,9 +325,6 @@ class NotificationService:
             # With no device yet, the engine looks again at the due time.
             wake_at=None if targets else due,
         )
-        tx.notifications.add(notification)
-        tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
-        return notification
 
     def get(self, account_id: str, notification_id: str) -> NotificationDetail:
         """The notification with its delivery counts; NotFound for another account's."""

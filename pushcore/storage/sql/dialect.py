@@ -99,8 +99,8 @@ class Sql:
         return self.run(text, params).fetchall()
 
     def many(self, text: str, rows: Sequence[Params]) -> None:
-        """Execute ``text`` once per row."""
-        self.conn.executemany(self.dialect.sql(text), rows)
+        """Execute ``text`` once per row (psycopg pipelines them: one round trip)."""
+        self.conn.cursor().executemany(self.dialect.sql(text), rows)
 
     def one(self, text: str, params: Params = ()) -> Any:
         """The one row of ``text`` (an aggregate's), as a tuple."""

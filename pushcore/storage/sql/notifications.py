@@ -41,6 +41,17 @@ class Notifications(Repository):
         n = notification
         self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
 
+    def add_many(self, notifications: Sequence[Notification]) -> None:
+        """Insert new notifications in one executemany (pipelined on PostgreSQL)."""
+        with self._sql.duplicate_as_key_error("notification"):
+            self._sql.many(
+                f"INSERT INTO notifications ({NOTIFICATION_COLUMNS})"  # noqa: S608
+                f" VALUES ({placeholders(NOTIFICATION_COLUMNS)})",
+                [self._rows.notification_to_row(n) for n in notifications],
+            )
+        for n in notifications:
+            self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
+
     def _select(self, where: str, *params: object) -> list[Notification]:
         rows = self._sql.select(NOTIFICATION_COLUMNS, "notifications", where, *params)
         return [self._rows.notification_from_row(r) for r in rows]
