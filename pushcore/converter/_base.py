@@ -112,11 +112,23 @@ def _shape_ok(raw: Any, tp: Any) -> bool:
     return True
 
 
+_FIELDS: dict[Any, dict[str, Any]] = {}
+
+
+def _json_fields(cls: Any) -> dict[str, Any]:
+    """A request class's fields by their JSON names: worked out once, not per request."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = {camel(f.name): f for f in attrs.fields(attrs.resolve_types(cls))}
+        _FIELDS[cls] = fields
+    return fields
+
+
 def structure_request(cls: type[T], data: Any) -> T:
     """Build ``cls`` from a JSON object, or raise ValidationError naming every bad field."""
     if not isinstance(data, dict):
         raise InvalidJson("Request body must be a JSON object")
-    fields = {camel(f.name): f for f in attrs.fields(attrs.resolve_types(cls))}  # type: ignore[arg-type,type-var]
+    fields = _json_fields(cls)
     errors = [FieldError(str(key), "is not a known field") for key in data if key not in fields]
     values: dict[str, Any] = {}
     for json_name, field in fields.items():
