@@ -48,7 +48,7 @@ import re
 import statistics
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -272,7 +272,7 @@ def tables(results: dict[str, list[Run]], connections: Sequence[int]) -> str:
 
 
 def measure(
-    variants: dict[str, tuple[str, Path | None]],
+    variants: Mapping[str, tuple[str, Path | None]],
     rounds: int,
     database: Callable[[], str | None],
     seconds: int,
