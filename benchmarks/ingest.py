@@ -50,12 +50,13 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import attrs
 import httpx
 
-from benchmarks.processes import Deployment, postgres, pushctl
+from benchmarks.processes import CpuWindow, Deployment, postgres, pushctl
 from benchmarks.report import write_section
 
 ITEM = {"title": "Deploy finished", "body": "build 1234 is live", "delay": "1h"}
@@ -87,6 +88,8 @@ class Load:
     requests: int
     connections: int = 0  # all wrk processes' together
     socket_errors: str = ""
+    # Cores each process used meanwhile (the API processes, postgres, the machine's).
+    cores: dict[str, float] = attrs.field(factory=dict)
 
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
@@ -196,6 +199,19 @@ def deployment_for(
     )
 
 
+def measured(
+    deployment: Deployment,
+    postgres_pids: Callable[[], list[int]] | None,
+    load: Callable[[], Load],
+) -> Load:
+    """``load()``, with the cores the API processes and PostgreSQL used meanwhile."""
+    extra = {"postgres": postgres_pids} if postgres_pids is not None else {}
+    window = CpuWindow({**deployment.pids(), **extra})
+    done = load()
+    cores = {k: v for k, v in window.stop().items() if not k.startswith("worker-")}
+    return attrs.evolve(done, cores=cores)
+
+
 def run(
     kind: str,
     tree: Path | None,
@@ -203,6 +219,7 @@ def run(
     seconds: int,
     connections: Sequence[int],
     batch_connections: int,
+    postgres_pids: Callable[[], list[int]] | None = None,
 ) -> Run:
     """Creates and /healthz on one fresh service, then batches on another."""
     create: dict[int, Load] = {}
@@ -217,14 +234,20 @@ def run(
             drive([creates], 32, 2, key, one)  # warm-up
             urls = deployment.urls
             for c in connections:
-                create[c] = drive([f"{u}/api/notifications" for u in urls], c, seconds, key, one)
+                posts = [f"{u}/api/notifications" for u in urls]
+                posting = partial(drive, posts, c, seconds, key, one)
+                create[c] = measured(deployment, postgres_pids, posting)
                 health[c] = drive([f"{u}/healthz" for u in urls], c, seconds, key)
             check_stored(deployment, key, sum(load.requests for load in create.values()))
         with deployment_for(kind, Path(tmp) / "batch", database(), tree) as deployment:
             key = prepare(deployment)
             urls = [f"{u}/api/notifications/batch" for u in deployment.urls]
             drive(urls[:1], 2, 2, key, many)  # warm-up
-            batch = drive(urls, batch_connections, seconds, key, many)
+            batch = measured(
+                deployment,
+                postgres_pids,
+                partial(drive, urls, batch_connections, seconds, key, many),
+            )
             check_stored(deployment, key, batch.requests * BATCH)
     return Run(create, health, batch)
 
@@ -237,16 +260,25 @@ def spread(values: Sequence[float], digits: int = 0) -> str:
     return f"{median} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
 
 
+def cores_cell(loads: Sequence[Load]) -> str:
+    """The median cores of each process over ``loads``: "serve-1 0.9, postgres 0.5, machine 2.0"."""
+    names = [n for n in loads[0].cores if all(n in load.cores for load in loads)]
+    return ", ".join(
+        f"{n} {statistics.median(load.cores[n] for load in loads):.{1 if n == 'machine' else 2}f}"
+        for n in names
+    )
+
+
 def tables(results: dict[str, list[Run]], connections: Sequence[int]) -> str:
     """The creates-and-/healthz table and the batch table, in markdown."""
     rows = [
         "| deployment | connections | POST /api/notifications req/s | p50 / p99 ms"
-        " | GET /healthz req/s | p50 / p99 ms | create / healthz |",
-        "|---|---|---|---|---|---|---|",
+        " | GET /healthz req/s | p50 / p99 ms | create / healthz | cores while creating |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     batch_rows = [
-        "| deployment | batch requests/s | notifications/s |",
-        "|---|---|---|",
+        "| deployment | batch requests/s | notifications/s | cores |",
+        "|---|---|---|---|",
     ]
     for name, runs in results.items():
         for c in connections:
@@ -262,11 +294,12 @@ def tables(results: dict[str, list[Run]], connections: Sequence[int]) -> str:
                 f" | {spread([x.rate for x in healths])}"
                 f" | {statistics.median(x.p50 for x in healths):.1f}"
                 f" / {statistics.median(x.p99 for x in healths):.1f}"
-                f" | {spread(ratios, 2)}{note} |"
+                f" | {spread(ratios, 2)}{note} | {cores_cell(creates)} |"
             )
         batch_rows.append(
             f"| {name} | {spread([r.batch.rate for r in runs], 1)}"
-            f" | {spread([r.batch.rate * BATCH for r in runs])} |"
+            f" | {spread([r.batch.rate * BATCH for r in runs])}"
+            f" | {cores_cell([r.batch for r in runs])} |"
         )
     return "\n".join(rows) + "\n\n" + "\n".join(batch_rows)
 
@@ -278,12 +311,13 @@ def measure(
     seconds: int,
     connections: Sequence[int],
     batch_connections: int,
+    postgres_pids: Callable[[], list[int]] | None = None,
 ) -> dict[str, list[Run]]:
     """Every variant (a deployment kind, a source tree) once per round, alternating."""
     results: dict[str, list[Run]] = {name: [] for name in variants}
     for n in range(1, rounds + 1):
         for name, (kind, tree) in variants.items():
-            done = run(kind, tree, database, seconds, connections, batch_connections)
+            done = run(kind, tree, database, seconds, connections, batch_connections, postgres_pids)
             results[name].append(done)
             summary = ", ".join(
                 f"{c}: {done.create[c].rate:,.0f} (p99 {done.create[c].p99:.1f} ms)"
@@ -316,7 +350,9 @@ def method(seconds: int, rounds: int, connections: Sequence[int], batch_connecti
         f" a second fresh service, {batch_connections} connections, {BATCH} items per"
         f" request. {rounds} round(s), deployments alternating, each run on a fresh service"
         " (rate limiting off); medians, lowest-highest in brackets. wrk runs on the same"
-        " two cores as the service."
+        " two cores as the service. Cores: CPU time / wall time of each API process (and of"
+        " PostgreSQL's server processes) while creating, from /proc, and the machine's busy"
+        " cores, whoever used them (wrk, other users)."
     )
 
 
@@ -348,7 +384,7 @@ def main() -> None:
     figures = (args.seconds, connections, args.batch_connections)
     if on_postgres:
         with postgres(args.database_url) as pg:
-            results = measure(variants, args.rounds, pg.fresh, *figures)
+            results = measure(variants, args.rounds, pg.fresh, *figures, pg.server_pids)
             where = pg.describe()
     else:
         results = measure(variants, args.rounds, lambda: None, *figures)

@@ -76,7 +76,9 @@ def cores_cell(cores: dict[str, float]) -> str:
     return ", ".join(parts)
 
 
-def verdict(name: str, rates: dict[int, float], cores: dict[int, dict[str, float]]) -> str:
+def verdict(
+    name: str, rates: dict[int, float], cores: dict[int, dict[str, float]], hint: str = ""
+) -> str:
     """What 2 workers gave over 1, and, when short of the target, what bound it."""
     if 1 not in rates or 2 not in rates:
         return ""
@@ -98,8 +100,8 @@ def verdict(name: str, rates: dict[int, float], cores: dict[int, dict[str, float
         )
     return (
         f"{text} Not the cores (the machine's were {machine:.1f} of {total} busy; workers"
-        f" {share}): the bound is elsewhere (claims, locks, a per-host limit), or the run is too"
-        " short for a second worker to matter."
+        f" {share}): the bound is elsewhere{hint or ' (claims, locks, a per-host limit)'}, or"
+        " the run is too short for a second worker to matter."
     )
 
 
@@ -162,7 +164,13 @@ def run_fanout(
     )
     rates = {n: statistics.median(r["rate"] for r in rs) for n, rs in runs.items()}
     cores = {n: median_cores([r["cores"] for r in rs]) for n, rs in runs.items()}
-    return table, verdict("Fan-out", rates, cores)
+    hint = (
+        " (every device here is a webhook on one host, 127.0.0.1, and each process sends at"
+        " most PUSHCORE_WEBHOOK_HOST_CONCURRENCY = 16 requests to one host at once; one"
+        " worker may also claim up to PUSHCORE_DELIVERY_MAX_IN_FLIGHT = 4,096 deliveries"
+        " before the other wakes)"
+    )
+    return table, verdict("Fan-out", rates, cores, hint)
 
 
 def run_apns(args: argparse.Namespace, pg: Postgres, workers: list[int]) -> tuple[str, str]:
@@ -209,7 +217,13 @@ def run_ingest(args: argparse.Namespace, pg: Postgres) -> str:
     connections = [int(c) for c in args.connections.split(",")]
     variants = {ingest.label(kind): (kind, None) for kind in ingest.DEPLOYMENTS}
     results = ingest.measure(
-        variants, args.rounds, pg.fresh, args.seconds, connections, args.batch_connections
+        variants,
+        args.rounds,
+        pg.fresh,
+        args.seconds,
+        connections,
+        args.batch_connections,
+        pg.server_pids,
     )
     method = ingest.method(args.seconds, args.rounds, connections, args.batch_connections)
     return f"Ingest: {method}\n\n{ingest.tables(results, connections)}"
