@@ -89,19 +89,24 @@ def verdict(
     two = cores[2]
     machine = two.get("machine", 0.0)
     total = os.cpu_count() or 1
-    workers = [used for n, used in two.items() if n.startswith("worker-")]
-    share = " and ".join(f"{w:.2f}" for w in workers)
+    named = {n: used for n, used in two.items() if n not in ("machine",) and used >= 0.005}
+    others = max(0.0, machine - sum(named.values()))
+    who = ", ".join(f"{n} {used:.2f}" for n, used in named.items())
+    busy = (
+        f"with 2 workers the machine's {total} cores were {machine:.1f} busy ({who}; the"
+        f" other {others:.1f} this benchmark's process and other users' work)"
+    )
     if machine >= 0.9 * total:
-        return (
-            f"{text} The cores were the bound: with 2 workers the machine's {total} cores were"
-            f" {machine:.1f} busy (workers {share}, PostgreSQL {two.get('postgres', 0):.2f},"
-            f" the rest the {'fake' if 'fake' in two else 'receiver'}, this process and other"
-            " users)."
+        crowded = (
+            " Much of that was work outside the service: a quieter machine would show more."
+            if others >= 0.5
+            else ""
         )
+        return f"{text} The cores were the bound: {busy}.{crowded}"
     return (
-        f"{text} Not the cores (the machine's were {machine:.1f} of {total} busy; workers"
-        f" {share}): the bound is elsewhere{hint or ' (claims, locks, a per-host limit)'}, or"
-        " the run is too short for a second worker to matter."
+        f"{text} Not the cores: {busy}. The bound is"
+        f" elsewhere{hint or ' (claims, locks, a per-host limit)'}, or the run is too short for"
+        " a second worker to matter."
     )
 
 
