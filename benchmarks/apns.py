@@ -1,6 +1,9 @@
 """APNs throughput: notifications due -> accepted by a fake APNs server over HTTP/2.
 
-    .venv/bin/python -m benchmarks.apns [--count 20000]
+    .venv/bin/python -m benchmarks.apns [--count 20000] [--processes 1,2] [--repeat 3]
+        [--fakes h2,native] [--no-write]
+    .venv/bin/python -m benchmarks.apns --postgres [--database-url URL] [--processes 1,2]
+        [--count 20000] [--repeat 3] [--fakes native]
 
 Two fakes, each in its own process, check every request the same way
 (tests/fakes/apns_server.py: the provider token's ES256 signature, headers,
@@ -13,13 +16,21 @@ Against each, the same requests are sent by:
    bookkeeping);
 2. one ApnsGateway in this process (what one pushcore process can push);
 3. the whole service: `pushctl serve` (SQLite, the delivery engine), alone
-   and with `pushctl worker` processes beside it on the same database, with
-   notifications already due, timed from the due time to the last request
-   the fake accepted.
+   and with `pushctl worker` processes beside it on the same database:
+   once they run (idle), the notifications are inserted, all due at one time
+   a few seconds later; timed from the due time to the last request the fake
+   accepted.
 
 Also prints the gateway's CPU profile (top functions) and the CPU each
 process used per push. Results are written to docs/benchmarks.md (section
 "APNs throughput").
+
+With ``--postgres`` (a throwaway cluster, benchmarks/processes.py) or
+``--database-url`` (a server of yours; a fresh database per run), only the
+whole service, on PostgreSQL: ``--processes`` then counts the `pushctl
+worker` processes beside one `pushctl serve --no-engine`, alternating round by
+round. Printed with the cores each process, the fake and PostgreSQL used;
+not written (benchmarks/postgres.py writes the PostgreSQL section).
 """
 
 from __future__ import annotations
@@ -32,13 +43,13 @@ import json
 import os
 import platform
 import pstats
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,9 +64,18 @@ import trustme
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from benchmarks.processes import (
+    Deployment,
+    Postgres,
+    children,
+    cpu_seconds,
+    free_port,
+    library_settings,
+    postgres,
+)
 from benchmarks.report import write_section
-from benchmarks.scheduling import start_server, stop_server
-from pushcore import build_services, load_settings
+from benchmarks.scheduling import cores_text
+from pushcore import build_services
 from pushcore.adapters.system import SystemClock, UlidGenerator
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.model import (
@@ -73,8 +93,11 @@ from pushcore.gateways.apns import ApnsGateway, ProviderToken, apns_payload
 from pushcore.services.queueing import new_deliveries
 
 TOKEN = "ab" * 32
-# Seconds between preparing the database and the due time: the processes start meanwhile.
-LEAD = 8
+# Seconds between inserting the notifications (the processes already running) and their
+# due time: the insert's own time (about 2,000 rows a second at worst on a busy machine),
+# plus the scheduler's tick (1 s: the processes find rows another process wrote by then).
+LEAD = 3.0
+INSERTS_PER_SECOND = 2_000
 
 
 class H2Fake:
@@ -113,6 +136,10 @@ class H2Fake:
     def cpu(self) -> float:
         """CPU seconds the fake's process has used."""
         return cpu_seconds(self.process.pid)
+
+    def pids(self) -> list[int]:
+        """The fake's process."""
+        return [self.process.pid]
 
     def stop(self) -> None:
         assert self.process.stdin is not None
@@ -169,9 +196,11 @@ class NativeFake:
 
     def cpu(self) -> float:
         """CPU seconds granian's processes (its supervisor and worker) have used."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
-        pids = [self.process.pid, *(int(pid) for pid in children.split())]
-        return sum(cpu_seconds(pid) for pid in pids)
+        return sum(cpu_seconds(pid) for pid in self.pids())
+
+    def pids(self) -> list[int]:
+        """granian's supervisor and its worker."""
+        return [self.process.pid, *children(self.process.pid)]
 
     def stop(self) -> None:
         self._client.close()
@@ -180,20 +209,6 @@ class NativeFake:
 
 
 Fake = H2Fake | NativeFake
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def notification(i: int) -> Notification:
@@ -315,17 +330,18 @@ def profile_text(profiler: cProfile.Profile) -> str:
 class ServiceRun:
     """One whole-service run: the rate, and CPU per push of the service and the fake."""
 
-    processes: int
+    processes: int  # delivering processes (on PostgreSQL: `pushctl worker`s)
     rate: float
     service_cpu: float  # µs of CPU per push, all service processes together
     fake_cpu: float  # µs of CPU per push, the fake
     spread: tuple[float, float] = (0.0, 0.0)  # lowest and highest rate of the repeats
+    # Cores each process used from the due time to the last acceptance (and the machine's).
+    cores: dict[str, float] = attrs.field(factory=dict)
 
 
-def service(data_dir: Path, fake: Fake, key_file: Path, count: int, processes: int) -> ServiceRun:
-    """`pushctl serve` plus ``processes - 1`` `pushctl worker`s: ``count`` notifications
-    due at once, all to the fake."""
-    env = {
+def gateway_env(fake: Fake, key_file: Path) -> dict[str, str]:
+    """The PUSHCORE_APNS_* settings that send to ``fake``."""
+    return {
         "PUSHCORE_APNS_KEY_FILE": str(key_file),
         "PUSHCORE_APNS_KEY_ID": "KEY1234567",
         "PUSHCORE_APNS_TEAM_ID": "TEAM123456",
@@ -333,54 +349,68 @@ def service(data_dir: Path, fake: Fake, key_file: Path, count: int, processes: i
         "PUSHCORE_APNS_URL": fake.url,
         "PUSHCORE_CA_FILE": str(fake.ca_file),
     }
-    services = build_services(load_settings(env=env, data_dir=data_dir))
-    device = services.devices.register(
-        "bench", NewDevice(token=TOKEN, platform=Platform.IOS)
-    ).device
-    due = datetime.now(UTC) + timedelta(seconds=LEAD)
-    ids = UlidGenerator()
-    with services.store.transaction() as tx:
-        for i in range(count):
-            n = attrs.evolve(notification(i), id=ids.new_id("ntf"), scheduled_at=due)
-            tx.notifications.add(n)
-            tx.schedule.add_many(new_deliveries(ids, n, [device], due))
-    services.close()
-    fake.reset()
-    started = [start_server(data_dir, free_port(), env)]
-    command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir), "worker"]
-    worker_env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
-        "PUSHCORE_LOG_LEVEL": "warning",
-        **env,
-    }
-    logs = [data_dir / f"worker-{n}.log" for n in range(1, processes)]
-    for log in logs:
-        with log.open("wb") as out:
-            started.append(subprocess.Popen(command, env=worker_env, stderr=out))
-    try:
-        time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds() - 0.05))
-        cpu_before = sum(cpu_seconds(p.pid) for p in started), fake.cpu()
+
+
+def service(
+    data_dir: Path,
+    fake: Fake,
+    key_file: Path,
+    count: int,
+    processes: int,
+    database_url: str | None = None,
+    postgres_pids: Callable[[], list[int]] | None = None,
+) -> ServiceRun:
+    """``count`` notifications due at once, all to the fake, delivered by ``processes``
+    processes: on SQLite `pushctl serve` plus ``processes - 1`` `pushctl worker`s; on
+    PostgreSQL (``database_url``) ``processes`` `pushctl worker`s beside one `pushctl
+    serve --no-engine`."""
+    env = gateway_env(fake, key_file)
+    if database_url is None:
+        deployment = Deployment(data_dir, settings=env, workers=processes - 1)
+    else:
+        deployment = Deployment(
+            data_dir, database_url, engine=False, workers=processes, settings=env
+        )
+    # Started first and idle: their start-up (slower on a busy machine) is not timed.
+    # A clean run logs no error (a failed claim or record, a gateway bug): stop() checks.
+    with deployment:
+        services = build_services(library_settings(data_dir, database_url, env))
+        device = services.devices.register(
+            "bench", NewDevice(token=TOKEN, platform=Platform.IOS)
+        ).device
+        due = datetime.now(UTC) + timedelta(seconds=LEAD + count / INSERTS_PER_SECOND)
+        ids = UlidGenerator()
+        with services.store.transaction() as tx:
+            for i in range(count):
+                n = attrs.evolve(notification(i), id=ids.new_id("ntf"), scheduled_at=due)
+                tx.notifications.add(n)
+                tx.schedule.add_many(new_deliveries(ids, n, [device], due))
+        services.close()
+        left = (due - datetime.now(UTC)).total_seconds()
+        if left < 1.1:
+            raise RuntimeError(f"inserting took too long: {left:.1f} s left before due")
+        fake.reset()
+        time.sleep(max(0.0, left - 0.05))
+        delivering = [*deployment.servers, *deployment.worker_processes]
+        cpu_before = sum(cpu_seconds(p.pid) for p in delivering), fake.cpu()
+        extra: dict[str, Any] = {"fake": fake.pids}
+        if postgres_pids is not None:
+            extra["postgres"] = postgres_pids
+        window = deployment.cpu_window(extra)
         deadline = time.time() + 120
         answer = fake.count()
         while time.time() < deadline and answer["accepted"] < count:
             time.sleep(0.1)
             answer = fake.count()
-        cpu_after = sum(cpu_seconds(p.pid) for p in started), fake.cpu()
-    finally:
-        for process in started:
-            stop_server(process)
+        cores = window.stop()
+        cpu_after = sum(cpu_seconds(p.pid) for p in delivering), fake.cpu()
     assert answer["accepted"] >= count, answer
-    for log in logs:
-        # A clean run logs no error (a failed claim or record, a gateway bug).
-        problems = [
-            line for line in log.read_text().splitlines() if "ERROR" in line or "Traceback" in line
-        ]
-        assert not problems, f"{log.name}: {problems[:5]}"
     return ServiceRun(
         processes,
         count / (answer["last"] - due.timestamp()),
         (cpu_after[0] - cpu_before[0]) / count * 1e6,
         (cpu_after[1] - cpu_before[1]) / count * 1e6,
+        cores=cores,
     )
 
 
@@ -433,11 +463,73 @@ def run_against(
             repeats.append(service(where, fake, key_file, count, n))
             rate = repeats[-1].rate
             print(f"{fake.name}: whole service, {n} process(es): {rate:,.0f}/s", flush=True)
-        # The median run, with the spread of all: this machine's speed drifts.
-        repeats.sort(key=lambda r: r.rate)
-        median = repeats[len(repeats) // 2]
-        runs.append(attrs.evolve(median, spread=(repeats[0].rate, repeats[-1].rate)))
+        runs.append(median_run(repeats))
     return FakeRun(fake.name, floor_rate, gateway_rate, gateway_cpu, runs), profiler
+
+
+def median_run(repeats: list[ServiceRun]) -> ServiceRun:
+    """The median run, with the spread of all: this machine's speed drifts."""
+    repeats = sorted(repeats, key=lambda r: r.rate)
+    median = repeats[len(repeats) // 2]
+    return attrs.evolve(median, spread=(repeats[0].rate, repeats[-1].rate))
+
+
+def postgres_runs(
+    pg: Postgres,
+    fake: Fake,
+    key_file: Path,
+    data_root: Path,
+    count: int,
+    workers: list[int],
+    repeat: int,
+) -> list[ServiceRun]:
+    """The whole service on PostgreSQL (a fresh database a run) with each count of
+    workers, alternating round by round; per count the median run, with the spread."""
+    repeats: dict[int, list[ServiceRun]] = {n: [] for n in workers}
+    for attempt in range(repeat):
+        for n in workers:
+            where = data_root / f"pg-{type(fake).__name__}-{n}-{attempt}"
+            done = service(where, fake, key_file, count, n, pg.fresh(), pg.server_pids)
+            repeats[n].append(done)
+            print(
+                f"{fake.name}, PostgreSQL, {n} worker(s): {done.rate:,.0f}/s;"
+                f" cores: {cores_text(done.cores)}",
+                flush=True,
+            )
+    return [median_run(runs) for runs in repeats.values()]
+
+
+def make_key(directory: Path) -> Path:
+    """A fresh ES256 provider key (.p8) in ``directory``."""
+    key_file = directory / "AuthKey.p8"
+    key_file.write_bytes(
+        ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return key_file
+
+
+FAKES: dict[str, tuple[type[H2Fake] | type[NativeFake], str]] = {
+    "h2": (H2Fake, "h2-ca.pem"),
+    "native": (NativeFake, "native-ca.pem"),
+}
+
+
+def postgres_main(args: argparse.Namespace) -> None:
+    """The whole-service runs on PostgreSQL, against each fake, printed."""
+    workers = [int(n) for n in args.processes.split(",")]
+    with postgres(args.database_url) as pg, tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        key_file = make_key(directory)
+        for kind, ca_name in (FAKES[name] for name in args.fakes.split(",")):
+            fake = kind(key_file, directory / ca_name)
+            try:
+                postgres_runs(pg, fake, key_file, directory, args.count, workers, args.repeat)
+            finally:
+                fake.stop()
 
 
 def main() -> None:
@@ -449,24 +541,23 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each service setup")
     parser.add_argument("--fakes", default="h2,native", help="which fakes: h2, native or both")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="the whole service only, on a throwaway PostgreSQL cluster, with --processes"
+        " counting `pushctl worker`s beside `serve --no-engine` (print only)",
+    )
+    parser.add_argument("--database-url", help="as --postgres, on this server")
     args = parser.parse_args()
+    if args.postgres or args.database_url:
+        postgres_main(args)
+        return
     processes = [int(n) for n in args.processes.split(",")]
-    kinds: dict[str, tuple[type[H2Fake] | type[NativeFake], str]] = {
-        "h2": (H2Fake, "h2-ca.pem"),
-        "native": (NativeFake, "native-ca.pem"),
-    }
     results: list[FakeRun] = []
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        key_file = directory / "AuthKey.p8"
-        key_file.write_bytes(
-            ec.generate_private_key(ec.SECP256R1()).private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-        for kind, ca_name in (kinds[name] for name in args.fakes.split(",")):
+        key_file = make_key(directory)
+        for kind, ca_name in (FAKES[name] for name in args.fakes.split(",")):
             fake = kind(key_file, directory / ca_name)
             try:
                 result, profiler = run_against(

@@ -1,124 +1,416 @@
-"""Ingest benchmark: POST /api/notifications with an API key, and /healthz, under wrk.
+"""Ingest benchmark: creating notifications over HTTP, one by one and in batches, under wrk.
 
-    .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--baseline DIR
-        [--baseline-label TEXT]]
+    .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--connections 1,32,256]
+        [--deployments serve,api1,api2] [--batch-connections 4] [--no-write]
+        [--baseline DIR [--baseline-label TEXT]] [--postgres | --database-url URL]
 
-A real `pushctl serve` (SQLite, default settings but rate limiting off) per run; wrk (`apt-get
-install wrk`) with 32 connections posts a small JSON notification with an
-``X-API-Key``, then asks for /healthz. ``--baseline DIR`` also runs the
-pushcore of another source tree (e.g. ``git archive main | tar -x -C DIR``),
-alternating with this one round by round, since on a shared machine only runs
-side by side compare. Medians of requests per second are printed and written
-to docs/benchmarks.md (section "Ingest").
+Each run starts a fresh service (a new data directory; on PostgreSQL a new
+database) the way users run it (benchmarks/processes.py; rate limiting off),
+in one of three deployments:
+
+- ``serve``: one `pushctl serve` process (the API and the delivery engine);
+- ``api1``: one `pushctl serve --no-engine` beside one `pushctl worker`;
+- ``api2``: two `pushctl serve --no-engine` (pushctl serve has no --workers or
+  reuse-port, so they listen on two ports) beside one `pushctl worker`; each
+  load is then two wrk processes at once, one per port, each with half the
+  connections: their requests per second are summed, and the latency shown is
+  the higher of the two.
+
+Against it, wrk (`apt-get install wrk`; 2 threads, 1 for one connection;
+``--latency``) drives, at each connection count, ``POST /api/notifications``
+with an ``X-API-Key`` (a small JSON notification with ``"delay": "1h"``, to one
+webhook device: each create stores a notification and its delivery, and none
+falls due during the run), then ``GET /healthz`` of the same server. A second
+fresh service of the same deployment takes ``POST /api/notifications/batch``
+with 500 such items per request. Every answer must be a 2xx (wrk's
+"Non-2xx" line fails the run); afterwards the server's stats must count at
+least as many notifications as wrk saw created, none delivered.
+
+Reported, over ``--rounds`` rounds (medians, and lowest-highest): requests/s
+and latency p50/p99 of each, the create/healthz ratio (target >= 0.4 at 32
+connections on one process, p99 < 50 ms) and batch notifications/s (target >=
+20,000/s). ``--baseline DIR`` also runs the pushcore of another source tree
+(e.g. ``git archive main | tar -x -C DIR``), alternating with this one round by
+round, since on a shared machine only runs side by side compare. On SQLite the
+result is written to docs/benchmarks.md (section "Ingest"); with
+``--postgres`` (a throwaway cluster) or ``--database-url`` (a server of yours,
+a fresh database per run) it is printed only (benchmarks/postgres.py writes
+the PostgreSQL section).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
+import platform
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
+import attrs
 import httpx
 
+from benchmarks.processes import CpuWindow, Deployment, postgres, pushctl
 from benchmarks.report import write_section
-from benchmarks.scheduling import start_server, stop_server
-from tests.e2e.server import free_port
 
-# The defaults but for rate limiting (off, as wrk is one account) and the log
-# level (start_server's warning would hide the access log being measured).
-SETTINGS = {"PUSHCORE_RATE_LIMIT": "0", "PUSHCORE_LOG_LEVEL": "info"}
+ITEM = {"title": "Deploy finished", "body": "build 1234 is live", "delay": "1h"}
+BATCH = 500
+# Each deployment: (API processes, whether they deliver too, workers).
+DEPLOYMENTS = {
+    "serve": (1, True, 0),
+    "api1": (1, False, 1),
+    "api2": (2, False, 1),
+}
 
-LUA = """wrk.method = "POST"
-wrk.body = '{"title": "Deploy finished", "body": "build 1234 is live"}'
+
+def lua(body: str) -> str:
+    """A wrk script POSTing ``body`` with the API key from $KEY."""
+    return f"""wrk.method = "POST"
+wrk.body = [==[{body}]==]
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["X-API-Key"] = os.getenv("KEY")
 """
 
 
-def wrk(url: str, seconds: int, env: dict[str, str], script: Path | None = None) -> float:
-    """Requests per second wrk reached (2 threads, 32 connections); every answer a 2xx."""
-    command = ["wrk", "-t2", "-c32", f"-d{seconds}s", *(["-s", str(script)] if script else [])]
-    out = subprocess.run([*command, url], env=env, capture_output=True, text=True, check=True)
-    if "Non-2xx" in out.stdout:
-        raise RuntimeError(f"errors under load:\n{out.stdout}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", out.stdout)[1])  # type: ignore[index]
+@attrs.frozen
+class Load:
+    """What wrk measured (one process, or several at once added up)."""
+
+    rate: float  # requests/s
+    p50: float  # ms
+    p99: float  # ms
+    requests: int
+    connections: int = 0  # all wrk processes' together
+    socket_errors: str = ""
+    # Cores each process used meanwhile (the API processes, postgres, the machine's).
+    cores: dict[str, float] = attrs.field(factory=dict)
 
 
-def run(tree: Path | None, settings: dict[str, str], seconds: int) -> tuple[float, float]:
-    """(POST/s, /healthz/s) of one fresh server, from ``tree`` (None: this one)."""
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def parse_wrk(out: str) -> Load:
+    """The rate, latency percentiles and counts of one wrk --latency output."""
+    if "Non-2xx" in out:
+        raise RuntimeError(f"non-2xx answers under load:\n{out}")
+    latency = {
+        q: float(v) * UNITS[u]
+        for q, v, u in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+    }
+    errors = re.search(r"Socket errors: (.*)", out)
+    return Load(
+        rate=float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1]),  # type: ignore[index]
+        p50=latency["50"],
+        p99=latency["99"],
+        requests=int(re.search(r"(\d+) requests in", out)[1]),  # type: ignore[index]
+        socket_errors=errors[1] if errors else "",
+    )
+
+
+def drive(
+    urls: Sequence[str], connections: int, seconds: int, key: str, script: Path | None = None
+) -> Load:
+    """wrk against every URL at once, ``connections`` split between them; summed."""
+    each = max(1, connections // len(urls))
+    command = ["wrk", f"-t{min(2, each)}", f"-c{each}", f"-d{seconds}s", "--latency"]
+    command += ["--timeout", "10s", *(["-s", str(script)] if script else [])]
+    env = {**os.environ, "KEY": key}
+    processes = [
+        subprocess.Popen([*command, url], env=env, stdout=subprocess.PIPE, text=True)
+        for url in urls
+    ]
+    loads = [parse_wrk(p.communicate()[0]) for p in processes]
+    return Load(
+        rate=sum(load.rate for load in loads),
+        p50=max(load.p50 for load in loads),
+        p99=max(load.p99 for load in loads),
+        requests=sum(load.requests for load in loads),
+        connections=each * len(urls),
+        socket_errors="; ".join(load.socket_errors for load in loads if load.socket_errors),
+    )
+
+
+@attrs.frozen
+class Run:
+    """One round of one deployment: per connection count, creates and /healthz; batches."""
+
+    create: dict[int, Load]
+    health: dict[int, Load]
+    batch: Load  # rate: batch requests/s (of BATCH notifications each)
+
+
+def prepare(deployment: Deployment) -> str:
+    """An API key of account "bench", which has one webhook device."""
+    token = subprocess.run(
+        [*pushctl(deployment.data_dir, deployment.database_url), "token", "issue", "bench"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=deployment.cwd,
+    ).stdout.strip()
+    bearer = {"Authorization": f"Bearer {token}"}
+    # A port nobody answers on: nothing falls due during the run anyway ("delay": "1h").
+    device = {"token": "http://127.0.0.1:9/hook", "platform": "webhook"}
+    httpx.post(f"{deployment.url}/api/devices", json=device, headers=bearer).raise_for_status()
+    answer = httpx.post(
+        f"{deployment.url}/api/keys",
+        json={"name": "bench", "scopes": ["notifications:write", "notifications:read"]},
+        headers=bearer,
+    )
+    answer.raise_for_status()
+    key: str = answer.json()["key"]
+    return key
+
+
+def check_stored(deployment: Deployment, key: str, created: int) -> None:
+    """The server holds at least ``created`` notifications (wrk's count), none delivered."""
+    answer = httpx.get(
+        f"{deployment.url}/api/notifications/stats",
+        headers={"X-API-Key": key},
+        timeout=60,
+    )
+    answer.raise_for_status()
+    stats = answer.json()
+    delivered = stats["byStatus"].get("DELIVERED", 0) + stats["byStatus"].get("FAILED", 0)
+    if stats["total"] < created or delivered:
+        raise RuntimeError(f"{created} created by wrk's count, but the server says {stats}")
+
+
+def deployment_for(
+    kind: str, data_dir: Path, database_url: str | None, tree: Path | None
+) -> Deployment:
+    """A :class:`Deployment` of ``kind`` (a key of DEPLOYMENTS)."""
+    apis, engine, workers = DEPLOYMENTS[kind]
+    # The default log level (warning would hide the access log, were it turned on).
+    return Deployment(
+        data_dir,
+        database_url,
+        apis=apis,
+        engine=engine,
+        workers=workers,
+        settings={"PUSHCORE_LOG_LEVEL": "info"},
+        cwd=tree,
+    )
+
+
+def measured(
+    deployment: Deployment,
+    postgres_pids: Callable[[], list[int]] | None,
+    load: Callable[[], Load],
+) -> Load:
+    """``load()``, with the cores the API processes and PostgreSQL used meanwhile."""
+    extra = {"postgres": postgres_pids} if postgres_pids is not None else {}
+    window = CpuWindow({**deployment.pids(), **extra})
+    done = load()
+    cores = {k: v for k, v in window.stop().items() if not k.startswith("worker-")}
+    return attrs.evolve(done, cores=cores)
+
+
+def run(
+    kind: str,
+    tree: Path | None,
+    database: Callable[[], str | None],
+    seconds: int,
+    connections: Sequence[int],
+    batch_connections: int,
+    postgres_pids: Callable[[], list[int]] | None = None,
+) -> Run:
+    """Creates and /healthz on one fresh service, then batches on another."""
+    create: dict[int, Load] = {}
+    health: dict[int, Load] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        data_dir, script, port = Path(tmp) / "data", Path(tmp) / "post.lua", free_port()
-        script.write_text(LUA)
-        # `python -m` puts the working directory first on sys.path: that tree's pushcore runs.
-        with contextlib.chdir(tree or Path.cwd()):
-            server = start_server(data_dir, port, {**SETTINGS, **settings})
-        try:
-            base = f"http://127.0.0.1:{port}"
-            command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]
-            token = subprocess.run(
-                [*command, "token", "issue", "bench"], capture_output=True, text=True, check=True
-            ).stdout.strip()
-            key = httpx.post(
-                f"{base}/api/keys",
-                json={"name": "bench", "scopes": ["notifications:write"]},
-                headers={"Authorization": f"Bearer {token}"},
-            ).json()["key"]
-            env = {**os.environ, "KEY": key}
-            # Which code answers shows here: a lone surrogate was a 500 before issue 12.
-            probe = httpx.post(
-                f"{base}/api/notifications",
-                content=b'{"title": "\\ud800"}',
-                headers={"X-API-Key": key, "Content-Type": "application/json"},
+        one, many = Path(tmp) / "one.lua", Path(tmp) / "batch.lua"
+        one.write_text(lua(json.dumps(ITEM)))
+        many.write_text(lua(json.dumps({"notifications": [ITEM] * BATCH})))
+        with deployment_for(kind, Path(tmp) / "data", database(), tree) as deployment:
+            key = prepare(deployment)
+            creates = f"{deployment.url}/api/notifications"
+            drive([creates], 32, 2, key, one)  # warm-up
+            urls = deployment.urls
+            for c in connections:
+                posts = [f"{u}/api/notifications" for u in urls]
+                posting = partial(drive, posts, c, seconds, key, one)
+                create[c] = measured(deployment, postgres_pids, posting)
+                health[c] = drive([f"{u}/healthz" for u in urls], c, seconds, key)
+            check_stored(deployment, key, sum(load.requests for load in create.values()))
+        with deployment_for(kind, Path(tmp) / "batch", database(), tree) as deployment:
+            key = prepare(deployment)
+            urls = [f"{u}/api/notifications/batch" for u in deployment.urls]
+            drive(urls[:1], 2, 2, key, many)  # warm-up
+            batch = measured(
+                deployment,
+                postgres_pids,
+                partial(drive, urls, batch_connections, seconds, key, many),
             )
-            print(f"  (a lone surrogate: {probe.status_code})", end=" ", flush=True)
-            wrk(f"{base}/api/notifications", 2, env, script)  # warm-up
-            posts = wrk(f"{base}/api/notifications", seconds, env, script)
-            return posts, wrk(f"{base}/healthz", seconds, env)
-        finally:
-            stop_server(server)
+            check_stored(deployment, key, batch.requests * BATCH)
+    return Run(create, health, batch)
+
+
+def spread(values: Sequence[float], digits: int = 0) -> str:
+    """The median, and lowest-highest when there are several: "1,234 (1,100-1,300)"."""
+    median = f"{statistics.median(values):,.{digits}f}"
+    if len(values) < 2:
+        return median
+    return f"{median} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
+
+
+def cores_cell(loads: Sequence[Load]) -> str:
+    """The median cores of each process over ``loads``: "serve-1 0.9, postgres 0.5, machine 2.0"."""
+    names = [n for n in loads[0].cores if all(n in load.cores for load in loads)]
+    return ", ".join(
+        f"{n} {statistics.median(load.cores[n] for load in loads):.{1 if n == 'machine' else 2}f}"
+        for n in names
+    )
+
+
+def tables(results: dict[str, list[Run]], connections: Sequence[int]) -> str:
+    """The creates-and-/healthz table and the batch table, in markdown."""
+    rows = [
+        "| deployment | connections | POST /api/notifications req/s | p50 / p99 ms"
+        " | GET /healthz req/s | p50 / p99 ms | create / healthz | cores while creating |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    batch_rows = [
+        "| deployment | batch requests/s | notifications/s | cores |",
+        "|---|---|---|---|",
+    ]
+    for name, runs in results.items():
+        for c in connections:
+            creates = [r.create[c] for r in runs]
+            healths = [r.health[c] for r in runs]
+            ratios = [r.create[c].rate / r.health[c].rate for r in runs]
+            errors = {e for load in [*creates, *healths] if (e := load.socket_errors)}
+            note = f" (socket errors: {'; '.join(sorted(errors))})" if errors else ""
+            rows.append(
+                f"| {name} | {creates[0].connections} | {spread([x.rate for x in creates])}"
+                f" | {statistics.median(x.p50 for x in creates):.1f}"
+                f" / {statistics.median(x.p99 for x in creates):.1f}"
+                f" | {spread([x.rate for x in healths])}"
+                f" | {statistics.median(x.p50 for x in healths):.1f}"
+                f" / {statistics.median(x.p99 for x in healths):.1f}"
+                f" | {spread(ratios, 2)}{note} | {cores_cell(creates)} |"
+            )
+        batch_rows.append(
+            f"| {name} | {spread([r.batch.rate for r in runs], 1)}"
+            f" | {spread([r.batch.rate * BATCH for r in runs])}"
+            f" | {cores_cell([r.batch for r in runs])} |"
+        )
+    return "\n".join(rows) + "\n\n" + "\n".join(batch_rows)
+
+
+def measure(
+    variants: Mapping[str, tuple[str, Path | None]],
+    rounds: int,
+    database: Callable[[], str | None],
+    seconds: int,
+    connections: Sequence[int],
+    batch_connections: int,
+    postgres_pids: Callable[[], list[int]] | None = None,
+) -> dict[str, list[Run]]:
+    """Every variant (a deployment kind, a source tree) once per round, alternating."""
+    results: dict[str, list[Run]] = {name: [] for name in variants}
+    for n in range(1, rounds + 1):
+        for name, (kind, tree) in variants.items():
+            done = run(kind, tree, database, seconds, connections, batch_connections, postgres_pids)
+            results[name].append(done)
+            summary = ", ".join(
+                f"{c}: {done.create[c].rate:,.0f} (p99 {done.create[c].p99:.1f} ms)"
+                f" / {done.health[c].rate:,.0f}"
+                for c in connections
+            )
+            print(
+                f"round {n}, {name}: create / healthz req/s by connections {summary};"
+                f" batch {done.batch.rate * BATCH:,.0f} notifications/s",
+                flush=True,
+            )
+    return results
+
+
+def label(kind: str) -> str:
+    """A deployment kind as the tables name it."""
+    apis, engine, workers = DEPLOYMENTS[kind]
+    return Deployment(Path(), apis=apis, engine=engine, workers=workers).describe()
+
+
+def method(seconds: int, rounds: int, connections: Sequence[int], batch_connections: int) -> str:
+    """How the figures were made, for the reports."""
+    return (
+        f"wrk, `--latency`, 2 threads (1 for one connection), {seconds} s per load, at"
+        f" {', '.join(map(str, connections))} connections: POST /api/notifications (one"
+        " webhook device, `delay: 1h`), then GET /healthz of the same server. With 2 API"
+        " processes, two wrk processes at once, one per port, each with half the"
+        ' connections (two in all for "1"); their requests/s summed, their latency the'
+        " higher of the two. Batches:"
+        f" a second fresh service, {batch_connections} connections, {BATCH} items per"
+        f" request. {rounds} round(s), deployments alternating, each run on a fresh service"
+        " (rate limiting off); medians, lowest-highest in brackets. wrk runs on the same"
+        " two cores as the service. Cores: CPU time / wall time of each API process (and of"
+        " PostgreSQL's server processes) while creating, from /proc, and the machine's busy"
+        " cores, whoever used them (wrk, other users)."
+    )
 
 
 def main() -> None:
     """Run the rounds, print and record the medians."""
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--connections", default="1,32,256")
+    parser.add_argument("--deployments", default="serve,api1,api2")
+    parser.add_argument("--batch-connections", type=int, default=4)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--baseline-label", default="baseline")
+    parser.add_argument("--postgres", action="store_true", help="on a throwaway cluster")
+    parser.add_argument("--database-url", help="on this PostgreSQL server (fresh databases)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    variants: dict[str, tuple[Path | None, dict[str, str]]] = {}
+    connections = [int(c) for c in args.connections.split(",")]
+    kinds = args.deployments.split(",")
+    trees: dict[str, Path | None] = {"this tree": None}
     if args.baseline:
-        variants[args.baseline_label] = (args.baseline.resolve(), {})
-    variants["this tree"] = (None, {})
-    variants["this tree, PUSHCORE_ACCESS_LOG=true"] = (None, {"PUSHCORE_ACCESS_LOG": "true"})
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
-    for _ in range(args.rounds):
-        for name, (tree, settings) in variants.items():
-            results[name].append(run(tree, settings, args.seconds))
-            print(name, results[name][-1], flush=True)
-    rows = [
-        f"| {name} | {statistics.median(p for p, _ in runs):,.0f} "
-        f"| {statistics.median(h for _, h in runs):,.0f} |"
-        for name, runs in results.items()
-    ]
-    body = "\n".join(
+        trees = {args.baseline_label: args.baseline.resolve(), **trees}
+    variants = {
+        f"{label(kind)}{f', {tree_name}' if args.baseline else ''}": (kind, tree)
+        for kind in kinds
+        for tree_name, tree in trees.items()
+    }
+    on_postgres = args.postgres or args.database_url
+    figures = (args.seconds, connections, args.batch_connections)
+    if on_postgres:
+        with postgres(args.database_url) as pg:
+            results = measure(variants, args.rounds, pg.fresh, *figures, pg.server_pids)
+            where = pg.describe()
+    else:
+        results = measure(variants, args.rounds, lambda: None, *figures)
+        where = "SQLite (the data directory's file)"
+    command = ".venv/bin/python -m benchmarks.ingest " + " ".join(
         [
-            f"wrk, 2 threads, 32 connections, {args.seconds} s per run, {args.rounds} rounds"
-            " alternating; medians of requests per second (`python -m benchmarks.ingest`).",
-            "",
-            "| server | POST /api/notifications | GET /healthz |",
-            "|---|---|---|",
-            *rows,
+            f"--rounds {args.rounds} --seconds {args.seconds} --connections {args.connections}",
+            f"--deployments {args.deployments} --batch-connections {args.batch_connections}",
+            *(["--baseline DIR"] if args.baseline else []),
+            *(["--postgres"] if args.postgres else []),
         ]
     )
+    how = method(args.seconds, args.rounds, connections, args.batch_connections)
+    body = f"""Command: `{command}`
+
+Run on {datetime.now(UTC):%Y-%m-%d}: {platform.platform()}, Python {platform.python_version()},
+{os.cpu_count()} cores; on {where}. {how}
+
+{tables(results, connections)}
+
+Targets: create / healthz >= 0.4 at 32 connections on one process, p99 < 50 ms; batches
+>= 20,000 notifications/s.
+"""
     print(body)
-    write_section("Ingest", body)
+    if not args.no_write and not on_postgres:
+        write_section("Ingest", body)
 
 
 if __name__ == "__main__":

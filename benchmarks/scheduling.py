@@ -1,6 +1,8 @@
 """Scheduling benchmark: how late do due notifications arrive, and what does a backlog cost?
 
     .venv/bin/python -m benchmarks.scheduling [--count 10000] [--rate 1000] [--backlog 1000000]
+    .venv/bin/python -m benchmarks.scheduling --postgres [--database-url URL] [--workers 1,2]
+        [--count 10000] [--rate 1000]
 
 A real `pushctl serve` process (SQLite, the embedded default) delivers to a
 webhook receiver on loopback. Notifications are created through the library
@@ -10,6 +12,13 @@ inserted and the server's resident memory is read with and without it, and
 the lateness run is repeated on top of the backlog.
 
 Results are printed and written to docs/benchmarks.md (section "Scheduling").
+
+With ``--postgres`` (a throwaway cluster, benchmarks/processes.py) or
+``--database-url`` (a server of yours; a fresh database per run), only the
+lateness run, on PostgreSQL: one `pushctl serve --no-engine` beside 1, then 2
+`pushctl worker` processes, each on a fresh database; printed with the cores
+each process (and PostgreSQL) used, not written (benchmarks/postgres.py writes
+the PostgreSQL section).
 """
 
 from __future__ import annotations
@@ -18,16 +27,23 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from benchmarks.processes import (
+    CpuWindow,
+    Deployment,
+    Postgres,
+    library_settings,
+    postgres,
+    rss_mb,
+    start_server,
+    stop_server,
+)
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from pushcore import Services, build_services, load_settings
@@ -38,46 +54,8 @@ from pushcore.domain.model import IconStyle, Notification, Platform, Priority, S
 from pushcore.domain.states import NotificationStatus
 from pushcore.services.queueing import new_deliveries
 
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process, in MB (VmRSS)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
-def start_server(
-    data_dir: Path, port: int, settings: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    """`pushctl serve` on ``data_dir`` with only the given PUSHCORE_* settings."""
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
-        "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true",
-        "PUSHCORE_LOG_LEVEL": "warning",
-        # Throughput benchmarks drive one account far past any rate limit.
-        "PUSHCORE_RATE_LIMIT": "0",
-        **(settings or {}),
-    }
-    command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(data_dir)]
-    process = subprocess.Popen(
-        [*command, "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(200):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start")
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    process.wait(30)
+# Importers of the helpers that lived here (fanout, apns, stats, fairness, ...) keep working.
+__all__ = ["percentile", "rss_mb", "start_server", "stop_server"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -101,16 +79,27 @@ def schedule(services: Services, count: int, rate: float, lead: float) -> float:
 
 
 def measure_lateness(
-    services: Services, receiver: BenchReceiver, count: int, rate: float
+    services: Services,
+    receiver: BenchReceiver,
+    count: int,
+    rate: float,
+    cpu: Callable[[], CpuWindow] | None = None,
 ) -> dict[str, Any]:
+    """Lateness of ``count`` notifications due at ``rate``/s; with ``cpu``, the cores
+    each process used from the first due time to the last arrival (``cores``)."""
     receiver.received.clear()
     # Creation runs at 1,000-3,000/s here (slower with a million rows pending): room
     # for the slow end, so that every notification exists before the first is due.
     lead = 5 + count / 500
     t0 = schedule(services, count, rate, lead)
+    window = None
+    if cpu is not None:
+        time.sleep(max(0.0, t0 - time.time()))
+        window = cpu()
     deadline = t0 + count / rate + 60
     while len(receiver.received) < count and time.time() < deadline:
         time.sleep(0.2)
+    cores = window.stop() if window is not None else {}
     got = list(receiver.received)
     late_ms = [
         (arrived - datetime.fromisoformat(scheduled).timestamp()) * 1000
@@ -125,7 +114,41 @@ def measure_lateness(
         "max": max(late_ms),
         "min": min(late_ms),
         "throughput": (len(got) - 1) / span if span > 0 else float("nan"),
+        "cores": cores,
     }
+
+
+def postgres_lateness(
+    pg: Postgres, receiver: BenchReceiver, workers: int, count: int, rate: float
+) -> dict[str, Any]:
+    """measure_lateness on a fresh PostgreSQL database, delivered by ``workers``
+    `pushctl worker` processes beside one `pushctl serve --no-engine`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        url = pg.fresh()
+        services = build_services(library_settings(data_dir, url))
+        try:
+            services.accounts.ensure("bench")
+            services.devices.register(
+                "bench",
+                NewDevice(
+                    token=f"http://127.0.0.1:{receiver.port}/hook", platform=Platform.WEBHOOK
+                ),
+            )
+            with Deployment(data_dir, url, engine=False, workers=workers) as deployment:
+                extra = {"postgres": pg.server_pids}
+                return measure_lateness(
+                    services, receiver, count, rate, lambda: deployment.cpu_window(extra)
+                )
+        finally:
+            services.close()
+
+
+def cores_text(cores: dict[str, float]) -> str:
+    """Cores used per process, e.g. "worker-1 0.62, postgres 0.40, machine 1.9 of 2"."""
+    named = [f"{name} {used:.2f}" for name, used in cores.items() if name != "machine"]
+    machine = f"machine {cores['machine']:.1f} of {os.cpu_count()}" if "machine" in cores else ""
+    return ", ".join([*named, *([machine] if machine else [])])
 
 
 def insert_backlog(services: Services, count: int, device_id: str) -> float:
@@ -164,13 +187,38 @@ def insert_backlog(services: Services, count: int, device_id: str) -> float:
     return time.monotonic() - started
 
 
+def postgres_main(args: argparse.Namespace) -> None:
+    """The lateness run on PostgreSQL with each worker count, printed."""
+    with postgres(args.database_url) as pg:
+        receiver = BenchReceiver().start()
+        try:
+            for workers in (int(n) for n in args.workers.split(",")):
+                result = postgres_lateness(pg, receiver, workers, args.count, args.rate)
+                cores = cores_text(result.pop("cores"))
+                print(f"PostgreSQL, {workers} worker(s): {result}; cores: {cores}", flush=True)
+        finally:
+            receiver.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--backlog", type=int, default=1_000_000)
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="on a throwaway PostgreSQL cluster instead (lateness only, print only)",
+    )
+    parser.add_argument(
+        "--database-url", help="as --postgres, on this server (a fresh database per run)"
+    )
+    parser.add_argument("--workers", default="1,2", help="with --postgres: worker counts")
     args = parser.parse_args()
+    if args.postgres or args.database_url:
+        postgres_main(args)
+        return
 
     receiver = BenchReceiver().start()
     with tempfile.TemporaryDirectory() as tmp:
