@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -60,30 +61,44 @@ def test_steady_create_and_retention_keeps_the_file_size_flat(tmp_path: Path) ->
     assert pages[-1] <= pages[4] * 1.05, pages
 
 
-def test_the_wal_starts_over_under_a_steady_write_load(
+def test_the_wal_starts_over_while_writers_never_pause(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Checkpoints every 20 ms, a reset past 64 frames: a second of steady
-    # writes then stands for minutes of a real load. Writers never pause, so a
-    # checkpoint outside the writers' lock alone never lets the file start over.
-    monkeypatch.setattr(sqlite_module, "CHECKPOINT_INTERVAL", 0.02)
+    # Under a steady load a write transaction is always open when the
+    # checkpoint runs; SQLite then never starts the WAL over by itself. Each
+    # cycle here holds one open across the checkpoint, deterministically.
+    monkeypatch.setattr(sqlite_module, "CHECKPOINT_INTERVAL", 3600.0)  # ours are explicit
     monkeypatch.setattr(sqlite_module, "WAL_RESET_FRAMES", 64)
     path = tmp_path / "pushcore.db"
     store = SqliteStore(path)
     ids = itertools.count()
     sizes: list[int] = []
+
+    def write(inside: threading.Event | None = None, go: threading.Event | None = None) -> None:
+        with store.transaction() as tx:
+            for _ in range(50):
+                n = next(ids)
+                tx.notifications.add(make_notification(f"ntf_{n:08d}", metadata={"k": "x" * 300}))
+            if inside is not None and go is not None:
+                inside.set()
+                assert go.wait(10)
+
     try:
-        deadline = time.monotonic() + 1.5
-        while time.monotonic() < deadline:
-            with store.transaction() as tx:
-                for _ in range(20):
-                    n = next(ids)
-                    tx.notifications.add(
-                        make_notification(f"ntf_{n:08d}", metadata={"k": "x" * 200})
-                    )
+        for _ in range(40):
+            inside, go = threading.Event(), threading.Event()
+            writer = threading.Thread(target=write, args=(inside, go))
+            writer.start()
+            assert inside.wait(10)
+            checkpoint = threading.Thread(target=store.checkpoint)
+            checkpoint.start()
+            time.sleep(0.01)  # the checkpoint runs (or waits) while the writer is open
+            go.set()
+            writer.join()
+            checkpoint.join()
+            write()
             sizes.append(path.with_name("pushcore.db-wal").stat().st_size)
     finally:
         store.close()
-    written = next(ids) * 600  # bytes of rows alone; the WAL holds pages, more than that
-    # Bounded by what a few checkpoint intervals write, not by everything written.
-    assert max(sizes[len(sizes) // 2 :]) < written / 4, (max(sizes), written)
+    # Bounded by a cycle or two past the reset threshold, not by all 40 cycles'
+    # pages: without the reset the file grows every cycle (to 14 MB here).
+    assert sizes[-1] == max(sizes[10:]) <= 3 * sizes[5], sizes

@@ -118,14 +118,18 @@ class SqliteStore:
         """
         while not self._stop.wait(CHECKPOINT_INTERVAL):
             try:
-                conn = self._connection()
-                _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if frames > WAL_RESET_FRAMES:
-                    with self._write_lock, self._writer():
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                self.checkpoint()
             except sqlite3.Error:
                 if self._stop.is_set():
                     return
+
+    def checkpoint(self) -> None:
+        """One checkpoint, as the background thread runs them (see :meth:`_checkpoints`)."""
+        conn = self._connection()
+        _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if frames > WAL_RESET_FRAMES:
+            with self._write_lock, self._writer():
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     def _connect(self) -> sqlite3.Connection:
         with self._lock:
