@@ -29,12 +29,18 @@ _UPDATE = (
 )
 
 
+# Built once: every create runs it.
+_INSERT = (
+    f"INSERT INTO notifications ({NOTIFICATION_COLUMNS})"  # noqa: S608 (our column names)
+    f" VALUES ({placeholders(NOTIFICATION_COLUMNS)})"
+)
+
+
 class Notifications(Repository):
     def add(self, notification: Notification) -> None:
         """Insert a new notification; KeyError if its id is taken."""
         self._sql.insert_new(
-            f"INSERT INTO notifications ({NOTIFICATION_COLUMNS})"  # noqa: S608
-            f" VALUES ({placeholders(NOTIFICATION_COLUMNS)})",
+            _INSERT,
             self._rows.notification_to_row(notification),
             notification.id,
         )
@@ -45,8 +51,7 @@ class Notifications(Repository):
         """Insert new notifications in one executemany (pipelined on PostgreSQL)."""
         with self._sql.duplicate_as_key_error("notification"):
             self._sql.many(
-                f"INSERT INTO notifications ({NOTIFICATION_COLUMNS})"  # noqa: S608
-                f" VALUES ({placeholders(NOTIFICATION_COLUMNS)})",
+                _INSERT,
                 [self._rows.notification_to_row(n) for n in notifications],
             )
         for n in notifications:

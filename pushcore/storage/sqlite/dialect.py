@@ -39,6 +39,9 @@ def from_ms(ms: int) -> datetime:
     return _EPOCH + ms * _MS
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 class SqliteDialect(Dialect):
     """SQLite 3.35 or later (RETURNING). Times as integer milliseconds, scopes
     space-separated (no value has a space), metadata as compact JSON text."""
@@ -73,7 +76,8 @@ class SqliteDialect(Dialect):
         return str(value).split()
 
     def metadata(self, value: dict[str, str]) -> str:
-        return json.dumps(value, separators=(",", ":"))
+        # Most notifications carry none; the encoder is made once, not per call.
+        return _COMPACT.encode(value) if value else "{}"
 
     def read_metadata(self, value: Any) -> Mapping[str, str]:
         loaded: dict[str, str] = json.loads(value)
