@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pushcore.adapters.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
 
@@ -61,6 +62,7 @@ def serve(
         url = _url(host, sock.getsockname()[1])
         output.say(f"pushcore serving on {url} (data directory: {settings.data_dir})")
         config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
+        settle_heap()
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()

@@ -8,6 +8,7 @@ import signal
 
 import typer
 
+from pushcore.adapters.heap import settle_heap
 from pushcore.bootstrap import build_engine
 from pushcore.delivery.engine import DeliveryEngine
 from pushcore_cli import output
@@ -31,7 +32,9 @@ def worker(ctx: typer.Context) -> None:
     services = state.build_services()
     output.say(f"pushcore worker delivering (data directory: {settings.data_dir})")
     try:
-        asyncio.run(_run(build_engine(services)))
+        engine = build_engine(services)
+        settle_heap()
+        asyncio.run(_run(engine))
     finally:
         services.close()
 
