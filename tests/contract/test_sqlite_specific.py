@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 import sqlite3
 import threading
 import time
@@ -267,3 +269,32 @@ def test_the_wal_is_checkpointed_in_the_background(path: Path) -> None:
         assert path.stat().st_size > before
     finally:
         store.close()
+
+
+def open_files(path: Path) -> int:
+    """How many file descriptors of this process point at ``path``."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_a_thread_that_ends_takes_its_connection_with_it(store: SqliteStore, path: Path) -> None:
+    # Thread pools replace their idle threads; each new thread opens its own
+    # connection, which must not outlive it (they piled up in a long-running server).
+    def read_once() -> None:
+        with store.read() as tx:
+            tx.accounts.get("acc_a")
+
+    def churn() -> int:
+        for _ in range(30):
+            thread = threading.Thread(target=read_once)
+            thread.start()
+            thread.join()
+        gc.collect()
+        return open_files(path)
+
+    # SQLite parks a closed connection's descriptor while others hold locks
+    # on the file and reuses it for the next: a second round opens none.
+    first = churn()
+    assert churn() <= first + 1
+    with store.transaction() as tx:  # the store still works, and closes cleanly
+        tx.accounts.ensure(Account("acc_a", Plan.FREE, datetime(2026, 1, 1, tzinfo=UTC)))

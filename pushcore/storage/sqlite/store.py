@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -45,6 +46,10 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or attempt == 99:
                 raise
             time.sleep(0.05)
+
+
+class _Connection(sqlite3.Connection):
+    """A connection the store can refer to weakly (sqlite3's own class cannot be)."""
 
 
 class FairLock:
@@ -89,7 +94,11 @@ class SqliteStore:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._write_lock = FairLock()
-        self._connections: list[sqlite3.Connection] = []
+        # Weak: a thread's connection goes (and is closed) with the thread.
+        # Thread pools replace idle threads (anyio's after 10 s); a strong list
+        # kept every connection they ever opened: 153 after 20 minutes of a
+        # soak, each with its page cache, RSS rising 1.2 MB a minute.
+        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._closed = False
         self._stop = threading.Event()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,8 +148,10 @@ class SqliteStore:
             # behind our back, we issue BEGIN ourselves. check_same_thread=False
             # only so close() may close other threads' connections; each
             # connection is otherwise used by its own thread alone.
-            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            self._connections.append(conn)
+            conn = sqlite3.connect(
+                self._path, isolation_level=None, check_same_thread=False, factory=_Connection
+            )
+            self._connections.add(conn)
         try:
             # busy_timeout first: switching to WAL needs a lock another process may hold.
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -157,7 +168,7 @@ class SqliteStore:
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
         except BaseException:
             with self._lock:
-                self._connections.remove(conn)
+                self._connections.discard(conn)
             conn.close()
             raise
         return conn
@@ -245,7 +256,8 @@ class SqliteStore:
         with self._lock:
             already = self._closed
             self._closed = True
-            connections, self._connections = self._connections, []
+            connections = list(self._connections)
+            self._connections = weakref.WeakSet()
         for conn in connections:
             conn.close()
         if not already:
