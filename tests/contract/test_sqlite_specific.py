@@ -293,8 +293,10 @@ def test_a_thread_that_ends_takes_its_connection_with_it(store: SqliteStore, pat
         return open_files(path)
 
     # SQLite parks a closed connection's descriptor while others hold locks
-    # on the file and reuses it for the next: a second round opens none.
+    # on the file and reuses it for the next: later rounds open few more (a
+    # checkpoint holding its locks at the moment), not 30 each.
     first = churn()
-    assert churn() <= first + 1
+    churn()
+    assert churn() <= first + 10
     with store.transaction() as tx:  # the store still works, and closes cleanly
         tx.accounts.ensure(Account("acc_a", Plan.FREE, datetime(2026, 1, 1, tzinfo=UTC)))
