@@ -56,7 +56,7 @@ from pathlib import Path
 import attrs
 import httpx
 
-from benchmarks.processes import CpuWindow, Deployment, postgres, pushctl
+from benchmarks.processes import CpuWindow, Deployment, key_with_webhook, postgres, pushctl
 from benchmarks.report import write_section
 
 ITEM = {"title": "Deploy finished", "body": "build 1234 is live", "delay": "1h"}
@@ -154,18 +154,8 @@ def prepare(deployment: Deployment) -> str:
         check=True,
         cwd=deployment.cwd,
     ).stdout.strip()
-    bearer = {"Authorization": f"Bearer {token}"}
     # A port nobody answers on: nothing falls due during the run anyway ("delay": "1h").
-    device = {"token": "http://127.0.0.1:9/hook", "platform": "webhook"}
-    httpx.post(f"{deployment.url}/api/devices", json=device, headers=bearer).raise_for_status()
-    answer = httpx.post(
-        f"{deployment.url}/api/keys",
-        json={"name": "bench", "scopes": ["notifications:write", "notifications:read"]},
-        headers=bearer,
-    )
-    answer.raise_for_status()
-    key: str = answer.json()["key"]
-    return key
+    return key_with_webhook(deployment.url, token, "http://127.0.0.1:9/hook", "bench")
 
 
 def check_stored(deployment: Deployment, key: str, created: int) -> None:

@@ -467,3 +467,19 @@ def postgres(database_url: str | None = None) -> Iterator[Postgres]:
         yield Postgres(cluster=cluster)
     finally:
         cluster.stop()
+
+
+def key_with_webhook(base: str, token: str, hook: str, name: str) -> str:
+    """Register a webhook device at ``hook`` for the token's account; a new API key of it
+    (notifications read and write)."""
+    bearer = {"Authorization": f"Bearer {token}"}
+    device = {"token": hook, "platform": "webhook"}
+    httpx.post(f"{base}/api/devices", json=device, headers=bearer).raise_for_status()
+    answer = httpx.post(
+        f"{base}/api/keys",
+        json={"name": name, "scopes": ["notifications:write", "notifications:read"]},
+        headers=bearer,
+    )
+    answer.raise_for_status()
+    key: str = answer.json()["key"]
+    return key

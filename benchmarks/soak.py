@@ -46,8 +46,8 @@ from typing import Any
 
 import aiohttp
 import attrs
-import httpx
 
+from benchmarks.processes import key_with_webhook
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from benchmarks.scheduling import percentile, rss_mb, start_server, stop_server
@@ -120,21 +120,7 @@ def setup_account(data_dir: Path, base: str, receiver_port: int) -> str:
     token = subprocess.run(
         [*command, "token", "issue", "soak"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    auth = {"Authorization": f"Bearer {token}"}
-    device = httpx.post(
-        f"{base}/api/devices",
-        json={"token": f"http://127.0.0.1:{receiver_port}/hook", "platform": "webhook"},
-        headers=auth,
-    )
-    device.raise_for_status()
-    response = httpx.post(
-        f"{base}/api/keys",
-        json={"name": "soak", "scopes": ["notifications:write", "notifications:read"]},
-        headers=auth,
-    )
-    response.raise_for_status()
-    key: str = response.json()["key"]
-    return key
+    return key_with_webhook(base, token, f"http://127.0.0.1:{receiver_port}/hook", "soak")
 
 
 class Soak:
