@@ -183,13 +183,12 @@ class GroupWriter:
                     except BaseException as exc:  # raised again in the caller, not here
                         job.error = exc
         except BaseException as exc:
-            # Nothing of the group was stored: every caller of it hears why.
-            for job in ran:
+            # Nothing of the group was stored: every caller of it hears why,
+            # but for those carried to the next group (a failed BEGIN carries none).
+            failed = [job for job in group if job not in self._carried]
+            for job in failed:
                 job.result, job.error = None, exc
-            # A failure before the first work (BEGIN) leaves nothing carried.
-            ran += [job for job in group if job not in ran and job not in self._carried]
-            for job in ran:
-                job.error = exc
+            return failed
         return ran
 
     def _answer(self, jobs: list[_Job]) -> None:

@@ -31,10 +31,13 @@ class Watched:
         self.at_commit = threading.Event()  # set when a group reached its COMMIT
         self.hold: threading.Event | None = None
         self.fail: Exception | None = None
+        self.fail_begin: Exception | None = None
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         self.transactions += 1
+        if self.fail_begin is not None:
+            raise self.fail_begin
         with self.store.transaction() as tx:
             yield tx
             self.at_commit.set()
@@ -114,6 +117,17 @@ def test_a_failed_commit_fails_every_caller_of_the_group(
     watched.fail = watched.hold = None
     assert writer.run(add("ntf_after")) == "ntf_after"
     assert stored_ids(watched.store) == {"ntf_after"}
+
+
+def test_a_group_that_cannot_begin_fails_its_callers_and_the_writer_goes_on(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    watched.fail_begin = OSError("database is locked")
+    with pytest.raises(OSError, match="locked"):
+        writer.run(add("ntf_0"))
+    watched.fail_begin = None
+    assert writer.run(add("ntf_1")) == "ntf_1"
+    assert stored_ids(watched.store) == {"ntf_1"}
 
 
 def test_a_failing_work_is_undone_alone(watched: Watched, writer: GroupWriter) -> None:
