@@ -277,9 +277,9 @@ def open_files(path: Path) -> int:
     return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
 
 
-def test_a_thread_that_ends_takes_its_connection_with_it(store: SqliteStore, path: Path) -> None:
-    # Thread pools replace their idle threads; each new thread opens its own
-    # connection, which must not outlive it (they piled up in a long-running server).
+def test_threads_that_come_and_go_open_no_more_connections(store: SqliteStore, path: Path) -> None:
+    # Thread pools replace their idle threads; a connection per thread piled up
+    # in a long-running server. The store lends its own connections instead.
     def read_once() -> None:
         with store.read() as tx:
             tx.accounts.get("acc_a")
@@ -292,9 +292,8 @@ def test_a_thread_that_ends_takes_its_connection_with_it(store: SqliteStore, pat
         gc.collect()
         return open_files(path)
 
-    # SQLite parks a closed connection's descriptor while others hold locks
-    # on the file and reuses it for the next: later rounds open few more (a
-    # checkpoint holding its locks at the moment), not 30 each.
+    # Later rounds reuse what the first opened (a checkpoint may be running
+    # at the moment: a few more), not 30 new ones each.
     first = churn()
     churn()
     assert churn() <= first + 10

@@ -9,7 +9,6 @@ import sqlite3
 import tempfile
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -46,10 +45,6 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or attempt == 99:
                 raise
             time.sleep(0.05)
-
-
-class _Connection(sqlite3.Connection):
-    """A connection the store can refer to weakly (sqlite3's own class cannot be)."""
 
 
 class FairLock:
@@ -91,14 +86,16 @@ class SqliteStore:
         self._path = path
         # memory:// stores live in a private temporary directory, gone at close.
         self._remove_at_close = remove_at_close
-        self._local = threading.local()
         self._lock = threading.Lock()
         self._write_lock = FairLock()
-        # Weak: a thread's connection goes (and is closed) with the thread.
-        # Thread pools replace idle threads (anyio's after 10 s); a strong list
-        # kept every connection they ever opened: 153 after 20 minutes of a
-        # soak, each with its page cache, RSS rising 1.2 MB a minute.
-        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+        # Connections are the store's, lent to one transaction at a time, not
+        # one per thread: thread pools replace idle threads (anyio's after 10 s),
+        # and a connection per thread piled up (153 after 20 minutes of a soak,
+        # each with its page cache, RSS rising 1.2 MB a minute; closing them with
+        # their thread did not help, as SQLite keeps a closed connection's file
+        # open while others hold locks on the file, which under load is always).
+        self._connections: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
         self._closed = False
         self._stop = threading.Event()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,24 +131,21 @@ class SqliteStore:
 
     def checkpoint(self) -> None:
         """One checkpoint, as the background thread runs them (see :meth:`_checkpoints`)."""
-        conn = self._connection()
-        _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        if frames > WAL_RESET_FRAMES:
-            with self._write_lock, self._writer():
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        with self._lease() as conn:
+            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if frames > WAL_RESET_FRAMES:
+                with self._write_lock, self._writer():
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     def _connect(self) -> sqlite3.Connection:
         with self._lock:
             if self._closed:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed store.")
             # isolation_level=None: the module must not open transactions
-            # behind our back, we issue BEGIN ourselves. check_same_thread=False
-            # only so close() may close other threads' connections; each
-            # connection is otherwise used by its own thread alone.
-            conn = sqlite3.connect(
-                self._path, isolation_level=None, check_same_thread=False, factory=_Connection
-            )
-            self._connections.add(conn)
+            # behind our back, we issue BEGIN ourselves. check_same_thread=False:
+            # a connection serves one transaction at a time, from any thread.
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            self._connections.append(conn)
         try:
             # busy_timeout first: switching to WAL needs a lock another process may hold.
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -168,27 +162,45 @@ class SqliteStore:
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
         except BaseException:
             with self._lock:
-                self._connections.discard(conn)
+                self._connections.remove(conn)
             conn.close()
             raise
         return conn
 
-    def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    @contextmanager
+    def _lease(self) -> Iterator[sqlite3.Connection]:
+        """A connection for the block alone: the one given back last (its cache warmest),
+        or a new one when all are in use."""
+        with self._lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed store.")
+            conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect()
-            self._local.conn = conn
-        return conn
+        try:
+            yield conn
+        finally:
+            with self._lock:
+                # One left inside a transaction (its ROLLBACK failed) is not lent again.
+                if not self._closed and not conn.in_transaction:
+                    self._idle.append(conn)
 
     def _migrate(self, migrations: Sequence[Migration]) -> None:
-        conn = self._connection()
-        for migration in migrations:
-            with self._writer(), self._begin("BEGIN IMMEDIATE"):
-                apply_if_missing(Sql(conn, SQLITE, writing=True), migration)
+        with self._lease() as conn:
+            for migration in migrations:
+                with self._writer(), self._on(conn, "BEGIN IMMEDIATE"):
+                    apply_if_missing(Sql(conn, SQLITE, writing=True), migration)
 
     @contextmanager
     def _begin(self, begin: str, *, read_only: bool = False) -> Iterator[Transaction]:
-        conn = self._connection()
+        with self._lease() as conn, self._on(conn, begin, read_only=read_only) as tx:
+            yield tx
+
+    @contextmanager
+    def _on(
+        self, conn: sqlite3.Connection, begin: str, *, read_only: bool = False
+    ) -> Iterator[Transaction]:
+        """A transaction on ``conn``: committed when the block ends, rolled back if it raises."""
         if read_only:
             conn.execute("PRAGMA query_only = ON")
         try:
@@ -200,7 +212,7 @@ class SqliteStore:
                 conn.execute("COMMIT")
             finally:
                 # Still open here means the block raised or COMMIT failed; leaving
-                # it open would make this thread's next BEGIN fail.
+                # it open would make the connection's next BEGIN fail.
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
         finally:
@@ -245,7 +257,8 @@ class SqliteStore:
 
     def ping(self) -> None:
         """Raise if the database cannot be reached."""
-        self._connection().execute("SELECT 1").fetchone()
+        with self._lease() as conn:
+            conn.execute("SELECT 1").fetchone()
 
     def close(self) -> None:
         """Close every connection this store opened, in any thread."""
@@ -256,8 +269,7 @@ class SqliteStore:
         with self._lock:
             already = self._closed
             self._closed = True
-            connections = list(self._connections)
-            self._connections = weakref.WeakSet()
+            connections, self._connections, self._idle = self._connections, [], []
         for conn in connections:
             conn.close()
         if not already:
