@@ -245,6 +245,8 @@ def build_engine(
     config = EngineConfig(
         batch_size=settings.delivery_batch_size,
         lease=timedelta(seconds=settings.delivery_lease_seconds),
+        # Several beats within half a lease: a lease is renewed once half of it is left.
+        heartbeat=min(timedelta(seconds=2), timedelta(seconds=settings.delivery_lease_seconds) / 5),
         tick=settings.scheduler_tick_seconds,
         lead=timedelta(seconds=settings.scheduler_lead_seconds),
         max_in_flight=settings.delivery_max_in_flight,

@@ -61,7 +61,7 @@ class Settings:
     retry_min_delay: timedelta = timedelta(seconds=1)
     retry_max_delay: timedelta = timedelta(minutes=10)
     webhook_host_concurrency: int = 16
-    delivery_lease_seconds: int = 60
+    delivery_lease_seconds: int = 30
     delivery_batch_size: int = 256
     delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, Info
@@ -22,13 +22,13 @@ from prometheus_client.process_collector import ProcessCollector
 
 from pushcore import __version__
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Delivered, Dispatch, Outcome, Retry, TokenInvalid
+from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Retry, TokenInvalid
 from pushcore.domain.retry import RetryPolicy
-from pushcore.ports import Clock, Gateway, Store
+from pushcore.ports import Clock, EachGateway, Gateway, Store
 
 log = logging.getLogger("pushcore.adapters.metrics")
 
-OUTCOMES = ("delivered", "retry", "token_invalid", "failed")
+OUTCOMES = ("delivered", "retry", "token_invalid", "failed", "deferred")
 """The ``outcome`` label of ``pushcore_deliveries_total``."""
 
 # Sends go out over the internet to Apple, Google and push services: slower
@@ -45,6 +45,8 @@ def outcome_label(dispatch: Dispatch, outcome: Outcome, retry: RetryPolicy) -> s
         return "failed" if retry.gives_up(dispatch.delivery.attempts) else "retry"
     if isinstance(outcome, TokenInvalid):
         return "token_invalid"
+    if isinstance(outcome, Deferred):
+        return "deferred"  # not sent: its destination was busy; back in the queue
     return "failed"
 
 
@@ -68,7 +70,8 @@ class Metrics:
         )
         self.deliveries = Counter(
             "pushcore_deliveries",
-            "Deliveries handed to a gateway, by platform and the outcome recorded.",
+            "Deliveries handed to a gateway, by platform and the outcome recorded"
+            " (deferred: not sent, the destination was busy, due again later).",
             ["platform", "outcome"],
             registry=r,
         )
@@ -121,7 +124,8 @@ class Metrics:
         wrappers: dict[int, Gateway] = {}
         for gateway in gateways.values():
             if id(gateway) not in wrappers:
-                wrappers[id(gateway)] = TimedGateway(gateway, self.gateway_seconds)
+                timed = TimedEachGateway if isinstance(gateway, EachGateway) else TimedGateway
+                wrappers[id(gateway)] = timed(gateway, self.gateway_seconds)
         return {platform: wrappers[id(gateway)] for platform, gateway in gateways.items()}
 
     # -- exposition ------------------------------------------------------------
@@ -154,6 +158,26 @@ class TimedGateway:
     async def aclose(self) -> None:
         """Close the inner gateway."""
         await self._inner.aclose()
+
+
+class TimedEachGateway(TimedGateway):
+    """A gateway answering delivery by delivery, each answer timed on its own."""
+
+    _inner: EachGateway
+
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+        """The inner gateway's awaitables, each timed from now until it is answered."""
+        start = time.perf_counter()
+        return [
+            self._timed(d.device.platform.value, wait, start)
+            for d, wait in zip(dispatches, self._inner.send_each(dispatches), strict=True)
+        ]
+
+    async def _timed(self, platform: str, wait: Awaitable[Outcome], start: float) -> Outcome:
+        try:
+            return await wait
+        finally:
+            self._seconds.labels(platform).observe(time.perf_counter() - start)
 
 
 class EngineStats(Protocol):

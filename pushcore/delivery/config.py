@@ -17,7 +17,12 @@ class EngineConfig:
     """Tuning of the engine; the defaults suit one process on SQLite."""
 
     batch_size: int = 256
-    lease: timedelta = timedelta(seconds=60)
+    # How long a claim holds a delivery without news from its process. The
+    # process renews the leases of what it holds on every heartbeat, so a
+    # delivery is claimed again (and may arrive twice) only when the process
+    # that held it stopped beating for this long: it died.
+    lease: timedelta = timedelta(seconds=30)
+    heartbeat: timedelta = timedelta(seconds=2)
     # The backstop for work another process added while this one sleeps.
     tick: float = 1.0
     max_in_flight: int = 4096

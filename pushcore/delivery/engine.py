@@ -4,11 +4,14 @@ One loop per process: it sleeps until the earliest due time the database
 knows of (a new earlier notification wakes it at once; a slow tick is only
 a backstop for work added by other processes), claims what is due in
 batches under a lease, hands each batch to the gateways concurrently, and
-records the outcomes in one transaction per batch.
+records each outcome as it comes (those that come together in one
+transaction).
 
 Nothing per pending notification lives in memory: the database is the
-queue, so the cost of sleeping does not grow with the backlog, and a
-crashed process's claims come back when their lease runs out.
+queue, so the cost of sleeping does not grow with the backlog. A heartbeat
+renews the leases of what this process holds, so a slow gateway or receiver
+never makes a delivery go out twice; a crashed process's claims come back
+when their lease runs out (``EngineConfig.lease``).
 """
 
 from __future__ import annotations
@@ -19,36 +22,23 @@ import logging
 import random
 from asyncio import FIRST_COMPLETED
 from collections import defaultdict
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
-
-import attrs
 
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
-from pushcore.delivery.journal import say_deactivated, say_failed, say_retry
+from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.retention import Retention
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import (
-    Delivered,
-    Dispatch,
-    Failed,
-    Outcome,
-    Retry,
-    TokenInvalid,
-    delivery_event,
-    is_redelivery,
-)
-from pushcore.domain.states import DeliveryStatus, next_delivery_status
-from pushcore.ports import Clock, DeliveryObserver, Gateway, Store
-from pushcore.services.queueing import detach_device, reconcile
+from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
+from pushcore.ports import Clock, DeliveryObserver, EachGateway, Gateway, Store
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
-# How often a working engine says so in the database (engines.seen_at).
-HEARTBEAT = timedelta(seconds=2)
+# Waits between tries to record outcomes while the database cannot take them.
+RECORD_RETRY = (0.5, 30.0)
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -59,14 +49,6 @@ async def _first(*waits: Coroutine[Any, Any, object]) -> None:
     finally:
         for task in tasks:
             task.cancel()
-
-
-@attrs.frozen
-class Claim:
-    """What one claim transaction found."""
-
-    dispatches: Sequence[Dispatch]
-    next_due: datetime | None
 
 
 class DeliveryEngine:
@@ -92,28 +74,32 @@ class DeliveryEngine:
         self._gateways = gateways
         self.config = config or EngineConfig()
         self.owner = owner or new_owner()
-        self._uniform = uniform
-        # Claims and records each get one thread (and so one SQLite connection):
-        # a claim never waits behind a slow record in the same queue.
+        self._ledger = Ledger(store, clock, self.config, self.owner, uniform)
+        # Claims (and heartbeats) and records each get one thread (and so one
+        # SQLite connection): a claim never waits behind a slow record.
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
-        self._room: asyncio.Event | None = None  # set each time a batch finishes
+        self._room: asyncio.Event | None = None  # set each time deliveries are recorded
         self._planned: datetime | None = None
+        # Each batch's task and the ids it was started with; ``_held`` are the
+        # ids claimed here and not yet recorded or handed back (leases renewed).
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
-        self._in_flight = 0
-        # Outcomes of batches that finish together go in one transaction.
+        self._held: set[str] = set()
+        # Outcomes that come together go in one transaction.
         self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
             self._record_in_thread
         )
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
         self.running = False
-        # Claims of deliveries sent before whose answer was never recorded
-        # (their lease ran out): each may arrive twice.
-        self.redelivered = 0
-        self._beat_due = datetime.min.replace(tzinfo=UTC)
+
+    @property
+    def redelivered(self) -> int:
+        """Claims of deliveries sent before whose answer was never recorded (their
+        process died, or stopped beating for a whole lease): each may arrive twice."""
+        return self._ledger.redelivered
 
     # -- waking --------------------------------------------------------------
 
@@ -146,6 +132,8 @@ class DeliveryEngine:
     async def _run(self) -> None:
         try:
             while not self._stopping:
+                if self._clock.now() >= self._ledger.beat_due:
+                    await self._beat()
                 try:
                     next_due = await self.tick()
                 except Exception:
@@ -159,12 +147,20 @@ class DeliveryEngine:
     async def _sleep_until(self, next_due: datetime | None) -> None:
         assert self._wakeup is not None
         assert self._room is not None
-        if self._in_flight >= self.config.max_in_flight and not self._stopping:
+        if self.in_flight >= self.config.max_in_flight and not self._stopping:
             # Full: claim again once a batch has finished, not on a timer.
+            # Beating on time all the same: what is held is being sent.
             self._room.clear()
-            await _first(self._room.wait(), self._wakeup.wait())
+            await _first(
+                self._room.wait(),
+                self._wakeup.wait(),
+                self._clock.sleep_until(self._ledger.beat_due),
+            )
         now = self._clock.now()
         delay = self.config.tick
+        if self._held:
+            # Leases to renew: wake for the heartbeat (idle, the tick's claims beat).
+            delay = min(delay, max(0.0, (self._ledger.beat_due - now).total_seconds()))
         if next_due is not None:
             lead = self.config.lead
             # With a lead, look again at most every half lead: each claim then
@@ -188,16 +184,18 @@ class DeliveryEngine:
         Returns when the engine should look again.
         """
         next_due: datetime | None = None
-        while not self._stopping and self._in_flight < self.config.max_in_flight:
+        while not self._stopping and self.in_flight < self.config.max_in_flight:
             now = self._clock.now()
-            room = min(self.config.batch_size, self.config.max_in_flight - self._in_flight)
-            claim = await self._db(self._claimer, functools.partial(self._claim, now, room))
+            room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
+            claim: Claim = await self._db(
+                self._claimer, functools.partial(self._ledger.claim, now, room, self._held)
+            )
             next_due = claim.next_due
             if self._stopping and claim.dispatches:
                 # stop() came while this claim ran: hand it back rather than
                 # send it through gateways that are closing.
                 ids = [d.delivery.id for d in claim.dispatches]
-                await self._db(self._recorder, functools.partial(self._release, ids))
+                await self._db(self._recorder, functools.partial(self._ledger.release, ids))
                 break
             if not claim.dispatches:
                 break
@@ -216,9 +214,10 @@ class DeliveryEngine:
             groups[due if due > now else None].append(dispatch)
         loop = asyncio.get_running_loop()
         for not_before, group in groups.items():
-            self._in_flight += len(group)
+            ids = [d.delivery.id for d in group]
+            self._held.update(ids)
             task = loop.create_task(self._deliver(group, not_before))
-            self._tasks[task] = [d.delivery.id for d in group]
+            self._tasks[task] = ids
             task.add_done_callback(self._finished)
 
     @property
@@ -228,14 +227,24 @@ class DeliveryEngine:
         What a crash of this process can make arrive twice: never more than
         ``config.max_in_flight``.
         """
-        return self._in_flight
+        return len(self._held)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
-        self._in_flight -= len(self._tasks.pop(task, []))
+        # What a batch that failed left unrecorded is no longer renewed: like a
+        # crash's, its leases run out and another claim sends it again.
+        self._held.difference_update(self._tasks.pop(task, []))
         if self._room is not None:
             self._room.set()
         if not task.cancelled() and task.exception() is not None:
             log.error("delivery batch failed", exc_info=task.exception())
+
+    async def _beat(self) -> None:
+        """Say this engine lives and renew the leases it holds (claims do it too)."""
+        try:
+            await self._db(self._claimer, functools.partial(self._ledger.beat, sorted(self._held)))
+        except Exception:
+            # The database is away: nobody can claim then either; beat again soon.
+            log.warning("delivery engine heartbeat failed", exc_info=True)
 
     async def drain(self) -> None:
         """Wait until every batch started so far has been sent and recorded."""
@@ -265,12 +274,14 @@ class DeliveryEngine:
             finally:
                 grace.cancel()
         unfinished = set(self._tasks)
-        ids = [i for task in unfinished for i in self._tasks.get(task, [])]
+        # What is still held was not sent, or was sent with its answer unrecorded
+        # (a gateway still waiting): handed back, it is sent again.
+        ids = sorted(self._held)
         for task in unfinished:
             task.cancel()
         await asyncio.gather(*unfinished, return_exceptions=True)
         if ids:
-            released = await self._db(self._recorder, functools.partial(self._release, ids))
+            released = await self._db(self._recorder, functools.partial(self._ledger.release, ids))
             log.info("released %d unsent deliveries", released)
         for gateway in set(self._gateways.values()):
             await gateway.aclose()
@@ -289,124 +300,73 @@ class DeliveryEngine:
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)
-        results = await asyncio.gather(
+        await asyncio.gather(
             *(self._send(platform, group) for platform, group in by_platform.items())
         )
-        pairs = [pair for result in results for pair in result]
-        due = await self._records.submit(pairs)
+
+    async def _send(self, platform: Platform, group: Sequence[Dispatch]) -> None:
+        gateway = self._gateways.get(platform)
+        if gateway is None:
+            failed = Failed(f"No gateway for {platform.value} devices")
+            await self._settle([(d, failed) for d in group])
+            return
+        if isinstance(gateway, EachGateway):
+            # Each delivery is recorded as soon as it is answered: a receiver that
+            # hangs holds its own delivery, never the rest of its batch.
+            try:
+                waits = gateway.send_each(group)
+            except Exception as exc:
+                waits = [_raised(exc) for _ in group]
+            await asyncio.gather(
+                *(self._send_one(platform, d, w) for d, w in zip(group, waits, strict=True))
+            )
+            return
+        try:
+            outcomes: Sequence[Outcome] = await gateway.send(group)
+        except Exception as exc:
+            outcomes = [_gateway_error(platform, exc)] * len(group)
+        await self._settle(list(zip(group, outcomes, strict=True)))
+
+    async def _send_one(
+        self, platform: Platform, dispatch: Dispatch, wait: Awaitable[Outcome]
+    ) -> None:
+        try:
+            outcome = await wait
+        except Exception as exc:
+            outcome = _gateway_error(platform, exc)
+        await self._settle([(dispatch, outcome)])
+
+    async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
+        """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
+        pause = RECORD_RETRY[0]
+        while True:
+            try:
+                due = await self._records.submit(pairs)
+                break
+            except Exception:
+                if self._stopping:
+                    raise
+                # Forgetting them would send them again once their leases ran out.
+                log.warning("recording %d outcomes failed; trying again", len(pairs), exc_info=True)
+                await self._clock.sleep_until(self._clock.now() + timedelta(seconds=pause))
+                pause = min(pause * 2, RECORD_RETRY[1])
+        self._held.difference_update(d.delivery.id for d, _ in pairs)
+        if self._room is not None:
+            self._room.set()
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
 
     async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
-        return await self._db(self._recorder, functools.partial(self._record, pairs))
+        return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
 
-    async def _send(
-        self, platform: Platform, group: Sequence[Dispatch]
-    ) -> list[tuple[Dispatch, Outcome]]:
-        gateway = self._gateways.get(platform)
-        if gateway is None:
-            return [(d, Failed(f"No gateway for {platform.value} devices")) for d in group]
-        try:
-            outcomes = await gateway.send(group)
-        except Exception as exc:
-            # A gateway bug or outage must not lose the deliveries: retry them.
-            log.exception("gateway %s failed", platform.value)
-            outcomes = [Retry(f"Gateway error: {type(exc).__name__}") for _ in group]
-        return list(zip(group, outcomes, strict=True))
 
-    # -- database work (runs in the executor threads) -----------------------
+def _gateway_error(platform: Platform, exc: Exception) -> Outcome:
+    # A gateway bug or outage must not lose the deliveries: retry them.
+    log.error("gateway %s failed", platform.value, exc_info=exc)
+    return Retry(f"Gateway error: {type(exc).__name__}")
 
-    def _claim(self, now: datetime, limit: int) -> Claim:
-        with self._store.transaction() as tx:
-            if now >= self._beat_due:
-                # The heartbeat senders look for (pushctl send warns without one); the
-                # loop claims at least once a tick, so it beats while idle too.
-                tx.engines.beat(self.owner, now)
-                self._beat_due = now + HEARTBEAT
-            reconcile(tx, tx.notifications.due_wakeups(now, self.config.batch_size), now)
-            horizon, lease_end = now + self.config.lead, now + self.config.lease
-            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
-            notification_ids = sorted({d.notification_id for d in deliveries})
-            device_ids = sorted({d.device_id for d in deliveries})
-            notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
-            devices = {d.id: d for d in tx.devices.by_ids(device_ids)}
-            dispatches: list[Dispatch] = []
-            orphaned: dict[str, str] = {}
-            for delivery in deliveries:
-                notification = notifications.get(delivery.notification_id)
-                device = devices.get(delivery.device_id)
-                if notification is not None and device is not None and device.is_active:
-                    dispatches.append(Dispatch(delivery, device, notification))
-                    self.redelivered += is_redelivery(delivery)
-                    continue
-                # The device went away between scheduling and now: nothing to send.
-                reason = "Device inactive" if device is not None else "Device removed"
-                tx.deliveries.settle(delivery.id, self.owner, DeliveryStatus.FAILED, reason, now)
-                orphaned[delivery.notification_id] = reason
-            if orphaned:
-                reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
-            candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
-        next_due = min((c for c in candidates if c is not None), default=None)
-        return Claim(dispatches, next_due)
 
-    def _record(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
-        """Store outcomes; returns the earliest retry time scheduled, if any."""
-        now = self._clock.now()
-        policy = self.config.retry
-        earliest: datetime | None = None
-        reasons: dict[str, str] = {}
-        # The transition table decides each delivery's next status from its
-        # outcome; a dispatch whose delivery is not in flight raises.
-        decided = [
-            (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
-        ]
-        # The notifications as claimed; refreshed below, not decoded again.
-        touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
-        delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
-        # Said once the transaction has committed: a line for what really happened.
-        said: list[Callable[[], None]] = []
-        with self._store.transaction() as tx:
-            if delivered:
-                # Most of a batch, most of the time: settled in one statement.
-                settled = tx.deliveries.settle_many(
-                    [d.id for d in delivered], self.owner, DeliveryStatus.DELIVERED, None, now
-                )
-                devices = sorted({d.device_id for d in delivered if d.id in settled})
-                if devices:
-                    tx.devices.mark_delivered(devices, now)
-            for dispatch, outcome, status in decided:
-                delivery = dispatch.delivery
-                if isinstance(outcome, Delivered):
-                    continue
-                if status is DeliveryStatus.PENDING:
-                    assert isinstance(outcome, Retry)
-                    delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
-                    due = now + timedelta(seconds=delay)
-                    if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
-                        earliest = due if earliest is None else min(earliest, due)
-                        said.append(functools.partial(say_retry, dispatch, outcome, delay))
-                    continue
-                failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
-                if failed:
-                    reasons[delivery.notification_id] = outcome.reason
-                    said.append(functools.partial(say_failed, dispatch, outcome))
-                if failed and isinstance(outcome, TokenInvalid):
-                    tx.devices.deactivate(delivery.device_id)
-                    detach_device(tx, delivery.device_id, now, "Device deactivated")
-                    said.append(functools.partial(say_deactivated, dispatch, outcome))
-            reconcile(
-                tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
-            )
-        for say in said:
-            say()
-        return earliest
-
-    def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
-        may_retry = not self.config.retry.gives_up(dispatch.delivery.attempts)
-        return next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
-
-    def _release(self, delivery_ids: Sequence[str]) -> int:
-        with self._store.transaction() as tx:
-            return tx.deliveries.release(delivery_ids, self.owner)
+async def _raised(exc: Exception) -> Outcome:
+    raise exc

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from pushcore.domain.outcomes import Dispatch, Outcome, Retry
+from pushcore.domain.outcomes import Deferred, Dispatch, Outcome, Retry
 
 log = logging.getLogger("pushcore.delivery")
 
@@ -33,6 +33,12 @@ def say_retry(dispatch: Dispatch, outcome: Outcome, delay: float) -> None:
         delay,
         outcome.reason,
     )
+
+
+def say_deferred(dispatch: Dispatch, outcome: Deferred) -> None:
+    """DEBUG: not sent, its destination is busy; back in the queue (a dead host's
+    backlog is deferred over and over: a line each would flood the log)."""
+    log.debug("deferred %s by %.1f s: %s", _who(dispatch), outcome.after, outcome.reason)
 
 
 def say_failed(dispatch: Dispatch, outcome: Outcome) -> None:

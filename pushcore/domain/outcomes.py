@@ -44,13 +44,24 @@ class Failed:
     reason: str
 
 
-Outcome = Delivered | Retry | TokenInvalid | Failed
+@attrs.frozen
+class Deferred:
+    """Not sent: its destination is busy. Back to the queue unsent, due again in
+    ``after`` seconds, without counting an attempt (it was never tried)."""
+
+    reason: str
+    after: float
+
+
+Outcome = Delivered | Retry | TokenInvalid | Failed | Deferred
 
 
 def delivery_event(outcome: Outcome, may_retry: bool) -> DeliveryEvent:
     """What a gateway's answer does to its delivery: succeed, retry (while allowed) or fail."""
     if isinstance(outcome, Delivered):
         return DeliveryEvent.SUCCEED
+    if isinstance(outcome, Deferred):
+        return DeliveryEvent.RELEASE
     if isinstance(outcome, Retry) and may_retry:
         return DeliveryEvent.RETRY
     return DeliveryEvent.FAIL
@@ -59,9 +70,10 @@ def delivery_event(outcome: Outcome, may_retry: bool) -> DeliveryEvent:
 def is_redelivery(delivery: Delivery) -> bool:
     """Whether a just-claimed delivery was handed to a gateway before with no answer recorded.
 
-    Every recorded retry leaves its reason and a release undoes its attempt,
-    so a second attempt without a reason follows a claim whose lease ran out
-    (its process died or stalled). A lease that runs out on a later retry
-    looks like that retry, and is not counted.
+    Every recorded retry leaves its reason and a release (or deferral) undoes
+    its attempt, so a second attempt without a reason follows a claim whose
+    lease ran out: leases are renewed while their process lives, so its
+    process died (or stopped beating for a whole lease). A lease that runs
+    out on a later retry looks like that retry, and is not counted.
     """
     return delivery.attempts > 1 and delivery.failure_reason is None

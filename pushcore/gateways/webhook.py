@@ -14,10 +14,9 @@ and a webhook fan-out is exactly that workload.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import ssl
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Awaitable, Sequence
 
 import aiohttp
 
@@ -31,35 +30,18 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.lanes import Lanes
 from pushcore.ports import Clock
 
 USER_AGENT = "pushcore-webhook/1"
 # Answers are read (so the connection can be reused) up to this much; a
 # receiver has nothing to tell us in a body.
 MAX_ANSWER_BYTES = 64 * 1024
-
-
-class HostSlots:
-    """At most ``limit`` requests at once per host; a host's semaphore lives while in use."""
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._hosts: dict[str, tuple[asyncio.Semaphore, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def slot(self, host: str) -> AsyncIterator[None]:
-        """Hold one of ``host``'s slots for the block."""
-        semaphore, users = self._hosts.get(host) or (asyncio.Semaphore(self._limit), 0)
-        self._hosts[host] = (semaphore, users + 1)
-        try:
-            async with semaphore:
-                yield
-        finally:
-            semaphore, users = self._hosts[host]
-            if users == 1:
-                del self._hosts[host]  # nobody waits: forget the host
-            else:
-                self._hosts[host] = (semaphore, users - 1)
+# A request's deadline ran out, or the host refused the connection: the
+# host's lane takes fewer requests at once (a dead host soon holds one slot).
+TIMED_OUT = "Webhook timed out"
+UNREACHED = "Webhook unreachable"
+UNREACHABLE = frozenset({TIMED_OUT, UNREACHED})
 
 
 class WebhookGateway:
@@ -73,21 +55,29 @@ class WebhookGateway:
         tls: ssl.SSLContext | None = None,
         timeout: float = 10.0,
         connect_timeout: float = 5.0,
-        concurrency: int = 64,
+        concurrency: int = 256,
         host_concurrency: int = 16,
+        account_concurrency: int = 64,
+        max_wait: float = 5.0,
     ) -> None:
         self._guard = guard
         self._clock = clock
         self._tls = tls
         self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
         self._concurrency = concurrency
-        # Requests wait for a slot here, not in aiohttp's pool, whose wait would
-        # count against the request's own timeout and fail deliveries that
-        # were only queued behind slower ones.
-        self._slots = asyncio.Semaphore(concurrency)
-        # A fan-out of thousands to one receiver (or their retries, when it
-        # comes back from an outage) must not take every slot at once.
-        self._hosts = HostSlots(host_concurrency)
+        # Requests wait for a slot in the lanes, not in aiohttp's pool, whose
+        # wait would count against the request's own timeout and fail
+        # deliveries that were only queued behind slower ones. The lanes share
+        # the slots fairly by host and by account (see gateways/lanes.py).
+        self._lanes = Lanes(
+            concurrency=concurrency,
+            host_concurrency=host_concurrency,
+            account_concurrency=account_concurrency,
+            max_wait=max_wait,
+            unreachable=lambda outcome: (
+                isinstance(outcome, Retry) and outcome.reason in UNREACHABLE
+            ),
+        )
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -98,19 +88,24 @@ class WebhookGateway:
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Post every dispatch concurrently (bounded); one outcome each."""
+        return await asyncio.gather(*self.send_each(dispatches))
+
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+        """Start posting every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
         bodies: dict[str, bytes] = {}
         resolve = BatchResolver(self._guard)
-        sends = []
-        for dispatch in dispatches:
+
+        async def post(dispatch: Dispatch) -> Outcome:
             notification = dispatch.notification
             if notification.id not in bodies:
                 payload = neutral_payload(notification)
                 bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
             url = dispatch.device.token
-            sends.append(self._send_one(url, resolve(url), bodies[notification.id]))
-        return await asyncio.gather(*sends)
+            return await self._send_one(url, resolve(url), bodies[notification.id])
+
+        return self._lanes.send_each(dispatches, post)
 
     async def _send_one(self, url: str, resolving: asyncio.Task[IPAddress], body: bytes) -> Outcome:
         try:
@@ -123,22 +118,21 @@ class WebhookGateway:
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
         }
-        async with self._hosts.slot(pinned.host_header), self._slots:
-            try:
-                async with self._client().post(
-                    pinned.url,
-                    data=body,
-                    headers=headers,
-                    server_hostname=pinned.server_name,
-                    allow_redirects=False,
-                ) as response:
-                    status = response.status
-                    retry_after = response.headers.get("Retry-After")
-                    await response.content.read(MAX_ANSWER_BYTES)
-            except TimeoutError:
-                return Retry("Webhook timed out")
-            except aiohttp.ClientError:
-                return Retry("Webhook unreachable")
+        try:
+            async with self._client().post(
+                pinned.url,
+                data=body,
+                headers=headers,
+                server_hostname=pinned.server_name,
+                allow_redirects=False,
+            ) as response:
+                status = response.status
+                retry_after = response.headers.get("Retry-After")
+                await response.content.read(MAX_ANSWER_BYTES)
+        except TimeoutError:
+            return Retry(TIMED_OUT)
+        except aiohttp.ClientError:
+            return Retry(UNREACHED)
         if 200 <= status < 300:
             return Delivered()
         reason = status_reason(status)

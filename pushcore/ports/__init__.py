@@ -9,7 +9,7 @@ store, its transactions, lock intents, heartbeats), ``accounts``,
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
-from pushcore.ports.delivery import DeliveryObserver, Gateway, Waker
+from pushcore.ports.delivery import DeliveryObserver, EachGateway, Gateway, Waker
 from pushcore.ports.idempotency import IdempotencyRepository
 from pushcore.ports.notifications import (
     DeliveryProgress,
@@ -31,6 +31,7 @@ __all__ = [
     "DeliveryQueue",
     "DeliverySchedule",
     "DeviceRepository",
+    "EachGateway",
     "EngineRepository",
     "Gateway",
     "IconProbe",

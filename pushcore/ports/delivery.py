@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pushcore.domain.outcomes import Dispatch, Outcome
 from pushcore.domain.retry import RetryPolicy
@@ -20,6 +20,17 @@ class Gateway(Protocol):
 
     async def aclose(self) -> None:
         """Close connections."""
+        ...
+
+
+@runtime_checkable
+class EachGateway(Gateway, Protocol):
+    """A gateway whose deliveries are answered one by one (a webhook is a request of
+    its own to a host of its own): the engine records each as it is answered."""
+
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+        """Start sending every dispatch; one awaitable outcome per dispatch, in order.
+        Neither this nor the awaitables raise for a delivery's failure."""
         ...
 
 

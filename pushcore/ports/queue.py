@@ -58,8 +58,19 @@ class DeliveryQueue(Protocol):
         """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease."""
         ...
 
-    def release(self, delivery_ids: Sequence[str], owner: str) -> int:
-        """Hand leased deliveries back unsent: PENDING, the claim's attempt undone."""
+    def release(
+        self, delivery_ids: Sequence[str], owner: str, due_at: datetime | None = None
+    ) -> int:
+        """Hand leased deliveries back unsent: PENDING (due at ``due_at`` when given),
+        the claim's attempt undone; how many ``owner`` still held."""
+        ...
+
+    def renew(
+        self, delivery_ids: Sequence[str], owner: str, lease_until: datetime, before: datetime
+    ) -> int:
+        """Extend the leases ``owner`` holds on these deliveries that end before
+        ``before`` to ``lease_until``; how many. Never waits for a row another
+        transaction holds (it is being settled): such a row is left as it is."""
         ...
 
     def queue_depth(self, now: datetime) -> QueueDepth:

@@ -1045,6 +1045,51 @@ def test_release_hands_back_only_own_leases_undoing_the_attempt(store: Store) ->
     assert id_set(claim(store, "sched-c")) == ["dlv_01", "dlv_02"]
 
 
+def test_release_with_a_due_time_hands_back_due_then_without_the_attempt(store: Store) -> None:
+    add_deliveries(store, make_delivery("dlv_01", device_id="dev_01", due_at=T0 - SECOND))
+    claim(store, "sched-a")
+    with store.transaction() as tx:
+        assert tx.deliveries.release(["dlv_01"], "sched-b", T0 + 10 * SECOND) == 0
+        assert tx.deliveries.release(["dlv_01"], "sched-a", T0 + 10 * SECOND) == 1
+    assert stored(store, "dlv_01") == make_delivery(
+        "dlv_01", device_id="dev_01", due_at=T0 + 10 * SECOND
+    )
+    assert claim(store, "sched-c", now=T0 + 10 * SECOND - MS) == []
+    (again,) = claim(store, "sched-c", now=T0 + 10 * SECOND)
+    assert again.attempts == 1
+
+
+def test_renew_extends_only_own_leases_that_end_before_the_bound(store: Store) -> None:
+    add_deliveries(
+        store,
+        *(make_delivery(f"dlv_0{i}", device_id=f"dev_0{i}", due_at=T0 - SECOND) for i in (1, 2, 3)),
+    )
+    claim(store, "sched-a", limit=1)  # dlv_01, lease to T0 + 30 s
+    claim(store, "sched-a", now=T0 + 20 * SECOND, limit=1)  # dlv_02, lease to T0 + 50 s
+    claim(store, "sched-b", limit=1)  # dlv_03
+    now = T0 + 25 * SECOND
+    with store.transaction() as tx:
+        # Renewed: those of sched-a listed and ending before now + 15 s (dlv_01 only).
+        renewed = tx.deliveries.renew(
+            ["dlv_01", "dlv_02", "dlv_03", "dlv_99"], "sched-a", now + LEASE, now + 15 * SECOND
+        )
+        assert tx.deliveries.renew([], "sched-a", now + LEASE, now) == 0
+    assert renewed == 1
+    after = deliveries_of(store)
+    assert after["dlv_01"].lease_expires_at == now + LEASE
+    assert after["dlv_02"].lease_expires_at == T0 + 50 * SECOND
+    assert after["dlv_03"].lease_expires_at == T0 + LEASE
+    # A renewed lease is not taken over when the old one would have ended.
+    assert claim(store, "sched-c", now=T0 + LEASE) == [
+        in_flight(
+            make_delivery("dlv_03", device_id="dev_03", due_at=T0 - SECOND),
+            "sched-c",
+            T0 + 2 * LEASE,
+            attempts=2,
+        )
+    ]
+
+
 def test_release_of_a_long_list(store: Store) -> None:
     add_deliveries(
         store,

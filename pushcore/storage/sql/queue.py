@@ -154,12 +154,37 @@ class Queue(Repository):
         )
         return bool(cursor.rowcount > 0)
 
-    def release(self, delivery_ids: Sequence[str], owner: str) -> int:
-        """Hand leased deliveries back unsent."""
+    def release(
+        self, delivery_ids: Sequence[str], owner: str, due_at: datetime | None = None
+    ) -> int:
+        """Hand leased deliveries back unsent (due again at ``due_at`` when given)."""
+        due = None if due_at is None else self._rows.time(due_at)
         cursor = self._sql.run(
             "UPDATE deliveries SET status = 'PENDING', attempts = attempts - 1,"  # noqa: S608
-            f" lease_owner = NULL, lease_until = NULL WHERE id = ANY(?) {_HELD}",
-            (self._sql.dialect.array(delivery_ids), owner),
+            " due_at = COALESCE(?, due_at), lease_owner = NULL, lease_until = NULL"
+            f" WHERE id = ANY(?) {_HELD}",
+            (due, self._sql.dialect.array(delivery_ids), owner),
+        )
+        return int(cursor.rowcount)
+
+    def renew(
+        self, delivery_ids: Sequence[str], owner: str, lease_until: datetime, before: datetime
+    ) -> int:
+        """Extend ``owner``'s leases on these deliveries to ``lease_until``, those ending
+        before ``before``; how many. Rows a recording transaction holds are skipped, not
+        waited for: it is settling them, and waiting could deadlock with it."""
+        if not delivery_ids:
+            return 0
+        cursor = self._sql.run(
+            "UPDATE deliveries SET lease_until = ? WHERE id IN"  # noqa: S608
+            f" (SELECT id FROM deliveries WHERE id = ANY(?) {_HELD} AND lease_until < ?"
+            " FOR UPDATE SKIP LOCKED)",
+            (
+                self._rows.time(lease_until),
+                self._sql.dialect.array(delivery_ids),
+                owner,
+                self._rows.time(before),
+            ),
         )
         return int(cursor.rowcount)
 

@@ -1,0 +1,183 @@
+"""The engine's database work: claims, heartbeats, outcomes and hand-backs.
+
+Each method is one transaction and runs in one of the engine's threads,
+never on its event loop. What a claim leases is kept for as long as this
+process lives: :meth:`Ledger.beat` renews the leases of what the engine
+still holds, so only a process that stopped beating (it died, or froze for a
+whole lease) ever has its deliveries claimed by another and sent again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Sequence
+from datetime import UTC, datetime, timedelta
+
+import attrs
+
+from pushcore.delivery.config import EngineConfig
+from pushcore.delivery.journal import say_deactivated, say_deferred, say_failed, say_retry
+from pushcore.domain.outcomes import (
+    Deferred,
+    Delivered,
+    Dispatch,
+    Outcome,
+    Retry,
+    TokenInvalid,
+    delivery_event,
+    is_redelivery,
+)
+from pushcore.domain.states import DeliveryStatus, next_delivery_status
+from pushcore.ports import Clock, Store, Transaction
+from pushcore.services.queueing import detach_device, reconcile
+
+
+@attrs.frozen
+class Claim:
+    """What one claim transaction found."""
+
+    dispatches: Sequence[Dispatch]
+    next_due: datetime | None
+
+
+class Ledger:
+    """The engine's transactions, for one lease owner."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        config: EngineConfig,
+        owner: str,
+        uniform: Callable[[], float],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._config = config
+        self.owner = owner
+        self._uniform = uniform
+        self.beat_due = datetime.min.replace(tzinfo=UTC)
+        # Claims of deliveries sent before whose answer was never recorded
+        # (their lease ran out, so their process is gone): each may arrive twice.
+        self.redelivered = 0
+
+    def claim(self, now: datetime, limit: int, held: Collection[str] = ()) -> Claim:
+        """Lease what is due (up to ``limit``); ``held`` are in flight here already."""
+        config = self._config
+        with self._store.transaction() as tx:
+            if now >= self.beat_due:
+                # The heartbeat senders look for (pushctl send warns without one).
+                self._beat(tx, now, sorted(held))
+            reconcile(tx, tx.notifications.due_wakeups(now, config.batch_size), now)
+            horizon, lease_end = now + config.lead, now + config.lease
+            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
+            notification_ids = sorted({d.notification_id for d in deliveries})
+            device_ids = sorted({d.device_id for d in deliveries})
+            notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
+            devices = {d.id: d for d in tx.devices.by_ids(device_ids)}
+            dispatches: list[Dispatch] = []
+            orphaned: dict[str, str] = {}
+            for delivery in deliveries:
+                if delivery.id in held:
+                    # Its lease ran out while this process could not renew it (the
+                    # database was away) and its answer is still to be recorded:
+                    # the claim only renewed the lease; it is not sent again.
+                    continue
+                notification = notifications.get(delivery.notification_id)
+                device = devices.get(delivery.device_id)
+                if notification is not None and device is not None and device.is_active:
+                    dispatches.append(Dispatch(delivery, device, notification))
+                    self.redelivered += is_redelivery(delivery)
+                    continue
+                # The device went away between scheduling and now: nothing to send.
+                reason = "Device inactive" if device is not None else "Device removed"
+                tx.deliveries.settle(delivery.id, self.owner, DeliveryStatus.FAILED, reason, now)
+                orphaned[delivery.notification_id] = reason
+            if orphaned:
+                reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
+            candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
+        next_due = min((c for c in candidates if c is not None), default=None)
+        return Claim(dispatches, next_due)
+
+    def beat(self, held: Sequence[str]) -> int:
+        """Say this engine lives and renew the leases of ``held``; how many were renewed.
+        Due every ``config.heartbeat`` (``beat_due``); a claim does it when due."""
+        with self._store.transaction() as tx:
+            return self._beat(tx, self._clock.now(), held)
+
+    def _beat(self, tx: Transaction, now: datetime, held: Sequence[str]) -> int:
+        tx.engines.beat(self.owner, now)
+        self.beat_due = now + self._config.heartbeat
+        if not held:
+            return 0
+        # A lease is renewed once half of it is left: each row is written about
+        # twice a lease, not on every beat.
+        lease = self._config.lease
+        return tx.deliveries.renew(held, self.owner, now + lease, now + lease / 2)
+
+    def record(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
+        """Store outcomes; returns the earliest time a delivery is due again, if any."""
+        now = self._clock.now()
+        policy = self._config.retry
+        earliest: datetime | None = None
+        reasons: dict[str, str] = {}
+        # The transition table decides each delivery's next status from its
+        # outcome; a dispatch whose delivery is not in flight raises.
+        decided = [
+            (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
+        ]
+        # The notifications as claimed; refreshed below, not decoded again.
+        touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
+        delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
+        # Said once the transaction has committed: a line for what really happened.
+        said: list[Callable[[], None]] = []
+        with self._store.transaction() as tx:
+            if delivered:
+                # Most of a batch, most of the time: settled in one statement.
+                settled = tx.deliveries.settle_many(
+                    [d.id for d in delivered], self.owner, DeliveryStatus.DELIVERED, None, now
+                )
+                devices = sorted({d.device_id for d in delivered if d.id in settled})
+                if devices:
+                    tx.devices.mark_delivered(devices, now)
+            for dispatch, outcome, status in decided:
+                delivery = dispatch.delivery
+                if isinstance(outcome, Delivered):
+                    continue
+                if isinstance(outcome, Deferred):
+                    due = now + timedelta(seconds=outcome.after)
+                    if tx.deliveries.release([delivery.id], self.owner, due):
+                        earliest = due if earliest is None else min(earliest, due)
+                        said.append(functools.partial(say_deferred, dispatch, outcome))
+                    continue
+                if status is DeliveryStatus.PENDING:
+                    assert isinstance(outcome, Retry)
+                    delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
+                    due = now + timedelta(seconds=delay)
+                    if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
+                        earliest = due if earliest is None else min(earliest, due)
+                        said.append(functools.partial(say_retry, dispatch, outcome, delay))
+                    continue
+                failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
+                if failed:
+                    reasons[delivery.notification_id] = outcome.reason
+                    said.append(functools.partial(say_failed, dispatch, outcome))
+                if failed and isinstance(outcome, TokenInvalid):
+                    tx.devices.deactivate(delivery.device_id)
+                    detach_device(tx, delivery.device_id, now, "Device deactivated")
+                    said.append(functools.partial(say_deactivated, dispatch, outcome))
+            reconcile(
+                tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
+            )
+        for say in said:
+            say()
+        return earliest
+
+    def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
+        may_retry = not self._config.retry.gives_up(dispatch.delivery.attempts)
+        return next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
+
+    def release(self, delivery_ids: Sequence[str]) -> int:
+        """Hand leased deliveries back unsent; how many this owner still held."""
+        with self._store.transaction() as tx:
+            return tx.deliveries.release(delivery_ids, self.owner)

@@ -1,0 +1,241 @@
+"""Fair shares of a gateway's connections, by destination host and by account.
+
+Webhook and Web Push URLs are chosen by the accounts, so one account's dead
+or slow receiver must not take what every other account's deliveries need.
+Each delivery goes through three lanes, each a limit on requests at once:
+its host's, its account's and the gateway's. A host's limit adapts (AIMD):
+halved by every timeout or connection failure, grown by one with every
+answer, so a host that hangs is soon down to one request at a time, and one
+that recovers is back to its full share after a few answers.
+
+Nothing waits long in memory. A delivery is admitted only when its lanes are
+expected to take it within ``max_wait`` (the lane's queue over its limit,
+times the answer time it has seen); otherwise, and when a slot does not come
+within ``max_wait``, it is *deferred*: handed back to the database unsent,
+due again when the lane should have room, its attempt not counted. So the
+engine's in-flight capacity holds only what is being sent or about to be,
+and due work of other accounts and hosts is taken up on time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from urllib.parse import urlsplit
+
+from pushcore.domain.outcomes import Deferred, Dispatch, Outcome
+
+# Answer time assumed of a host not heard from yet: a first burst to a new host
+# admits about max_wait / UNKNOWN_LATENCY rounds of its limit.
+UNKNOWN_LATENCY = 1.0
+# The share of a new answer time in a lane's moving average.
+SMOOTHING = 0.2
+# A deferral waits at least this long and at most MAX_DEFER (the lane's backlog
+# may be far longer: it is looked at again then).
+MIN_DEFER = 1.0
+MAX_DEFER = 120.0
+# Lanes kept in memory before idle ones are forgotten.
+REMEMBERED = 10_000
+
+
+class Lane:
+    """Up to ``limit`` requests at once; waiting ones are let in first come, first served."""
+
+    def __init__(self, limit: int, *, adaptive: bool = False) -> None:
+        self.ceiling = limit
+        self.limit = limit
+        self._adaptive = adaptive
+        self.running = 0
+        self.admitted = 0  # admitted and not yet running
+        # Deferred and not seen to start since: where the next deferral queues up.
+        self.deferred = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self.latency: float | None = None
+
+    @property
+    def idle(self) -> bool:
+        """Nothing running, admitted or waiting: the lane can be forgotten."""
+        return self.running == 0 and self.admitted == 0 and not self._waiting
+
+    def expected_wait(self, *, deferred: bool = False) -> float:
+        """Seconds until one more delivery would start, from the queue and the answer
+        time; with ``deferred``, behind those deferred before it too."""
+        ahead = self.admitted + self.running - self.limit + 1
+        if deferred:
+            ahead += self.deferred
+        if ahead <= 0:
+            return 0.0
+        return ahead / self.limit * (self.latency if self.latency is not None else UNKNOWN_LATENCY)
+
+    async def enter(self, timeout: float) -> bool:
+        """Take a slot within ``timeout`` seconds; False when none came."""
+        if self.running < self.limit and not self._waiting:
+            self._started()
+            return True
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append(future)
+        try:
+            async with asyncio.timeout(timeout):
+                await future
+        except TimeoutError:
+            if future.done() and not future.cancelled():
+                return True  # the slot came as the time ran out: it is ours (counted)
+            with contextlib.suppress(ValueError):
+                self._waiting.remove(future)
+            return False
+        return True
+
+    def leave(self) -> None:
+        """Give a slot back; let the next waiting one in."""
+        self.running -= 1
+        self._let_in()
+
+    def observe(self, seconds: float, *, failed: bool) -> None:
+        """An answer (or a failure to get one) after ``seconds``: adapt the limit."""
+        self.latency = (
+            seconds if self.latency is None else self.latency + SMOOTHING * (seconds - self.latency)
+        )
+        if not self._adaptive:
+            return
+        if failed:
+            self.limit = max(1, self.limit // 2)
+        elif self.limit < self.ceiling:
+            self.limit += 1
+            self._let_in()
+
+    def _let_in(self) -> None:
+        while self._waiting and self.running < self.limit:
+            future = self._waiting.popleft()
+            if not future.done():
+                self._started()
+                future.set_result(None)
+
+    def _started(self) -> None:
+        self.running += 1
+        # Most likely one that was deferred before, back now.
+        self.deferred = max(0, self.deferred - 1)
+
+
+class Lanes:
+    """The lanes of one gateway: per host (adaptive), per account, and in all."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        host_concurrency: int,
+        account_concurrency: int,
+        unreachable: Callable[[Outcome], bool],
+        max_wait: float = 5.0,
+        uniform: Callable[[], float] = random.random,
+    ) -> None:
+        self._host_limit = host_concurrency
+        self._account_limit = account_concurrency
+        self._all = Lane(concurrency)
+        self._hosts: dict[str, Lane] = {}
+        self._accounts: dict[str, Lane] = {}
+        self.max_wait = max_wait
+        self._uniform = uniform
+        self._unreachable = unreachable
+
+    def send_each(
+        self,
+        dispatches: Sequence[Dispatch],
+        send: Callable[[Dispatch], Awaitable[Outcome]],
+    ) -> list[asyncio.Future[Outcome]]:
+        """Start ``send`` for each dispatch its lanes admit; defer the others at once."""
+        loop = asyncio.get_running_loop()
+        answers: list[asyncio.Future[Outcome]] = []
+        for dispatch in dispatches:
+            host = self._lane(self._hosts, host_of(dispatch.device.token), self._host_limit, True)
+            account = self._lane(
+                self._accounts, dispatch.notification.account_id, self._account_limit, False
+            )
+            if max(host.expected_wait(), account.expected_wait()) > self.max_wait:
+                answer = loop.create_future()
+                answer.set_result(self._defer(host, account))
+            else:
+                host.admitted += 1
+                account.admitted += 1
+                answer = asyncio.ensure_future(self._send(dispatch, host, account, send))
+            answers.append(answer)
+        return answers
+
+    async def _send(
+        self,
+        dispatch: Dispatch,
+        host: Lane,
+        account: Lane,
+        send: Callable[[Dispatch], Awaitable[Outcome]],
+    ) -> Outcome:
+        loop = asyncio.get_running_loop()
+        async with self._slots(host, account, loop.time() + self.max_wait) as late:
+            if late is not None:
+                # It was ahead of what was deferred meanwhile: due again before those.
+                return self._defer(host, account, behind_deferred=False)
+            started = loop.time()
+            try:
+                outcome = await send(dispatch)
+            except Exception:
+                host.observe(loop.time() - started, failed=True)
+                raise
+            seconds = loop.time() - started
+            host.observe(seconds, failed=self._unreachable(outcome))
+            account.observe(seconds, failed=False)
+            return outcome
+
+    @contextlib.asynccontextmanager
+    async def _slots(
+        self, host: Lane, account: Lane, deadline: float
+    ) -> AsyncIterator[Lane | None]:
+        """Hold a slot of each lane, in order (host first: waiting on a busy host must
+        not hold one of the account's slots); yields the lane that had none in time."""
+        loop = asyncio.get_running_loop()
+        held: list[Lane] = []
+        late: Lane | None = None
+        try:
+            for lane in (host, account, self._all):
+                if lane is not self._all:
+                    lane.admitted -= 1
+                if late is None and await lane.enter(max(0.0, deadline - loop.time())):
+                    held.append(lane)
+                elif late is None:
+                    late = lane
+            yield late
+        finally:
+            for lane in held:
+                lane.leave()
+
+    def _defer(self, host: Lane, account: Lane, *, behind_deferred: bool = True) -> Deferred:
+        # Due again about when the busier lane should reach it, behind what it
+        # deferred before (capped: it is looked at again then).
+        lane = host if host.expected_wait() >= account.expected_wait() else account
+        wait = lane.expected_wait(deferred=behind_deferred)
+        lane.deferred += 1
+        after = min(MAX_DEFER, max(MIN_DEFER, wait))
+        # Spread: a backlog deferred together does not come back together.
+        return Deferred("Destination busy", after * (0.75 + 0.5 * self._uniform()))
+
+    @staticmethod
+    def _lane(lanes: dict[str, Lane], key: str, limit: int, adaptive: bool) -> Lane:
+        lane = lanes.get(key)
+        if lane is None:
+            if len(lanes) >= REMEMBERED:
+                # Idle lanes are kept (a host's pace and limit tell how to take its
+                # next burst) until there are this many; then the idle are forgotten.
+                for idle in [k for k, v in lanes.items() if v.idle]:
+                    del lanes[idle]
+            lane = lanes[key] = Lane(limit, adaptive=adaptive)
+        return lane
+
+
+def host_of(url: str) -> str:
+    """The destination a URL names: scheme, host and port, lowercase."""
+    try:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
+    except ValueError:
+        return url
