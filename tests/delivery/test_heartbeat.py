@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Sequence
 from contextlib import AbstractContextManager
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Transaction
@@ -55,8 +56,8 @@ def test_a_send_slower_than_three_leases_is_sent_once_and_recorded(h: Harness) -
     assert h.delivery_statuses(n) == [D.DELIVERED]
 
 
-def lease_end(h: Harness, n: object) -> object:
-    (delivery,) = h.deliveries(n)  # type: ignore[arg-type]
+def lease_end(h: Harness, n: Notification) -> datetime:
+    (delivery,) = h.deliveries(n)
     assert delivery.lease_expires_at is not None
     return delivery.lease_expires_at
 
