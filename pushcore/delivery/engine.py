@@ -84,9 +84,11 @@ class DeliveryEngine:
         self._room: asyncio.Event | None = None  # set each time deliveries are recorded
         self._planned: datetime | None = None
         # Each batch's task and the ids it was started with; ``_held`` are the
-        # ids claimed here and not yet recorded or handed back (leases renewed).
+        # ids claimed here and not yet recorded or handed back (leases renewed),
+        # each with the task of its claim: a deferred delivery may be claimed
+        # again while the batch it was deferred from still sends the rest.
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
-        self._held: set[str] = set()
+        self._held: dict[str, asyncio.Task[None]] = {}
         # Outcomes that come together go in one transaction.
         self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
             self._record_in_thread
@@ -215,8 +217,8 @@ class DeliveryEngine:
         loop = asyncio.get_running_loop()
         for not_before, group in groups.items():
             ids = [d.delivery.id for d in group]
-            self._held.update(ids)
             task = loop.create_task(self._deliver(group, not_before))
+            self._held.update(dict.fromkeys(ids, task))
             self._tasks[task] = ids
             task.add_done_callback(self._finished)
 
@@ -232,7 +234,9 @@ class DeliveryEngine:
     def _finished(self, task: asyncio.Task[None]) -> None:
         # What a batch that failed left unrecorded is no longer renewed: like a
         # crash's, its leases run out and another claim sends it again.
-        self._held.difference_update(self._tasks.pop(task, []))
+        for delivery_id in self._tasks.pop(task, []):
+            if self._held.get(delivery_id) is task:
+                del self._held[delivery_id]
         if self._room is not None:
             self._room.set()
         if not task.cancelled() and task.exception() is not None:
@@ -350,7 +354,8 @@ class DeliveryEngine:
                 log.warning("recording %d outcomes failed; trying again", len(pairs), exc_info=True)
                 await self._clock.sleep_until(self._clock.now() + timedelta(seconds=pause))
                 pause = min(pause * 2, RECORD_RETRY[1])
-        self._held.difference_update(d.delivery.id for d, _ in pairs)
+        for dispatch, _ in pairs:
+            self._held.pop(dispatch.delivery.id, None)
         if self._room is not None:
             self._room.set()
         if due is not None:
