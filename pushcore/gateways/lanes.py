@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
-from pushcore.domain.outcomes import Deferred, Dispatch, Outcome
+from pushcore.domain.outcomes import Deferred, Dispatch, Outcome, Retry
 
 # Answer time assumed of a host not heard from yet: a first burst to a new host
 # admits about max_wait / UNKNOWN_LATENCY rounds of its limit.
@@ -120,7 +120,11 @@ class Lane:
 
 
 class Lanes:
-    """The lanes of one gateway: per host (adaptive), per account, and in all."""
+    """The lanes of one gateway: per host (adaptive), per account, and in all.
+
+    ``unreachable`` are the gateway's Retry reasons that say the host did not
+    answer (a timeout, a refused connection): each halves the host's limit.
+    """
 
     def __init__(
         self,
@@ -128,7 +132,7 @@ class Lanes:
         concurrency: int,
         host_concurrency: int,
         account_concurrency: int,
-        unreachable: Callable[[Outcome], bool],
+        unreachable: frozenset[str],
         max_wait: float = 5.0,
         uniform: Callable[[], float] = random.random,
     ) -> None:
@@ -183,7 +187,8 @@ class Lanes:
                 host.observe(loop.time() - started, failed=True)
                 raise
             seconds = loop.time() - started
-            host.observe(seconds, failed=self._unreachable(outcome))
+            failed = isinstance(outcome, Retry) and outcome.reason in self._unreachable
+            host.observe(seconds, failed=failed)
             account.observe(seconds, failed=False)
             return outcome
 

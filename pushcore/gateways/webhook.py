@@ -74,9 +74,7 @@ class WebhookGateway:
             host_concurrency=host_concurrency,
             account_concurrency=account_concurrency,
             max_wait=max_wait,
-            unreachable=lambda outcome: (
-                isinstance(outcome, Retry) and outcome.reason in UNREACHABLE
-            ),
+            unreachable=UNREACHABLE,
         )
         self._session: aiohttp.ClientSession | None = None
 

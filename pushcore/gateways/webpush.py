@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import ssl
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import aiohttp
@@ -38,6 +38,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.lanes import Lanes
 from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
@@ -63,6 +64,11 @@ URGENCY = {
 RECORD_SIZE = 4096
 MAX_PLAINTEXT = RECORD_SIZE - 86 - 17
 MAX_ANSWER_BYTES = 64 * 1024
+# The endpoint did not answer in time, or refused the connection: its host's
+# lane takes fewer requests at once (see gateways/lanes.py).
+TIMED_OUT = "Web Push endpoint timed out"
+UNREACHED = "Web Push endpoint unreachable"
+UNREACHABLE = frozenset({TIMED_OUT, UNREACHED})
 TOO_LARGE = "Web Push payload too large: over 3993 bytes even with the body and title cut"
 
 
@@ -79,7 +85,10 @@ class WebPushGateway:
         tls: ssl.SSLContext | None = None,
         timeout: float = 10.0,
         connect_timeout: float = 5.0,
-        concurrency: int = 64,
+        concurrency: int = 128,
+        host_concurrency: int = 64,
+        account_concurrency: int = 64,
+        max_wait: float = 5.0,
     ) -> None:
         self._vapid = vapid
         self._subject = check_subject(subject)
@@ -88,9 +97,17 @@ class WebPushGateway:
         self._tls = tls
         self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
         self._concurrency = concurrency
-        # Requests wait for a slot here rather than in aiohttp's pool, whose
-        # wait would count against each request's own timeout.
-        self._slots = asyncio.Semaphore(concurrency)
+        # Requests wait for a slot in the lanes rather than in aiohttp's pool,
+        # whose wait would count against each request's own timeout. Endpoints
+        # are URLs the accounts chose: the lanes share the slots fairly by host
+        # (a push service's full share, a dead host soon one) and by account.
+        self._lanes = Lanes(
+            concurrency=concurrency,
+            host_concurrency=host_concurrency,
+            account_concurrency=account_concurrency,
+            max_wait=max_wait,
+            unreachable=UNREACHABLE,
+        )
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
@@ -124,18 +141,23 @@ class WebPushGateway:
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Encrypt and post every dispatch concurrently (bounded); one outcome each."""
+        return await asyncio.gather(*self.send_each(dispatches))
+
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+        """Start sending every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
         plaintexts: dict[str, bytes | None] = {}
         resolve = BatchResolver(self._guard)
-        sends = []
-        for dispatch in dispatches:
+
+        async def post(dispatch: Dispatch) -> Outcome:
             notification = dispatch.notification
             if notification.id not in plaintexts:
                 plaintexts[notification.id] = fitted_plaintext(neutral_payload(notification))
             url = dispatch.device.token
-            sends.append(self._send_one(dispatch, resolve(url), plaintexts[notification.id]))
-        return await asyncio.gather(*sends)
+            return await self._send_one(dispatch, resolve(url), plaintexts[notification.id])
+
+        return self._lanes.send_each(dispatches, post)
 
     async def _send_one(
         self, dispatch: Dispatch, resolving: asyncio.Task[IPAddress], plaintext: bytes | None
@@ -151,39 +173,38 @@ class WebPushGateway:
             return Failed(f"Web Push endpoint refused: {exc}")
         url = dispatch.device.token
         pinned = pin(url, address)
-        async with self._slots:
-            # Encrypting inside the slot interleaves the CPU work with the
-            # network instead of encrypting a whole fan-out before the first send.
-            try:
-                body = encrypt(plaintext, keys)
-            except ValueError:
-                return Failed("Web Push subscription keys are invalid")
-            headers = {
-                "Host": pinned.host_header,
-                "Authorization": vapid_authorization(
-                    self._vapid, url, self._subject, self._clock.now()
-                ),
-                "Content-Encoding": "aes128gcm",
-                "Content-Type": "application/octet-stream",
-                "TTL": str(TTL_SECONDS),
-                "Urgency": URGENCY[dispatch.notification.priority],
-                "User-Agent": USER_AGENT,
-            }
-            try:
-                async with self._client().post(
-                    pinned.url,
-                    data=body,
-                    headers=headers,
-                    server_hostname=pinned.server_name,
-                    allow_redirects=False,
-                ) as response:
-                    status = response.status
-                    retry_after = response.headers.get("Retry-After")
-                    answer = await response.content.read(MAX_ANSWER_BYTES)
-            except TimeoutError:
-                return Retry("Web Push endpoint timed out")
-            except aiohttp.ClientError:
-                return Retry("Web Push endpoint unreachable")
+        # Encrypting inside the lanes' slot interleaves the CPU work with the
+        # network instead of encrypting a whole fan-out before the first send.
+        try:
+            body = encrypt(plaintext, keys)
+        except ValueError:
+            return Failed("Web Push subscription keys are invalid")
+        headers = {
+            "Host": pinned.host_header,
+            "Authorization": vapid_authorization(
+                self._vapid, url, self._subject, self._clock.now()
+            ),
+            "Content-Encoding": "aes128gcm",
+            "Content-Type": "application/octet-stream",
+            "TTL": str(TTL_SECONDS),
+            "Urgency": URGENCY[dispatch.notification.priority],
+            "User-Agent": USER_AGENT,
+        }
+        try:
+            async with self._client().post(
+                pinned.url,
+                data=body,
+                headers=headers,
+                server_hostname=pinned.server_name,
+                allow_redirects=False,
+            ) as response:
+                status = response.status
+                retry_after = response.headers.get("Retry-After")
+                answer = await response.content.read(MAX_ANSWER_BYTES)
+        except TimeoutError:
+            return Retry(TIMED_OUT)
+        except aiohttp.ClientError:
+            return Retry(UNREACHED)
         return self._outcome(dispatch, status, retry_after, answer)
 
     def _outcome(

@@ -17,7 +17,7 @@ from pushcore.domain.model import (
     Priority,
     Sound,
 )
-from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Retry
+from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.gateways.lanes import MAX_DEFER, MIN_DEFER, Lane, Lanes, host_of
 
@@ -77,7 +77,7 @@ def lanes(**overrides: float) -> Lanes:
         host_concurrency=int(options["host_concurrency"]),
         account_concurrency=int(options["account_concurrency"]),
         max_wait=options["max_wait"],
-        unreachable=lambda o: isinstance(o, Retry) and o.reason == "timed out",
+        unreachable=frozenset({"timed out"}),
         uniform=lambda: 0.5,
     )
 
