@@ -1,11 +1,14 @@
-"""Retention: the engine's process deletes settled history in small batches.
+"""Retention: the engine's process deletes settled history in small steady slices.
 
 Notifications settled more than ``keep`` ago go with their deliveries
 (PUSHCORE_RETENTION; 0 keeps everything), and the stats' minute buckets
 older than any window go too. Each batch is one short transaction of at most
 ``batch`` deliveries and ``batch`` notifications, followed by a pause: on
 SQLite a claim of the engine waits for the one writer, so no batch may hold
-it for long. When a pass finds nothing more, the task rests until the next.
+it for long. When a pass finds nothing more, the task rests a second: under
+a steady load each pass deletes about a second's worth, so a short retention
+takes effect within seconds, and a long one never piles up a minute's worth
+to delete in one burst (those bursts were the soak's p99 peaks).
 Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
 
 SQLite reuses the pages deleted rows free (its default, auto_vacuum off), so
@@ -36,9 +39,9 @@ class RetentionConfig:
     """How long settled notifications are kept, and how the deleting is paced."""
 
     keep: timedelta = timedelta(days=30)  # 0: keep everything
-    batch: int = 500
-    pause: timedelta = timedelta(milliseconds=50)  # between two batches
-    rest: timedelta = timedelta(minutes=1)  # between two passes
+    batch: int = 200
+    pause: timedelta = timedelta(milliseconds=100)  # between two batches
+    rest: timedelta = timedelta(seconds=1)  # between two passes
 
 
 class Retention:

@@ -66,6 +66,36 @@ def test_the_engine_deletes_what_settled_before_the_retention_and_keeps_the_rest
     assert stats.deliveries.delivered + stats.deliveries.failed == 2  # only `recent`'s
 
 
+def test_a_short_retention_takes_effect_within_seconds(h: Harness) -> None:
+    h.device("tok-a")
+    delivered = h.notify()
+    # The defaults but for the retention itself: PUSHCORE_RETENTION=2s.
+    task = Retention(h.services.store, h.clock, RetentionConfig(keep=timedelta(seconds=2)))
+    engine = h.engine(retention=task)
+    h.step(engine, DUE)
+    assert h.status(delivered) is N.DELIVERED
+
+    async def scenario() -> None:
+        engine.start()
+        await until(lambda: h.clock.now() + task.config.rest in h.clock.sleepers)
+        assert not gone(h, delivered)
+        # Settled at DUE: past its retention at DUE + 2 s, gone by the next pass.
+        h.clock.set(DUE + timedelta(seconds=2))
+        h.clock.advance(task.config.rest)
+        await until(lambda: gone(h, delivered))
+        await engine.stop()
+
+    asyncio.run(scenario())
+    assert h.clock.now() <= DUE + timedelta(seconds=3)
+
+
+def test_passes_are_a_second_apart_and_batches_small() -> None:
+    # A steady load is deleted in steady slices, not a minute's worth at once.
+    config = RetentionConfig()
+    assert config.rest <= timedelta(seconds=1)
+    assert config.batch <= 200
+
+
 def test_retention_zero_keeps_everything(h: Harness) -> None:
     h.device("tok-a")
     delivered = h.notify()
