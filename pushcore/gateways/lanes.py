@@ -28,8 +28,9 @@ from urllib.parse import urlsplit
 
 from pushcore.domain.outcomes import Deferred, Dispatch, Outcome, Retry
 
-# Answer time assumed of a host not heard from yet: a first burst to a new host
-# admits about max_wait / UNKNOWN_LATENCY rounds of its limit.
+# Answer time assumed, for admitting, of a host not heard from yet: a first
+# burst to a new host admits about max_wait / UNKNOWN_LATENCY rounds of its
+# limit, and what it defers comes back after MIN_DEFER, when its pace is known.
 UNKNOWN_LATENCY = 1.0
 # The share of a new answer time in a lane's moving average.
 SMOOTHING = 0.2
@@ -54,21 +55,34 @@ class Lane:
         self.deferred = 0
         self._waiting: deque[asyncio.Future[None]] = deque()
         self.latency: float | None = None
+        # When the lane last saw an answer (or began work while idle): with
+        # requests running and no answer since, each takes at least that long.
+        self._progress_at = 0.0
+
+    def pace(self, now: float) -> float | None:
+        """Seconds one request takes here: the moving average of answer times, or
+        longer while the running ones have gone that long unanswered; None unknown."""
+        stalled = now - self._progress_at if self.running else 0.0
+        if self.latency is None and stalled <= 0:
+            return None
+        return max(self.latency or 0.0, stalled)
 
     @property
     def idle(self) -> bool:
         """Nothing running, admitted or waiting: the lane can be forgotten."""
         return self.running == 0 and self.admitted == 0 and not self._waiting
 
-    def expected_wait(self, *, deferred: bool = False) -> float:
-        """Seconds until one more delivery would start, from the queue and the answer
-        time; with ``deferred``, behind those deferred before it too."""
+    def expected_wait(self, now: float, *, deferred: bool = False) -> float | None:
+        """Seconds until one more delivery would start, from the queue and the pace;
+        with ``deferred``, behind those deferred before it too. None: the pace is not
+        known yet (and there is a queue)."""
         ahead = self.admitted + self.running - self.limit + 1
         if deferred:
             ahead += self.deferred
         if ahead <= 0:
             return 0.0
-        return ahead / self.limit * (self.latency if self.latency is not None else UNKNOWN_LATENCY)
+        pace = self.pace(now)
+        return None if pace is None else ahead / self.limit * pace
 
     async def enter(self, timeout: float) -> bool:
         """Take a slot within ``timeout`` seconds; False when none came."""
@@ -93,8 +107,9 @@ class Lane:
         self.running -= 1
         self._let_in()
 
-    def observe(self, seconds: float, *, failed: bool) -> None:
+    def observe(self, seconds: float, now: float, *, failed: bool) -> None:
         """An answer (or a failure to get one) after ``seconds``: adapt the limit."""
+        self._progress_at = now
         self.latency = (
             seconds if self.latency is None else self.latency + SMOOTHING * (seconds - self.latency)
         )
@@ -114,6 +129,8 @@ class Lane:
                 future.set_result(None)
 
     def _started(self) -> None:
+        if self.running == 0:
+            self._progress_at = asyncio.get_running_loop().time()
         self.running += 1
         # Most likely one that was deferred before, back now.
         self.deferred = max(0, self.deferred - 1)
@@ -158,9 +175,11 @@ class Lanes:
             account = self._lane(
                 self._accounts, dispatch.notification.account_id, self._account_limit, False
             )
-            if max(host.expected_wait(), account.expected_wait()) > self.max_wait:
+            now = loop.time()
+            waits = [lane.expected_wait(now) for lane in (host, account)]
+            if max(UNKNOWN_LATENCY if w is None else w for w in waits) > self.max_wait:
                 answer = loop.create_future()
-                answer.set_result(self._defer(host, account))
+                answer.set_result(self._defer(host, account, now))
             else:
                 host.admitted += 1
                 account.admitted += 1
@@ -179,17 +198,17 @@ class Lanes:
         async with self._slots(host, account, loop.time() + self.max_wait) as late:
             if late is not None:
                 # It was ahead of what was deferred meanwhile: due again before those.
-                return self._defer(host, account, behind_deferred=False)
+                return self._defer(host, account, loop.time(), behind_deferred=False)
             started = loop.time()
             try:
                 outcome = await send(dispatch)
             except Exception:
-                host.observe(loop.time() - started, failed=True)
+                host.observe(loop.time() - started, loop.time(), failed=True)
                 raise
-            seconds = loop.time() - started
+            now = loop.time()
             failed = isinstance(outcome, Retry) and outcome.reason in self._unreachable
-            host.observe(seconds, failed=failed)
-            account.observe(seconds, failed=False)
+            host.observe(now - started, now, failed=failed)
+            account.observe(now - started, now, failed=False)
             return outcome
 
     @contextlib.asynccontextmanager
@@ -214,11 +233,15 @@ class Lanes:
             for lane in held:
                 lane.leave()
 
-    def _defer(self, host: Lane, account: Lane, *, behind_deferred: bool = True) -> Deferred:
+    def _defer(
+        self, host: Lane, account: Lane, now: float, *, behind_deferred: bool = True
+    ) -> Deferred:
         # Due again about when the busier lane should reach it, behind what it
-        # deferred before (capped: it is looked at again then).
-        lane = host if host.expected_wait() >= account.expected_wait() else account
-        wait = lane.expected_wait(deferred=behind_deferred)
+        # deferred before (capped: it is looked at again then); at once (after
+        # MIN_DEFER) while its pace is unknown: it will be known by then.
+        waits = [(lane.expected_wait(now) or 0.0, lane) for lane in (host, account)]
+        lane = max(waits, key=lambda pair: pair[0])[1]
+        wait = lane.expected_wait(now, deferred=behind_deferred) or 0.0
         lane.deferred += 1
         after = min(MAX_DEFER, max(MIN_DEFER, wait))
         # Spread: a backlog deferred together does not come back together.

@@ -177,11 +177,48 @@ def test_a_deferral_is_never_longer_than_the_cap() -> None:
     dead = "http://dead.test/"
     lane = lanes(max_wait=0.2)
     host = lane._lane(lane._hosts, host_of(dead), 2, True)
-    host.observe(10.0, failed=True)
+    host.observe(10.0, 0.0, failed=True)
     host.deferred = 10_000
     account = lane._lane(lane._accounts, "alice", 4, False)
-    deferred = lane._defer(host, account)
+    deferred = lane._defer(host, account, 0.0)
     assert deferred.after == MAX_DEFER
+
+
+def test_a_first_burst_to_a_host_not_heard_from_comes_back_soon_once_its_pace_is_known() -> None:
+    fast = "http://fast.test/"
+    sender = Sender({host_of(fast): 0.001})
+
+    async def scenario() -> None:
+        lane = lanes(max_wait=0.2)
+        answers = lane.send_each([dispatch(i, fast) for i in range(50)], sender)
+        outcomes = await asyncio.gather(*answers)
+        # Nothing known of the host: a few admitted; the rest back after the shortest wait...
+        deferred = [o for o in outcomes if isinstance(o, Deferred)]
+        assert deferred
+        assert max(o.after for o in deferred) <= MIN_DEFER * 1.25
+        # ...when its pace is known, and the same burst is taken whole.
+        again = await asyncio.gather(
+            *lane.send_each([dispatch(i, fast) for i in range(50)], sender)
+        )
+        assert again == [Delivered()] * 50
+
+    run(scenario)
+
+
+def test_requests_that_hang_tell_the_pace_before_any_answer() -> None:
+    lane = Lane(2)
+    assert lane.pace(100.0) is None
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        assert await lane.enter(0.1)
+        started = loop.time()
+        # No answer yet, but one has been running for 30 s: a request takes at least that.
+        pace = lane.pace(started + 30.0)
+        assert pace is not None
+        assert pace == pytest.approx(30.0, abs=0.1)
+
+    run(scenario)
 
 
 def test_a_slot_that_does_not_come_within_max_wait_defers_the_delivery() -> None:
@@ -205,16 +242,16 @@ def test_a_slot_that_does_not_come_within_max_wait_defers_the_delivery() -> None
 def test_a_host_that_times_out_is_soon_down_to_one_request_and_recovers() -> None:
     lane = Lane(16, adaptive=True)
     for _ in range(5):
-        lane.observe(10.0, failed=True)
+        lane.observe(10.0, 0.0, failed=True)
     assert lane.limit == 1
     for _ in range(15):
-        lane.observe(0.01, failed=False)
+        lane.observe(0.01, 0.0, failed=False)
     assert lane.limit == 16
 
 
 def test_a_fixed_lane_keeps_its_limit_when_answers_fail() -> None:
     lane = Lane(4)
-    lane.observe(10.0, failed=True)
+    lane.observe(10.0, 0.0, failed=True)
     assert lane.limit == 4
 
 
