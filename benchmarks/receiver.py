@@ -2,6 +2,8 @@
 
 It records (arrival time, notificationId, scheduledAt) per request, parsing
 only what it needs, so it stays far below the server's cost per request.
+``delay`` makes it a slow receiver (each answer that many seconds after the
+request arrived), and ``None`` one that never answers (a host that hangs).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
 
 
 class _Protocol(asyncio.Protocol):
-    def __init__(self, sink: list[tuple[float, str, str]]) -> None:
+    def __init__(self, sink: list[tuple[float, str, str]], delay: float | None = 0.0) -> None:
         self._sink = sink
+        self._delay = delay
         self._buffer = b""
         self._transport: asyncio.Transport | None = None
 
@@ -44,14 +47,22 @@ class _Protocol(asyncio.Protocol):
             self._buffer = self._buffer[end:]
             self._sink.append((now, body["notificationId"], body["scheduledAt"]))
             assert self._transport is not None
+            if self._delay == 0.0:
+                self._transport.write(RESPONSE)
+            elif self._delay is not None:
+                asyncio.get_running_loop().call_later(self._delay, self._answer)
+
+    def _answer(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
             self._transport.write(RESPONSE)
 
 
 class BenchReceiver:
     """Runs in its own thread with its own event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float | None = 0.0) -> None:
         self.received: list[tuple[float, str, str]] = []
+        self._delay = delay
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -60,7 +71,7 @@ class BenchReceiver:
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         server = self._loop.run_until_complete(
-            self._loop.create_server(lambda: _Protocol(self.received), "127.0.0.1", 0)
+            self._loop.create_server(lambda: _Protocol(self.received, self._delay), "127.0.0.1", 0)
         )
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
