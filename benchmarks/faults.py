@@ -224,7 +224,7 @@ def main() -> None:
         f" answers each request {args.answer_after:g} s after it arrives; then {args.watch:g} s"
         " more watching for late duplicates.",
         "",
-        "| run | arrived (unique) | requests | arrived twice | redeliveries | all DELIVERED after |",
+        "| run | arrived (unique) | requests | arrived twice | redeliveries | all DELIVERED |",
         "|---|---|---|---|---|---|",
     ]
     for label, runs in slow.items():
