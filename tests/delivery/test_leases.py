@@ -75,7 +75,8 @@ def test_an_abandoned_batch_is_sent_again_after_the_lease(h: Harness) -> None:
     assert h.get(n).deliveries.delivered == 3
 
 
-def test_a_slow_engine_loses_its_lease_and_its_late_answer_is_ignored(h: Harness) -> None:
+def test_a_frozen_engine_loses_its_lease_and_its_late_answer_is_ignored(h: Harness) -> None:
+    # Driven by tick() alone, A never beats: as a process frozen for a whole lease.
     h.device("tok-a")
     n = h.notify()
     slow_gateway = ScriptedGateway(h.clock)
