@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -211,7 +212,7 @@ def main() -> None:
             hanging.setdefault(label, []).append(run_hanging(tree, args.hanging, args.others))
             print(label, n + 1, hanging[label][-1].arrived, flush=True)
 
-    command = "`" + " ".join([".venv/bin/python -m benchmarks.faults", *sys.argv[1:]]) + "`"
+    command = "`.venv/bin/python -m benchmarks.faults " + shlex.join(sys.argv[1:]) + "`"
     body = [
         f"Command: {command}",
         "",
