@@ -7,10 +7,11 @@ Nothing here imports Starlette: the HTTP adapter calls :meth:`Metrics.observe_re
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, Info
@@ -165,19 +166,15 @@ class TimedEachGateway(TimedGateway):
 
     _inner: EachGateway
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
-        """The inner gateway's awaitables, each timed from now until it is answered."""
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
+        """The inner gateway's futures, each timed from now until it is answered."""
         start = time.perf_counter()
-        return [
-            self._timed(d.device.platform.value, wait, start)
-            for d, wait in zip(dispatches, self._inner.send_each(dispatches), strict=True)
-        ]
-
-    async def _timed(self, platform: str, wait: Awaitable[Outcome], start: float) -> Outcome:
-        try:
-            return await wait
-        finally:
-            self._seconds.labels(platform).observe(time.perf_counter() - start)
+        answers = self._inner.send_each(dispatches)
+        if dispatches:
+            seconds = self._seconds.labels(dispatches[0].device.platform.value)
+            for answer in answers:
+                answer.add_done_callback(lambda _: seconds.observe(time.perf_counter() - start))
+        return answers
 
 
 class EngineStats(Protocol):

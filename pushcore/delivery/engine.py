@@ -22,7 +22,7 @@ import logging
 import random
 from asyncio import FIRST_COMPLETED
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -315,15 +315,7 @@ class DeliveryEngine:
             await self._settle([(d, failed) for d in group])
             return
         if isinstance(gateway, EachGateway):
-            # Each delivery is recorded as soon as it is answered: a receiver that
-            # hangs holds its own delivery, never the rest of its batch.
-            try:
-                waits = gateway.send_each(group)
-            except Exception as exc:
-                waits = [_raised(exc) for _ in group]
-            await asyncio.gather(
-                *(self._send_one(platform, d, w) for d, w in zip(group, waits, strict=True))
-            )
+            await self._send_each(platform, gateway, group)
             return
         try:
             outcomes: Sequence[Outcome] = await gateway.send(group)
@@ -331,14 +323,36 @@ class DeliveryEngine:
             outcomes = [_gateway_error(platform, exc)] * len(group)
         await self._settle(list(zip(group, outcomes, strict=True)))
 
-    async def _send_one(
-        self, platform: Platform, dispatch: Dispatch, wait: Awaitable[Outcome]
+    async def _send_each(
+        self, platform: Platform, gateway: EachGateway, group: Sequence[Dispatch]
     ) -> None:
+        """Record each delivery as soon as it is answered (those answered meanwhile
+        together): a receiver that hangs holds its own delivery, never its batch's."""
         try:
-            outcome = await wait
+            answers = gateway.send_each(group)
         except Exception as exc:
-            outcome = _gateway_error(platform, exc)
-        await self._settle([(dispatch, outcome)])
+            await self._settle([(d, _gateway_error(platform, exc)) for d in group])
+            return
+        answered: list[tuple[Dispatch, asyncio.Future[Outcome]]] = []
+        news = asyncio.Event()
+
+        def done(dispatch: Dispatch, answer: asyncio.Future[Outcome]) -> None:
+            answered.append((dispatch, answer))
+            news.set()
+
+        for dispatch, answer in zip(group, answers, strict=True):
+            answer.add_done_callback(functools.partial(done, dispatch))
+        left = len(group)
+        try:
+            while left:
+                await news.wait()
+                news.clear()
+                ready, answered[:] = answered[:], []
+                left -= len(ready)
+                await self._settle([(d, _answer(platform, a)) for d, a in ready])
+        finally:
+            for answer in answers:
+                answer.cancel()  # stopping: nothing left to wait for (no-op when done)
 
     async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
         """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
@@ -373,5 +387,10 @@ def _gateway_error(platform: Platform, exc: Exception) -> Outcome:
     return Retry(f"Gateway error: {type(exc).__name__}")
 
 
-async def _raised(exc: Exception) -> Outcome:
-    raise exc
+def _answer(platform: Platform, answer: asyncio.Future[Outcome]) -> Outcome:
+    if answer.cancelled():
+        return Retry("Gateway send cancelled")
+    exc = answer.exception()
+    if isinstance(exc, Exception):
+        return _gateway_error(platform, exc)
+    return answer.result()

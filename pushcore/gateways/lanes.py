@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
 from pushcore.domain.outcomes import Deferred, Dispatch, Outcome, Retry
@@ -94,12 +94,19 @@ class Lane:
         try:
             async with asyncio.timeout(timeout):
                 await future
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError) as stop:
             if future.done() and not future.cancelled():
-                return True  # the slot came as the time ran out: it is ours (counted)
-            with contextlib.suppress(ValueError):
-                self._waiting.remove(future)
-            return False
+                # The slot came as the time ran out (it is ours) or as we were
+                # cancelled (it goes to the next one).
+                if isinstance(stop, TimeoutError):
+                    return True
+                self.leave()
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(future)
+            if isinstance(stop, TimeoutError):
+                return False
+            raise
         return True
 
     def leave(self) -> None:
@@ -195,10 +202,18 @@ class Lanes:
         send: Callable[[Dispatch], Awaitable[Outcome]],
     ) -> Outcome:
         loop = asyncio.get_running_loop()
-        async with self._slots(host, account, loop.time() + self.max_wait) as late:
-            if late is not None:
-                # It was ahead of what was deferred meanwhile: due again before those.
-                return self._defer(host, account, loop.time(), behind_deferred=False)
+        deadline = loop.time() + self.max_wait
+        # Host first: waiting on a busy host must not hold one of the account's slots.
+        admitted, held = [host, account], []
+        try:
+            for lane in (host, account, self._all):
+                if lane is not self._all:
+                    admitted.remove(lane)
+                    lane.admitted -= 1
+                if not await lane.enter(max(0.0, deadline - loop.time())):
+                    # It was ahead of what was deferred meanwhile: due again before those.
+                    return self._defer(host, account, loop.time(), behind_deferred=False)
+                held.append(lane)
             started = loop.time()
             try:
                 outcome = await send(dispatch)
@@ -210,26 +225,10 @@ class Lanes:
             host.observe(now - started, now, failed=failed)
             account.observe(now - started, now, failed=False)
             return outcome
-
-    @contextlib.asynccontextmanager
-    async def _slots(
-        self, host: Lane, account: Lane, deadline: float
-    ) -> AsyncIterator[Lane | None]:
-        """Hold a slot of each lane, in order (host first: waiting on a busy host must
-        not hold one of the account's slots); yields the lane that had none in time."""
-        loop = asyncio.get_running_loop()
-        held: list[Lane] = []
-        late: Lane | None = None
-        try:
-            for lane in (host, account, self._all):
-                if lane is not self._all:
-                    lane.admitted -= 1
-                if late is None and await lane.enter(max(0.0, deadline - loop.time())):
-                    held.append(lane)
-                elif late is None:
-                    late = lane
-            yield late
         finally:
+            # Also when cancelled (the engine stopping): every count given back.
+            for lane in admitted:
+                lane.admitted -= 1
             for lane in held:
                 lane.leave()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 
 import aiohttp
 
@@ -88,7 +88,7 @@ class WebhookGateway:
         """Post every dispatch concurrently (bounded); one outcome each."""
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
         """Start posting every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.

@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import ssl
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
@@ -143,7 +143,7 @@ class WebPushGateway:
         """Encrypt and post every dispatch concurrently (bounded); one outcome each."""
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
         """Start sending every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.

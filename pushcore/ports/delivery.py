@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -28,9 +29,10 @@ class EachGateway(Gateway, Protocol):
     """A gateway whose deliveries are answered one by one (a webhook is a request of
     its own to a host of its own): the engine records each as it is answered."""
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
-        """Start sending every dispatch; one awaitable outcome per dispatch, in order.
-        Neither this nor the awaitables raise for a delivery's failure."""
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
+        """Start sending every dispatch; one future outcome per dispatch, in order.
+        Neither this nor the futures raise for a delivery's failure; cancelling a
+        future gives its send up."""
         ...
 
 

@@ -8,7 +8,7 @@ engine ends only when the test moves the clock past it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
@@ -93,7 +93,7 @@ class OneByOne:
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[Awaitable[Outcome]]:
+    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
         answers: list[asyncio.Future[Outcome]] = []
         for d in dispatches:
             answer = asyncio.get_running_loop().create_future()

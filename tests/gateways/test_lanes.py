@@ -276,3 +276,23 @@ def test_one_accounts_dead_hosts_leave_the_others_their_slots() -> None:
         await asyncio.gather(*hanging, return_exceptions=True)
 
     run(scenario)
+
+
+def test_cancelled_sends_give_every_slot_and_count_back() -> None:
+    slow = "http://slow.test/"
+    sender = Sender({host_of(slow): 5.0})
+
+    async def scenario() -> None:
+        lane = lanes(max_wait=5.0)
+        answers = lane.send_each([dispatch(i, slow) for i in range(6)], sender)
+        await asyncio.sleep(0.01)  # two running, four waiting for the host
+        for answer in answers:
+            answer.cancel()
+        await asyncio.gather(*answers, return_exceptions=True)
+        for kept in (lane._hosts[host_of(slow)], lane._accounts["alice"], lane._all):
+            assert (kept.running, kept.admitted, kept.idle) == (0, 0, True)
+        # And the lanes work as before: the next sends start at once.
+        fast = Sender({})
+        assert await asyncio.gather(*lane.send_each([dispatch(9, slow)], fast)) == [Delivered()]
+
+    run(scenario)
