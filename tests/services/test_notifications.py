@@ -26,10 +26,11 @@ from pushcore import (
     Sound,
     ValidationError,
 )
+from pushcore.domain.outcomes import Failed
 from pushcore.domain.scheduling import Delay
 from tests.fakes.clock import FakeClock
 from tests.fakes.icons import FakeIconProbe
-from tests.services.conftest import ALICE, BOB, DUE, T0, android, notify, stored
+from tests.services.conftest import ALICE, BOB, DUE, T0, Deliveries, android, notify, stored
 
 N = NotificationStatus
 PRESETS = {
@@ -421,6 +422,35 @@ def test_stats_count_by_status_and_deliveries(services: Services) -> None:
         0,
     )
     assert stats.created_24h == 2
+
+
+def test_stats_follow_deliveries_and_the_last_24_hours(
+    services: Services, deliveries: Deliveries
+) -> None:
+    android(services, ALICE, "tok-ok")
+    android(services, ALICE, "tok-bad")
+    deliveries.gateway.script("tok-bad", Failed("InvalidRegistration"), Failed("Gone"))
+    both = notify(services)  # one delivery succeeds, one fails: DELIVERED
+    bad = notify(services, target_device_token="tok-bad")  # its only delivery fails: FAILED
+
+    deliveries.run(DUE)
+
+    assert stored(services, both).status is N.DELIVERED
+    assert stored(services, bad).status is N.FAILED
+    stats = services.notifications.stats(ALICE)
+    assert (stats.by_status["DELIVERED"], stats.by_status["FAILED"], stats.total) == (1, 1, 2)
+    assert (stats.deliveries.delivered, stats.deliveries.failed, stats.deliveries.pending) == (
+        1,
+        2,
+        0,
+    )
+    assert (stats.created_24h, stats.delivered_24h, stats.failed_24h) == (2, 1, 1)
+
+    deliveries.clock.advance(timedelta(hours=25))
+
+    later = services.notifications.stats(ALICE)
+    assert (later.created_24h, later.delivered_24h, later.failed_24h) == (0, 0, 0)
+    assert (later.total, later.deliveries) == (2, stats.deliveries)
 
 
 def test_stats_of_a_new_account_are_zero(services: Services) -> None:

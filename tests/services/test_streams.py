@@ -233,6 +233,21 @@ def test_a_deleted_stream_is_gone_with_its_subscriptions(services: Services) -> 
         services.streams.delete(ALICE, sid)
 
 
+def test_what_was_sent_to_a_deleted_stream_keeps_its_history(services: Services) -> None:
+    sid = stream(services)
+    code = code_of(services, sid)
+    services.streams.subscribe(BOB, code)
+    android(services, BOB, "b1")
+    sent = services.streams.send(ALICE, sid, StreamSend(title="t")).notification
+
+    services.streams.delete(ALICE, sid)
+
+    got = stored(services, sent)
+    assert got.stream is not None
+    assert (got.stream.id, got.stream.code) == (sid, code)
+    assert services.notifications.get(ALICE, sent.id).deliveries.pending == 1
+
+
 # -- subscribe, subscriptions, lookup -------------------------------------
 
 
