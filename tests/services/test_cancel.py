@@ -37,6 +37,7 @@ def test_cancel_a_queued_notification(services: Services) -> None:
     assert cancelled.status is N.CANCELLED
     assert cancelled.settled_at == T0
     detail = services.notifications.get(ALICE, n.id)
+    assert detail.notification == cancelled
     assert detail.notification.status is N.CANCELLED
     assert (detail.deliveries.pending, detail.deliveries.cancelled) == (0, 2)
     assert services.notifications.stats(ALICE).by_status["CANCELLED"] == 1

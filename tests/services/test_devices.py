@@ -301,6 +301,16 @@ def test_a_device_registered_before_the_due_time_is_targeted_too(services: Servi
     assert detail.deliveries.pending == 2
 
 
+def test_a_notification_for_one_token_does_not_take_other_devices(services: Services) -> None:
+    android(services, ALICE, "tok-a")
+    n = notify(services, target_device_token="tok-a")
+
+    android(services, ALICE, "tok-b")
+
+    detail = services.notifications.get(ALICE, n.id)
+    assert (detail.notification.devices_targeted, detail.deliveries.pending) == (1, 1)
+
+
 def test_a_due_notification_waits_for_a_device_and_is_queued_when_one_registers(
     services: Services, deliveries: Deliveries
 ) -> None:
