@@ -63,6 +63,7 @@ from pushcore.domain.model import (
     Sound,
     WebPushKeys,
 )
+from pushcore.domain.scheduling import Delay
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
 from pushcore.services import Principal, Services
@@ -81,6 +82,7 @@ __all__ = [
     "ConfigError",
     "Conflict",
     "ConnectionFailed",
+    "Delay",
     "DeletedView",
     "DeliveryCountsView",
     "Device",

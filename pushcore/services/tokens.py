@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 from joserfc import jwt
-from joserfc.errors import JoseError
+from joserfc.errors import ExpiredTokenError, JoseError
 from joserfc.jwk import KeySet, OctKey
 from joserfc.jwt import JWTClaimsRegistry
 
@@ -103,7 +103,8 @@ class TokenVerifier:
         return jwt.decode(token, key, algorithms=self._algorithms)
 
     def verify(self, token: str) -> str:
-        """The account id (``sub``) of a valid token; Unauthorized("Invalid token") otherwise."""
+        """The account id (``sub``) of a valid token; Unauthorized("Token expired") for a
+        well-signed token past its ``exp``, Unauthorized("Invalid token") otherwise."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             raise Unauthorized("Invalid token")
         try:
@@ -115,6 +116,9 @@ class TokenVerifier:
                 # The identity provider may have rotated its keys since we fetched them.
                 decoded = self._decode(token, refresh=True)
             self._registry.validate(decoded.claims)
+        except ExpiredTokenError:
+            # Only once the signature held: an expiry says nothing to a forger.
+            raise Unauthorized("Token expired") from None
         except (JoseError, ValueError, TypeError, KeyError):
             raise Unauthorized("Invalid token") from None
         subject = decoded.claims.get("sub")

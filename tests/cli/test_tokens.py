@@ -72,7 +72,7 @@ def test_the_ttl_sets_when_the_token_stops_working(cli: Cli, open_services: Open
 
     # Past the expiry and the verifier's clock leeway.
     clock.advance(timedelta(minutes=2))
-    with pytest.raises(Unauthorized, match="Invalid token"):
+    with pytest.raises(Unauthorized, match="Token expired"):
         services.auth.authenticate_token(token)
 
 

@@ -206,12 +206,6 @@ def test_an_expired_token_is_refused(services: Services, clock: FakeClock) -> No
         services.auth.authenticate_token(token)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="API.md: an expired JWT is 401 'Token expired'; TokenVerifier.verify answers"
-    " 'Invalid token' for every failure, expiry included (docs/api.md and"
-    " tests/http/test_jwt.py say the same, against the contract)",
-)
 def test_an_expired_token_says_token_expired(services: Services, clock: FakeClock) -> None:
     token = services.tokens.issue(ALICE, timedelta(hours=1))
     clock.advance(timedelta(hours=1, seconds=31))

@@ -513,13 +513,7 @@ def test_a_naive_scheduled_at_is_refused_as_invalid_input(services: Services) ->
     assert total(services) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="pushcore does not export Delay, so a library user cannot name a delay preset"
-    " with the public API (and the string '5m' fails with AttributeError inside the write)",
-)
 def test_a_delay_preset_can_be_named_with_the_public_api(services: Services) -> None:
-    delay = getattr(pushcore, "Delay").M5  # noqa: B009  (absent today: mypy would refuse it)
+    delay = pushcore.Delay.M5
     created = notify(services, delay=delay)
     assert created.scheduled_at == T0 + timedelta(minutes=5)
