@@ -21,7 +21,7 @@ import httpx
 from pushcore.adapters.datadir import secure_data_dir, sqlite_path
 from pushcore.adapters.icons import HttpIconProbe
 from pushcore.adapters.net import NetworkGuard, tls_context
-from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator
+from pushcore.adapters.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.config import Settings, retry_policy
 from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.delivery.retention import Retention, RetentionConfig
@@ -88,6 +88,8 @@ def build_services(
 ) -> Services:
     """Wire the services for ``settings``; any port may be overridden (tests pass fakes)."""
     clock = clock or SystemClock()
+    # What the services stamp on what they create, as the stores keep it.
+    stamps = MillisecondClock(clock)
     ids = ids or UlidGenerator()
     random = random or SecretsRandom()
     guard = guard or NetworkGuard(allow_private=settings.allow_private_networks)
@@ -105,7 +107,7 @@ def build_services(
         )
     hub = WakeHub()
     writes = GroupWriter(store)
-    notifications = NotificationService(store, writes, clock, ids, icons, hub)
+    notifications = NotificationService(store, writes, stamps, ids, icons, hub)
 
     secret = settings.jwt_secret
     jwks = None
@@ -121,7 +123,7 @@ def build_services(
         issuer=settings.jwt_issuer,
         audience=settings.jwt_audience,
     )
-    accounts = AccountService(store, clock)
+    accounts = AccountService(store, stamps)
     key_cache = KeyCache()
     return Services(
         settings=settings,
@@ -130,11 +132,11 @@ def build_services(
         clock=clock,
         accounts=accounts,
         auth=AuthService(store, clock, verifier, accounts, key_cache),
-        keys=KeyService(store, clock, ids, random, key_cache),
-        devices=DeviceService(store, clock, ids, guard, hub),
+        keys=KeyService(store, stamps, ids, random, key_cache),
+        devices=DeviceService(store, stamps, ids, guard, hub),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, clock, ids, random, notifications, hub),
+        streams=StreamService(store, stamps, ids, random, notifications, hub),
         tokens=TokenIssuer(clock, secret),
         hub=hub,
         # Generated on first run, so a web client can subscribe before

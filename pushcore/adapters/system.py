@@ -8,8 +8,27 @@ import secrets
 import threading
 from datetime import UTC, datetime
 
+from pushcore.domain.timefmt import in_milliseconds
+from pushcore.ports import Clock
+
 # Crockford's base32: no I, L, O, U, so ids are easy to read aloud and URL-safe.
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+class MillisecondClock:
+    """Another clock read to the millisecond: the precision the stores keep and the API
+    shows, so what a service answers on creating something is what it reads back."""
+
+    def __init__(self, inner: Clock) -> None:
+        self._inner = inner
+
+    def now(self) -> datetime:
+        """The inner clock's time, its microseconds cut to whole milliseconds."""
+        return in_milliseconds(self._inner.now())
+
+    async def sleep_until(self, when: datetime) -> None:
+        """The inner clock's wait."""
+        await self._inner.sleep_until(when)
 
 
 class SystemClock:

@@ -65,7 +65,10 @@ def schedule_errors(
         errors.append(FieldError("customDelay", "is required when delay is custom"))
     if custom_delay is not None and delay is not Delay.CUSTOM:
         errors.append(FieldError("customDelay", "is only allowed when delay is custom"))
-    if scheduled_at is not None and scheduled_at - now > MAX_SCHEDULE_AHEAD:
+    if scheduled_at is not None and scheduled_at.utcoffset() is None:
+        # The JSON converter never lets one through; a library caller might.
+        errors.append(FieldError("scheduledAt", "must include a time zone (or Z)"))
+    elif scheduled_at is not None and scheduled_at - now > MAX_SCHEDULE_AHEAD:
         errors.append(FieldError("scheduledAt", "must be at most 30 days ahead"))
     return errors
 

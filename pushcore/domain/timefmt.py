@@ -8,3 +8,9 @@ from datetime import UTC, datetime
 def format_timestamp(value: datetime) -> str:
     """UTC, millisecond precision, with a ``Z``: ``2026-11-21T10:15:30.123Z``."""
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def in_milliseconds(value: datetime) -> datetime:
+    """``value`` in UTC, cut to whole milliseconds: the instant as the stores keep it."""
+    utc = value.astimezone(UTC)
+    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)

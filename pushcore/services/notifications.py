@@ -25,6 +25,7 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
+from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
 from pushcore.services.queueing import new_deliveries
 
@@ -303,7 +304,9 @@ class NotificationService:
         targets: Sequence[Device],
     ) -> Notification:
         """A new notification, due as ``request`` says, for ``targets``."""
-        due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+        due = in_milliseconds(
+            resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+        )
         return Notification(
             id=self._ids.new_id("ntf"),
             account_id=account_id,

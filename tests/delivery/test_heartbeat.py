@@ -122,7 +122,8 @@ def test_a_receiver_that_hangs_holds_only_its_own_delivery(h: Harness) -> None:
         await engine.tick()
         # The five that were answered are recorded while the sixth hangs.
         await until(lambda: h.get(n).deliveries.delivered == 5)
-        assert engine.in_flight == 1
+        await until(lambda: engine.in_flight == 1)  # once their recording has returned
+        assert h.get(n).deliveries.pending == 1
         gateway.hanging[0].set_result(Delivered())
         await engine.drain()
 

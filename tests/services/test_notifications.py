@@ -485,14 +485,9 @@ def test_the_results_are_the_documented_frozen_values(services: Services) -> Non
         created.title = "changed"  # type: ignore[misc]
 
 
-# -- found while writing these tests (issue 17): bugs, left unfixed here ----
+# -- found while writing these tests (issue 17), fixed since ----------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="create() answers the clock's microseconds but the store keeps milliseconds, so"
-    " what create() returns is not what get() reads back (always so on the system clock)",
-)
 def test_create_returns_the_notification_as_stored(services: Services, clock: FakeClock) -> None:
     clock.advance(timedelta(microseconds=1500))  # as the system clock always has
 
@@ -501,12 +496,6 @@ def test_create_returns_the_notification_as_stored(services: Services, clock: Fa
     assert stored(services, created) == created
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="a naive scheduledAt reaches the service's arithmetic: TypeError (can't subtract"
-    " offset-naive and offset-aware datetimes) instead of a ValueError or ValidationError",
-)
 def test_a_naive_scheduled_at_is_refused_as_invalid_input(services: Services) -> None:
     with pytest.raises((ValueError, ValidationError)):
         notify(services, scheduled_at=datetime(2026, 11, 21, 12, 0))
