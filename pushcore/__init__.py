@@ -49,6 +49,7 @@ from pushcore.domain.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     ValidationError,
 )
 from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
@@ -129,6 +130,7 @@ __all__ = [
     "StreamSummaryView",
     "SubscriptionView",
     "Unauthorized",
+    "Unavailable",
     "ValidationError",
     "WebPushKeys",
     "__version__",
