@@ -90,20 +90,26 @@ class Transaction:
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
-        """A part of the transaction undone alone, counts included, when the block raises."""
+        """A part of the transaction undone alone, counts included, when the block raises.
+
+        A driver error that means an outage leaves it as Unavailable: a group
+        commit's work hands its own error to its caller, who must hear that.
+        """
         sql = self._sql
         # The part tallies apart: its counts join the transaction's only if it is kept.
         outer, sql.tally = sql.tally, Tally()
-        sql.run("SAVEPOINT part")
         try:
-            yield
-        except BaseException:
-            sql.run("ROLLBACK TO SAVEPOINT part")
-            sql.run("RELEASE SAVEPOINT part")
-            raise
-        else:
-            sql.run("RELEASE SAVEPOINT part")
-            outer.merge(sql.tally)
+            with sql.dialect.outages():
+                sql.run("SAVEPOINT part")
+                try:
+                    yield
+                except BaseException:
+                    sql.run("ROLLBACK TO SAVEPOINT part")
+                    sql.run("RELEASE SAVEPOINT part")
+                    raise
+                else:
+                    sql.run("RELEASE SAVEPOINT part")
+                    outer.merge(sql.tally)
         finally:
             sql.tally = outer
 
