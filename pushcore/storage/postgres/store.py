@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -130,9 +131,9 @@ class PostgresStore:
         return self._begin(writing=False)
 
     def ping(self) -> None:
-        """Raise Unavailable unless the database can be read now."""
-        with self.read() as tx:
-            tx.engines.last_seen()
+        """Raise Unavailable unless the database can be read and written now."""
+        with self.transaction() as tx:
+            tx.health.mark(datetime.now(UTC))
 
     def close(self) -> None:
         """Close every pooled connection."""

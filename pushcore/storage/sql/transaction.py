@@ -69,6 +69,16 @@ class Engines(Repository):
         return self._rows.opt_read_time(value)
 
 
+class Health(Repository):
+    def mark(self, at: datetime) -> None:
+        """A write of one row, committed by the caller: readiness proves a write works."""
+        self._sql.run(
+            "INSERT INTO health (id, checked_at) VALUES ('ready', ?) ON CONFLICT (id)"
+            " DO UPDATE SET checked_at = excluded.checked_at",
+            (self._rows.time(at),),
+        )
+
+
 class Transaction:
     """The repositories of one transaction, sharing its connection."""
 
@@ -86,6 +96,7 @@ class Transaction:
         self.streams = Streams(sql)
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
+        self.health = Health(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
 
     @contextmanager

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pushcore.domain.errors import Unavailable
@@ -246,9 +247,9 @@ class SqliteStore:
             yield tx
 
     def ping(self) -> None:
-        """Raise if the database cannot be reached."""
-        with SQLITE.outages(), self._lease() as conn:
-            conn.execute("SELECT 1").fetchone()
+        """Raise Unavailable unless the database can be read and written now."""
+        with self.transaction() as tx:
+            tx.health.mark(datetime.now(UTC))
 
     def close(self) -> None:
         """Close every connection this store opened, in any thread."""
