@@ -129,7 +129,7 @@ def build_services(
         writes=writes,
         clock=clock,
         accounts=accounts,
-        auth=AuthService(store, clock, verifier, accounts, key_cache),
+        auth=AuthService(store, writes, clock, verifier, accounts, key_cache),
         keys=KeyService(store, clock, ids, random, key_cache),
         devices=DeviceService(store, clock, ids, guard, hub),
         idempotency=IdempotencyService(store, clock),
