@@ -158,8 +158,8 @@ class RateLimited(PushcoreError):
 class Unavailable(PushcoreError):
     """The database cannot serve now: unreachable, not answering, locked past a short
     wait, or unable to write (disk full); try again after ``retry_after`` seconds.
-    (A write cut short while its COMMIT was under way may have been kept: retry
-    a POST with its Idempotency-Key.)
+    Nothing was stored, unless the database went away while the write's COMMIT
+    was under way.
 
     The storage adapters raise it in place of their driver's errors, within a
     bounded wait (see docs/deployment.md, "Database outages"), so that a caller

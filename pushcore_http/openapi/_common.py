@@ -241,9 +241,8 @@ ERROR_RESPONSES: Json = {
     ),
     "Unavailable": _error(
         "The database cannot serve now: unreachable, not answering, locked past a short"
-        " wait, or unable to write (disk full). Retry after `Retry-After` seconds; send a"
-        " POST again with the same `Idempotency-Key` (a database lost while committing may"
-        " have kept it).",
+        " wait, or unable to write (disk full). Retry after `Retry-After` seconds. Nothing"
+        " was stored, unless the database went away while the write's COMMIT was under way.",
         error_example("The database cannot be reached; try again shortly", "unavailable"),
         headers={
             "Retry-After": {
