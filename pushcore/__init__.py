@@ -49,6 +49,7 @@ from pushcore.domain.errors import (
     RateLimited,
     ServerError,
     Unauthorized,
+    Unavailable,
     ValidationError,
 )
 from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
@@ -131,6 +132,7 @@ __all__ = [
     "StreamSummaryView",
     "SubscriptionView",
     "Unauthorized",
+    "Unavailable",
     "ValidationError",
     "WebPushKeys",
     "__version__",

@@ -131,7 +131,7 @@ def build_services(
         writes=writes,
         clock=clock,
         accounts=accounts,
-        auth=AuthService(store, clock, verifier, accounts, key_cache),
+        auth=AuthService(store, writes, clock, verifier, accounts, key_cache),
         keys=KeyService(store, stamps, ids, random, key_cache),
         devices=DeviceService(store, stamps, ids, guard, hub),
         idempotency=IdempotencyService(store, clock),

@@ -27,6 +27,7 @@ EXIT_CODES: dict[type[e.PushcoreError], int] = {
     e.NotFound: EXIT_REFUSED,
     e.Conflict: EXIT_REFUSED,
     e.RateLimited: EXIT_REFUSED,
+    e.Unavailable: EXIT_REFUSED,
     e.ConfigError: EXIT_REFUSED,
     e.PushcoreError: EXIT_REFUSED,
 }

@@ -62,6 +62,8 @@ def create_app(
             if running is not None and task is not None:
                 await running.stop()
                 await task
+            # A readiness ping may still wait out the store's bounds (seconds).
+            await app.state.readiness.finish(timeout=10.0)
             services.close()
 
     routes = [
@@ -87,5 +89,6 @@ def create_app(
     )
     app.state.services = services
     app.state.metrics = metrics
+    app.state.readiness = health.DatabaseProbe(services.store)
     app.state.engine = None
     return app

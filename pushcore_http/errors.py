@@ -25,6 +25,7 @@ STATUS: dict[type[e.PushcoreError], int] = {
     e.UnsupportedMediaType: 415,
     e.IdempotencyKeyReused: 422,
     e.RateLimited: 429,
+    e.Unavailable: 503,
     e.PushcoreError: 500,
 }
 
@@ -54,9 +55,12 @@ async def pushcore_error(_request: Request, exc: Exception) -> Response:
         extra["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
     if isinstance(exc, e.Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    if isinstance(exc, e.RateLimited):
+    if isinstance(exc, (e.RateLimited, e.Unavailable)):
         headers["Retry-After"] = str(exc.retry_after)
-    if status >= 500:
+    if isinstance(exc, e.Unavailable):
+        # An outage of the database, not a bug: said once per request, without a traceback.
+        log.warning("database unavailable: %s", exc.message)
+    elif status >= 500:
         log.error("unexpected %s: %s", type(exc).__name__, exc.message)
         return error_response(500, "Internal server error", "internal_error")
     return error_response(status, exc.message, exc.code, headers, **extra)

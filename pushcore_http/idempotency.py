@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pushcore.domain.errors import Unavailable
 from pushcore.domain.idempotency import HEADER, check_key, request_hash
 from pushcore.services import Claim, Principal, Replay, Services
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_body
@@ -125,5 +126,8 @@ class IdempotentPosts:
                 await run_in_threadpool(services.release, claim)
             else:
                 await run_in_threadpool(services.complete, claim, status, b"".join(chunks))
+        except Unavailable as exc:
+            # The database went away meanwhile: the claim lapses after ABANDONED_AFTER.
+            log.warning("could not settle Idempotency-Key %r: %s", claim.key, exc.message)
         except Exception:  # the answer is out; a lost record only makes a retry act again
             log.exception("could not settle Idempotency-Key %r", claim.key)

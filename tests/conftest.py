@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 # Modules whose every test is marked postgres and which import psycopg at the top.
-POSTGRES_MODULES = {"test_postgres_specific.py", "test_postgres.py"}
+POSTGRES_MODULES = {"test_postgres_specific.py", "test_postgres.py", "test_postgres_outages.py"}
 
 
 def _psycopg_installed() -> bool:

@@ -14,6 +14,7 @@ import itertools
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -73,6 +74,12 @@ class Cluster:
     def start(self) -> None:
         """initdb and start; then a migrated template database for fresh test databases."""
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync")
+        self.resume()
+        self.create_database(TEMPLATE, template="template0")
+        PostgresStore(self.url(TEMPLATE)).close()  # migrated once; copies start migrated
+
+    def resume(self) -> None:
+        """Start the server on the existing data directory (after :meth:`halt`)."""
         options = " ".join(
             [
                 "-c listen_addresses=''",  # the socket only: no port to collide with
@@ -85,8 +92,29 @@ class Cluster:
             ]
         )
         self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", str(self.log), "-o", options)
-        self.create_database(TEMPLATE, template="template0")
-        PostgresStore(self.url(TEMPLATE)).close()  # migrated once; copies start migrated
+
+    def halt(self) -> None:
+        """Stop the server as an operator would (fast: sessions are ended), keeping its data."""
+        self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w")
+
+    def processes(self) -> list[int]:
+        """The postmaster and its children (backends and helpers)."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split("\n", 1)[0])
+        found = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+        return [postmaster, *(int(pid) for pid in found)]
+
+    def freeze(self) -> list[int]:
+        """SIGSTOP the server's processes: it keeps its sockets but answers nothing; the pids."""
+        pids = self.processes()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        return pids
+
+    def thaw(self, pids: Sequence[int]) -> None:
+        """SIGCONT what :meth:`freeze` stopped."""
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     def stop(self) -> None:
         """Stop the server (immediate: nothing to keep) and remove its directory."""

@@ -26,6 +26,7 @@ CODES: dict[str, type[e.PushcoreError]] = {
     "idempotency_key_reused": e.IdempotencyKeyReused,
     "payload_too_large": e.PayloadTooLarge,
     "rate_limited": e.RateLimited,
+    "unavailable": e.Unavailable,
     "internal_error": e.ServerError,
 }
 
@@ -74,7 +75,7 @@ def error_for(response: httpx.Response) -> e.PushcoreError:
             if isinstance(d, dict)
         ]
         error = cls(details, message)
-    elif issubclass(cls, e.RateLimited):
+    elif issubclass(cls, (e.RateLimited, e.Unavailable)):
         error = cls(message, retry_after(response) or 1)
     else:
         error = cls(message)

@@ -155,6 +155,24 @@ class RateLimited(PushcoreError):
         self.retry_after = retry_after
 
 
+class Unavailable(PushcoreError):
+    """The database cannot serve now: unreachable, not answering, locked past a short
+    wait, or unable to write (disk full); try again after ``retry_after`` seconds.
+    Nothing was stored, unless the database went away while the write's COMMIT
+    was under way.
+
+    The storage adapters raise it in place of their driver's errors, within a
+    bounded wait (see docs/deployment.md, "Database outages"), so that a caller
+    hears of an outage in seconds rather than hanging or failing obscurely.
+    """
+
+    code = "unavailable"
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ConfigError(PushcoreError):
     """A setting is invalid; the message names the setting."""
 

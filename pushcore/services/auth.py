@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import enum
 import hmac
+import logging
 import threading
 from datetime import datetime, timedelta
 
 import attrs
 
 from pushcore.domain.codes import hash_api_key, is_well_formed_api_key
-from pushcore.domain.errors import Unauthorized
+from pushcore.domain.errors import Unauthorized, Unavailable
 from pushcore.domain.model import ApiKey
 from pushcore.domain.scopes import Failure, Scope, check_scope
-from pushcore.ports import Clock, Store
+from pushcore.ports import Clock, Store, Transaction, Writes
 from pushcore.services.accounts import AccountService
 from pushcore.services.tokens import TokenVerifier
+
+log = logging.getLogger("pushcore.auth")
 
 # lastUsedAt is informative; writing it on every request would make every
 # authenticated read a database write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+# How long authentication waits for its lastUsedAt write (a group commit: a few
+# milliseconds) before it goes on without: the write is best-effort, so a
+# database that cannot write (locked, full) neither fails nor slows a request
+# by more than this.
+TOUCH_WAIT_SECONDS = 0.5
 
 KEY_CACHE_TIME = timedelta(seconds=1)
 """How long a key read from the store answers for it. Revocation in this process
@@ -107,12 +115,14 @@ class AuthService:
     def __init__(
         self,
         store: Store,
+        writes: Writes,
         clock: Clock,
         verifier: TokenVerifier,
         accounts: AccountService,
         key_cache: KeyCache | None = None,
     ) -> None:
         self._store = store
+        self._writes = writes
         self._clock = clock
         self._verifier = verifier
         self._accounts = accounts
@@ -147,12 +157,24 @@ class AuthService:
         threshold = now - LAST_USED_RESOLUTION
         usable = not isinstance(stored.check_usable(now), Failure)
         if usable and (stored.last_used_at is None or stored.last_used_at < threshold):
-            with self._store.transaction() as tx:
-                tx.api_keys.touch_last_used(stored.id, now, threshold)
+            self._touch(stored.id, now, threshold)
             stored = attrs.evolve(stored, last_used_at=now)
         # Revoked and expired keys too: a refused key is asked for again and again.
         self._keys.put(stored, generation, now)
         return self._principal(stored, key_hash, now)
+
+    def _touch(self, key_id: str, now: datetime, threshold: datetime) -> None:
+        """Write the key's lastUsedAt, best-effort: authentication is a read and must
+        work on a database that cannot write. A failed write is tried again on a
+        later use (the key's row still says it is due)."""
+
+        def touch(tx: Transaction) -> bool:
+            return tx.api_keys.touch_last_used(key_id, now, threshold)
+
+        try:
+            self._writes.submit(touch).result(timeout=TOUCH_WAIT_SECONDS)
+        except (Unavailable, TimeoutError) as exc:
+            log.debug("lastUsedAt of %s not written: %s", key_id, exc or "no commit in time")
 
     @staticmethod
     def _hash(key: str) -> str:

@@ -14,6 +14,13 @@ undone alone, with the counts it tallied, and its caller gets its error;
 the others still commit. A group is bounded in works and in time, so the
 delivery engine's claims, which queue for the same write lock, wait for at
 most one short group and never behind a long stream of ingest.
+
+When a group fails because the database is unavailable (the store's bounded
+waits ran out: locked, unreachable, not answering, full), every work still
+waiting fails with it at once: each next group would wait out the same
+bound again, and callers queued behind several of them would wait for
+several bounds. So a caller hears of an outage within about one bound of
+submitting.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from pushcore.domain.errors import Unavailable
 from pushcore.ports import Store, Transaction
 
 T = TypeVar("T")
@@ -163,10 +171,34 @@ class GroupWriter:
                 if job.start():
                     group.append(job)
             if group:
-                self._answer(self._commit(group))
+                settled, failure = self._commit(group)
+                if isinstance(failure, Unavailable):
+                    stopping = self._fail_waiting(settled, failure) or stopping
+                self._answer(settled)
 
-    def _commit(self, group: list[_Job]) -> list[_Job]:
-        """Run the group's works in one transaction; the jobs it settled (the rest carried)."""
+    def _fail_waiting(self, settled: list[_Job], failure: Unavailable) -> bool:
+        """Fail every waiting work (carried or queued) with ``failure``, adding them to
+        ``settled``; whether close() was called meanwhile."""
+        stopping = False
+        waiting = list(self._carried)
+        self._carried.clear()
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                stopping = True
+            elif job.start():
+                waiting.append(job)
+        for job in waiting:
+            job.result, job.error = None, failure
+        settled.extend(waiting)
+        return stopping
+
+    def _commit(self, group: list[_Job]) -> tuple[list[_Job], BaseException | None]:
+        """Run the group's works in one transaction; the jobs it settled (the rest
+        carried), and the error that kept the group from committing, if one did."""
         ran: list[_Job] = []
         try:
             with self._store.transaction() as tx:
@@ -188,8 +220,8 @@ class GroupWriter:
             failed = [job for job in group if job not in self._carried]
             for job in failed:
                 job.result, job.error = None, exc
-            return failed
-        return ran
+            return failed, exc
+        return ran, None
 
     def _answer(self, jobs: list[_Job]) -> None:
         """After the COMMIT (or the failure): answer threads now, each event loop at once."""

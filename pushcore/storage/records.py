@@ -36,7 +36,7 @@ from pushcore.domain.states import DeliveryStatus, NotificationStatus
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys",
+    "idempotency_keys", "health",
 )  # fmt: skip
 KEY_COLUMNS = (
     "id, account_id, name, key_hash, key_prefix, scopes, expires_at,"

@@ -30,6 +30,7 @@ ERROR_CODES = (
     "idempotency_key_reused",
     "idempotency_key_in_use",
     "rate_limited",
+    "unavailable",
     "internal_error",
 )
 
@@ -238,6 +239,18 @@ ERROR_RESPONSES: Json = {
             }
         },
     ),
+    "Unavailable": _error(
+        "The database cannot serve now: unreachable, not answering, locked past a short"
+        " wait, or unable to write (disk full). Retry after `Retry-After` seconds. Nothing"
+        " was stored, unless the database went away while the write's COMMIT was under way.",
+        error_example("The database cannot be reached; try again shortly", "unavailable"),
+        headers={
+            "Retry-After": {
+                "schema": {"type": "integer", "minimum": 1},
+                "description": "Whole seconds to wait before trying again.",
+            }
+        },
+    ),
     "PayloadTooLarge": _error(
         "The body is over 64 KiB.",
         error_example("Request body must be at most 65536 bytes", "payload_too_large"),
@@ -295,6 +308,7 @@ def operation(
     if security:
         answers["401"] = response("Unauthorized")
         answers["429"] = response("RateLimited")
+        answers["503"] = response("Unavailable")
     for code, answer in (responses or {}).items():
         answers[str(code)] = answer
     op: Json = {"tags": [tag], "summary": summary, "security": security}

@@ -119,6 +119,16 @@ def test_a_429_raises_rate_limited_once_the_retries_are_spent(fake: FakeApi) -> 
     assert len(fake.seen) == 2
 
 
+def test_a_503_raises_unavailable_once_the_retries_are_spent(fake: FakeApi) -> None:
+    fake.answer(503, UNAVAILABLE, times=2, Retry_After="1")
+    client = pushcore.Client(fake.url, api_key="psk_x", retries=1)
+    with client, pytest.raises(pushcore.Unavailable) as info:
+        client.notifications.stats()
+    assert (info.value.status, info.value.code, info.value.retry_after) == (503, "unavailable", 1)
+    assert info.value.message == "Service unavailable"
+    assert len(fake.seen) == 2
+
+
 def test_a_retry_after_too_long_to_wait_is_raised_at_once(fake: FakeApi) -> None:
     fake.answer(429, LIMITED, Retry_After="3600")
     client = pushcore.Client(fake.url, api_key="psk_x")

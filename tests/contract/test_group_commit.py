@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pushcore.domain.errors import NotFound
+from pushcore.domain.errors import NotFound, Unavailable
 from pushcore.ports import Store, Transaction
 from pushcore.storage.group import GroupWriter
 from tests.contract.test_queue_contract import make_notification
@@ -117,6 +117,27 @@ def test_a_failed_commit_fails_every_caller_of_the_group(
     watched.fail = watched.hold = None
     assert writer.run(add("ntf_after")) == "ntf_after"
     assert stored_ids(watched.store) == {"ntf_after"}
+
+
+def test_an_unavailable_database_fails_every_waiting_caller_at_once(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    # Each next group would wait out the store's bound again: the callers queued
+    # behind a group that found the database unavailable hear so with it.
+    watched.hold = threading.Event()
+    first = writer.submit(add("ntf_first"))
+    assert watched.at_commit.wait(5)
+    waiting = [writer.submit(add(f"ntf_{i:03}")) for i in range(100)]  # more than a group
+    watched.fail = Unavailable("The database is locked by another writer")
+    watched.hold.set()
+    for future in [first, *waiting]:
+        with pytest.raises(Unavailable, match="locked"):
+            future.result(5)
+    # One transaction tried, not one per group of waiting callers.
+    assert watched.transactions == 1
+    assert stored_ids(watched.store) == set()
+    watched.fail = watched.hold = None
+    assert writer.run(add("ntf_after")) == "ntf_after"
 
 
 def test_a_group_that_cannot_begin_fails_its_callers_and_the_writer_goes_on(

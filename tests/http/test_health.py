@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,3 +61,48 @@ def test_readyz_is_503_when_the_scheduler_stopped(client: TestClient) -> None:
     assert response.status_code == 503
     assert response.json()["checks"]["scheduler"] == "stopped"
     engine.running = True
+
+
+def test_readyz_answers_within_a_second_while_the_database_hangs_and_pings_once(
+    client: TestClient, services: Services
+) -> None:
+    release = threading.Event()
+    calls: list[float] = []
+
+    def hanging() -> None:
+        calls.append(time.monotonic())
+        release.wait(10)
+
+    object.__setattr__(services.store, "ping", hanging)
+    try:
+        for _ in range(3):
+            started = time.monotonic()
+            response = client.get("/readyz")
+            assert time.monotonic() - started < 1.0
+            assert response.status_code == 503
+            assert response.json()["checks"]["database"] == "down"
+        # A ping still running is waited for again, not started anew.
+        assert len(calls) == 1
+    finally:
+        release.set()
+    # Once it ended (well), the next call pings afresh.
+    deadline = time.monotonic() + 5
+    while client.get("/readyz").status_code != 200:
+        assert time.monotonic() < deadline
+    assert len(calls) == 2
+
+
+def test_readyz_writes_so_a_database_that_cannot_write_is_not_ready(
+    client: TestClient, services: Services
+) -> None:
+    database = services.settings.data_dir / "pushcore.db"
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+    try:
+        started = time.monotonic()
+        response = client.get("/readyz")
+        assert time.monotonic() - started < 1.0
+        assert response.status_code == 503
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

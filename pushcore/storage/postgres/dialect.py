@@ -14,13 +14,32 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+import psycopg_pool
+from psycopg import errors
 from psycopg.types.json import Jsonb
 
+from pushcore.domain.errors import Unavailable
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INDEX_PIN = re.compile(r" INDEXED BY \w+")
 _ARRAY_TYPES = {"text": "text[]", "int": "integer[]", "time": "timestamptz[]"}
+
+
+# OperationalError (a lost or refused connection, a pool that waited in vain,
+# the server's own timeouts, a full disk...) is PostgreSQL saying it cannot
+# serve now; how each kind reads in the Unavailable's message, the first
+# class that matches. A closed pool is not an outage but a store in use after
+# close(), and stays itself.
+_OUTAGES: tuple[tuple[type[Exception], str], ...] = (
+    (psycopg_pool.PoolTimeout, "cannot be reached (no connection came in time)"),
+    (errors.DiskFull, "cannot write: the disk is full"),
+    (errors.InsufficientResources, "is out of resources (memory, disk or connections)"),
+    (errors.LockNotAvailable, "is locked past the lock timeout"),
+    (errors.QueryCanceled, "did not answer within the statement timeout"),
+    (errors.TransactionRollback, "met a conflicting transaction"),
+    (psycopg.OperationalError, "cannot be reached"),
+)
 
 
 def ts(at: datetime) -> datetime:
@@ -98,6 +117,14 @@ class PostgresDialect(Dialect):
                 yield
         except psycopg.errors.UniqueViolation as exc:
             raise KeyError(key) from exc
+
+    def unavailable(self, error: Exception) -> Unavailable | None:
+        if isinstance(error, psycopg_pool.PoolClosed):
+            return None
+        for kind, reason in _OUTAGES:
+            if isinstance(error, kind):
+                return Unavailable(f"The database {reason}; try again shortly")
+        return None
 
 
 POSTGRES = PostgresDialect()

@@ -9,10 +9,11 @@ the :class:`Rows` that says how its database holds a time, a list and JSON.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+from pushcore.domain.errors import Unavailable
 from pushcore.storage.records import Rows
 from pushcore.storage.sql.counters import Tally
 
@@ -76,6 +77,27 @@ class Dialect(Rows):
         """Turn a uniqueness violation of the block into KeyError(key), the transaction
         still usable afterwards."""
         raise NotImplementedError
+
+    def unavailable(self, error: Exception) -> Unavailable | None:
+        """The Unavailable a driver error means (the database unreachable, not answering
+        in time, locked, full), or None for any other error (a bug, a constraint)."""
+        raise NotImplementedError
+
+    @contextmanager
+    def outages(self) -> Iterator[None]:
+        """The block's driver errors that mean an outage, raised as Unavailable.
+
+        The one place where those errors are translated: the stores wrap each
+        transaction in it, and savepoints too (a group commit's work hears of
+        its own failure), so services and adapters see only the domain error.
+        """
+        try:
+            yield
+        except Exception as exc:
+            unavailable = self.unavailable(exc)
+            if unavailable is None:
+                raise
+            raise unavailable from exc
 
 
 class Sql:

@@ -69,6 +69,16 @@ class Engines(Repository):
         return self._rows.opt_read_time(value)
 
 
+class Health(Repository):
+    def mark(self, at: datetime) -> None:
+        """A write of one row, committed by the caller: readiness proves a write works."""
+        self._sql.run(
+            "INSERT INTO health (id, checked_at) VALUES ('ready', ?) ON CONFLICT (id)"
+            " DO UPDATE SET checked_at = excluded.checked_at",
+            (self._rows.time(at),),
+        )
+
+
 class Transaction:
     """The repositories of one transaction, sharing its connection."""
 
@@ -86,24 +96,31 @@ class Transaction:
         self.streams = Streams(sql)
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
+        self.health = Health(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
-        """A part of the transaction undone alone, counts included, when the block raises."""
+        """A part of the transaction undone alone, counts included, when the block raises.
+
+        A driver error that means an outage leaves it as Unavailable: a group
+        commit's work hands its own error to its caller, who must hear that.
+        """
         sql = self._sql
         # The part tallies apart: its counts join the transaction's only if it is kept.
         outer, sql.tally = sql.tally, Tally()
-        sql.run("SAVEPOINT part")
         try:
-            yield
-        except BaseException:
-            sql.run("ROLLBACK TO SAVEPOINT part")
-            sql.run("RELEASE SAVEPOINT part")
-            raise
-        else:
-            sql.run("RELEASE SAVEPOINT part")
-            outer.merge(sql.tally)
+            with sql.dialect.outages():
+                sql.run("SAVEPOINT part")
+                try:
+                    yield
+                except BaseException:
+                    sql.run("ROLLBACK TO SAVEPOINT part")
+                    sql.run("RELEASE SAVEPOINT part")
+                    raise
+                else:
+                    sql.run("RELEASE SAVEPOINT part")
+                    outer.merge(sql.tally)
         finally:
             sql.tally = outer
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pushcore.domain.errors import Unavailable
 from pushcore.storage.migrate import split_statements
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
@@ -24,6 +25,17 @@ _ROW_LOCK = re.compile(r" FOR (?:NO KEY UPDATE|UPDATE|KEY SHARE|SHARE)(?: SKIP L
 # Both mean "this row is already there"; any other constraint failure is a bug
 # and must surface as itself, not as a KeyError.
 _DUPLICATE = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
+# Primary result codes (the low byte of the extended ones) that say the database
+# cannot serve now, and how each reads in the Unavailable's message. The rest
+# (a malformed statement, a constraint, a write in a read-only block) are bugs.
+_OUTAGES = {
+    sqlite3.SQLITE_BUSY: "is locked by another writer",
+    sqlite3.SQLITE_LOCKED: "is locked",
+    sqlite3.SQLITE_FULL: "cannot write: the disk is full",
+    sqlite3.SQLITE_IOERR: "cannot be read or written (I/O error)",
+    sqlite3.SQLITE_CANTOPEN: "cannot be opened",
+    sqlite3.SQLITE_PROTOCOL: "is locked (WAL lock protocol)",
+}
 
 
 def to_ms(at: datetime) -> int:
@@ -117,6 +129,13 @@ class SqliteDialect(Dialect):
             if exc.sqlite_errorname in _DUPLICATE:
                 raise KeyError(key) from exc
             raise
+
+    def unavailable(self, error: Exception) -> Unavailable | None:
+        code = getattr(error, "sqlite_errorcode", None)
+        if not isinstance(error, sqlite3.Error) or code is None:
+            return None
+        reason = _OUTAGES.get(code & 0xFF)
+        return None if reason is None else Unavailable(f"The database {reason}; try again shortly")
 
 
 SQLITE = SqliteDialect()

@@ -2,31 +2,38 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sqlite3
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
+from pushcore.domain.errors import Unavailable
 from pushcore.storage.migrate import Migration, apply_if_missing, load_migrations
 from pushcore.storage.sql.dialect import Sql
 from pushcore.storage.sql.transaction import Transaction
 from pushcore.storage.sqlite.dialect import SQLITE
+from pushcore.storage.sqlite.locks import FairLock, FileLock
 
 CHECKPOINT_INTERVAL = 1.0
 # A WAL longer than this (4 KiB pages: 16 MiB) is made to start over (see _checkpoints);
 # one that grew past JOURNAL_SIZE_LIMIT is cut back to it when it does.
 WAL_RESET_FRAMES = 4096
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
-# How long SQLite itself waits for a lock (a writer that bypasses the writers'
-# flock, a reader starting while WAL mode is switched on) before "locked".
-BUSY_TIMEOUT_MS = 5000
+# How long a writer waits for this process's and the other processes' writers
+# (FairLock, then FileLock, one deadline for both); and, again, how long SQLite
+# itself waits for its lock (a writer that bypasses the flock, such as the
+# sqlite3 shell or a backup; a reader while WAL mode is switched on) before
+# "locked". So a transaction waits at most twice this for locks and then
+# fails with Unavailable: well inside the 10 s in which API.md wants a 503,
+# and far above what a write here holds the lock for (milliseconds).
+LOCK_WAIT_SECONDS = 3.0
+BUSY_TIMEOUT_MS = 3000
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -45,38 +52,6 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or attempt == 99:
                 raise
             time.sleep(0.05)
-
-
-class FairLock:
-    """A lock granted in the order it was asked for.
-
-    ``threading.Lock`` is not: a thread that releases it and asks again at
-    once (the group writer under a steady load) nearly always gets it back,
-    and the engine's claims, waiting for the same lock, could wait for ever.
-    Here a release hands the lock to the longest waiter.
-    """
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._held = False
-        self._waiters: deque[threading.Lock] = deque()
-
-    def __enter__(self) -> None:
-        with self._mutex:
-            if not self._held:
-                self._held = True
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            self._waiters.append(turn)
-        turn.acquire()  # released by the holder that hands the lock over
-
-    def __exit__(self, *exc: object) -> None:
-        with self._mutex:
-            if self._waiters:
-                self._waiters.popleft().release()  # still held: by the next in line
-            else:
-                self._held = False
 
 
 class SqliteStore:
@@ -100,8 +75,10 @@ class SqliteStore:
         self._stop = threading.Event()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer_fd = os.open(f"{path}-writer", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._file_lock = FileLock(self._writer_fd)
         try:
-            self._migrate(load_migrations("sqlite"))
+            with SQLITE.outages():
+                self._migrate(load_migrations("sqlite"))
         except BaseException:
             self.close()  # nobody else holds this store to close it
             raise
@@ -125,7 +102,7 @@ class SqliteStore:
         while not self._stop.wait(CHECKPOINT_INTERVAL):
             try:
                 self.checkpoint()
-            except sqlite3.Error:
+            except (sqlite3.Error, Unavailable):  # locked or full: the next second tries again
                 if self._stop.is_set():
                     return
 
@@ -134,7 +111,7 @@ class SqliteStore:
         with self._lease() as conn:
             _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             if frames > WAL_RESET_FRAMES:
-                with self._write_lock, self._writer():
+                with self._writer():
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     def _connect(self) -> sqlite3.Connection:
@@ -221,20 +198,25 @@ class SqliteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """A write transaction: committed when the block ends, rolled back if it raises."""
+        """A write transaction: committed when the block ends, rolled back if it raises.
+
+        Unavailable when the database stays locked past the lock waits or
+        cannot write (a full disk, an I/O error).
+        """
         # IMMEDIATE takes the write lock up front, so a read-then-write inside the
         # block cannot fail half-way with SQLITE_BUSY; busy_timeout makes other
         # processes wait. Threads of this process queue on a Python lock first:
         # SQLite's busy handler waits by sleeping (1, 2, 5, 10... ms), far longer
         # than a write here takes, so two threads contending through it would
         # each lose milliseconds per transaction.
-        with self._write_lock, self._writer(), self._begin("BEGIN IMMEDIATE") as tx:
+        with SQLITE.outages(), self._writer(), self._begin("BEGIN IMMEDIATE") as tx:
             yield tx
 
     @contextmanager
     def _writer(self) -> Iterator[None]:
-        """The writers' lock across processes (an flock on ``<db>-writer``), held for a
-        write transaction.
+        """The writers' locks, held for a write transaction: this process's threads'
+        (a FairLock), then the processes' (an flock on ``<db>-writer``), both taken
+        within LOCK_WAIT_SECONDS, else Unavailable.
 
         Between processes SQLite's busy handler waits by sleeping (1, 2, 5, 10 ...
         100 ms) and trying again: with an API and workers writing all the time,
@@ -243,22 +225,31 @@ class SqliteStore:
         and the kernel releases it when its process dies; a writer that ignores
         it (the sqlite3 shell) is still kept out by SQLite's own lock.
         """
-        if self._closed:
-            raise sqlite3.ProgrammingError("Cannot operate on a closed store.")
-        fcntl.flock(self._writer_fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        if not self._write_lock.acquire(LOCK_WAIT_SECONDS):
+            raise _locked()
         try:
-            yield
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed store.")
+            if not self._file_lock.acquire(max(0.0, deadline - time.monotonic())):
+                raise _locked()
+            try:
+                yield
+            finally:
+                self._file_lock.release()
         finally:
-            fcntl.flock(self._writer_fd, fcntl.LOCK_UN)
+            self._write_lock.release()
 
-    def read(self) -> AbstractContextManager[Transaction]:
+    @contextmanager
+    def read(self) -> Iterator[Transaction]:
         """A read-only snapshot; writing through it raises sqlite3.OperationalError."""
-        return self._begin("BEGIN", read_only=True)
+        with SQLITE.outages(), self._begin("BEGIN", read_only=True) as tx:
+            yield tx
 
     def ping(self) -> None:
-        """Raise if the database cannot be reached."""
-        with self._lease() as conn:
-            conn.execute("SELECT 1").fetchone()
+        """Raise Unavailable unless the database can be read and written now."""
+        with self.transaction() as tx:
+            tx.health.mark(datetime.now(UTC))
 
     def close(self) -> None:
         """Close every connection this store opened, in any thread."""
@@ -273,9 +264,17 @@ class SqliteStore:
         for conn in connections:
             conn.close()
         if not already:
+            self._file_lock.close()
             os.close(self._writer_fd)
             if self._remove_at_close is not None:
                 shutil.rmtree(self._remove_at_close, ignore_errors=True)
+
+
+def _locked() -> Unavailable:
+    return Unavailable(
+        f"The database is locked by another writer (waited {LOCK_WAIT_SECONDS:g} s);"
+        " try again shortly"
+    )
 
 
 def temporary_store() -> SqliteStore:
