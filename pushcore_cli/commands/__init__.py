@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
+import attrs
 import typer
 
 from pushcore.bootstrap import build_services
@@ -14,7 +16,6 @@ from pushcore.config import Settings, load_settings
 from pushcore.services import Services
 from pushcore.services.tokens import MAX_SUBJECT_LENGTH
 from pushcore_cli import output
-from pushcore_cli.backend import Api, LocalApi, RemoteApi
 
 
 class CliState:
@@ -96,12 +97,18 @@ class CliState:
             self._services = self.build_services()
         return self._services
 
-    @property
-    def client(self) -> Client:
-        """The HTTP client of the server at ``--url``, with the given credentials."""
-        assert self.url is not None
+    def client(self, account: str | None) -> Client:
+        """The client of the server at ``--url`` with the given credentials; without
+        ``--url``, of the app on the local services acting as ``account``."""
         if self._client is None:
-            self._client = Client(self.url, api_key=self.api_key, token=self.token)
+            if self.url is not None:
+                self._client = Client(self.url, api_key=self.api_key, token=self.token)
+            else:
+                # Imported here: only local account commands need the app.
+                from pushcore_cli.inprocess import local_client
+
+                assert account is not None
+                self._client = local_client(self.services, account)
         return self._client
 
     def close(self) -> None:
@@ -131,6 +138,33 @@ def check_account(account: str, hint: str) -> str:
     return account
 
 
+# An engine beats every 2 s; 10 s without one is API.md's "not seen working".
+ENGINE_SILENCE = timedelta(seconds=10)
+
+
+@attrs.frozen
+class Api:
+    """What an account command works on: :attr:`client`, the one interface of both modes."""
+
+    client: Client
+    who: str
+    """``alice``, or who the credentials are (remote)."""
+    as_account: str
+    """`` --account alice`` to repeat in hints, or ``""`` (remote: the credentials say)."""
+    local: Services | None = None
+    """Local mode: the services, for what only they can tell (never what the API says)."""
+    account: str | None = None
+    """Local mode: the account acted as."""
+
+    def warn_without_engine(self) -> None:
+        """Warn (local mode) when no delivery engine works the database: sends would wait."""
+        if self.local is not None and not self.local.engine_seen_since(ENGINE_SILENCE):
+            output.warn(
+                "no delivery engine (pushctl serve or pushctl worker) has been seen working on"
+                " this database in the last 10 seconds: nothing is delivered until one runs."
+            )
+
+
 def api_for(ctx: typer.Context, account: str | None) -> Api:
     """What an account command works on: with ``--url``, that server as the credentials'
     account; otherwise the local services acting as ``account`` (created on the free
@@ -142,7 +176,7 @@ def api_for(ctx: typer.Context, account: str | None) -> Api:
                 "not with --url: the account is the one of the credentials (--api-key, --token)",
                 param_hint="'--account'",
             )
-        return RemoteApi(state.client)
+        return Api(state.client(None), "the account of the credentials", "")
     if account is None:
         hint = " (--api-key and --token take effect with --url)" if state.given_credentials else ""
         raise typer.BadParameter(
@@ -152,7 +186,7 @@ def api_for(ctx: typer.Context, account: str | None) -> Api:
     check_account(account, "'--account'")
     services = state.services
     services.accounts.ensure(account)
-    return LocalApi(services, account)
+    return Api(state.client(account), account, f" --account {account}", services, account)
 
 
 AccountOption = Annotated[

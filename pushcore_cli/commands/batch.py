@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import sys
@@ -11,11 +12,18 @@ from typing import Any
 
 import attrs
 
-from pushcore.converter import NotificationCreatedView, format_timestamp, to_json
+from pushcore.client import Client
+from pushcore.converter import (
+    NotificationCreatedView,
+    camel,
+    format_timestamp,
+    structure_batch,
+    to_json,
+)
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore_cli import output
-from pushcore_cli.backend import Api
+from pushcore_cli.commands import Api
 
 _ITEM = re.compile(r"notifications\[(\d+)\]\.?")
 
@@ -78,13 +86,28 @@ def by_line(error: ValidationError, batch: list[Line]) -> list[FieldError]:
     return details
 
 
+def arguments(client: Client, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The API's JSON objects as keyword arguments of ``client.notifications.create``.
+
+    Checked first by the API's own reading of a batch, so that a field no
+    keyword names (a typo) is refused as the server refuses it, by its name
+    (``notifications[3].bogus``), and nothing is sent.
+    """
+    structure_batch({"notifications": items})
+    names = {
+        camel(name): name for name in inspect.signature(client.notifications.create).parameters
+    }
+    return [{names.get(field, field): value for field, value in item.items()} for item in items]
+
+
 def send_lines(api: Api, lines: list[Line]) -> list[tuple[Line, NotificationCreatedView]]:
     """Send ``lines`` in batches of up to 500, each all or nothing; stop at a refused one."""
     sent: list[tuple[Line, NotificationCreatedView]] = []
     for start in range(0, len(lines), MAX_BATCH):
         batch = lines[start : start + MAX_BATCH]
         try:
-            created = api.notifications.create_many([line.item for line in batch])
+            items = arguments(api.client, [line.item for line in batch])
+            created = api.client.notifications.create_many(items)
         except ValidationError as error:
             first, last = batch[0].number, batch[-1].number
             message = f"Refused lines {first} to {last}: nothing of them was stored"

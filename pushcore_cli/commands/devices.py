@@ -72,15 +72,16 @@ def add(
         )
     keys = None if p256dh is None or auth is None else {"p256dh": p256dh, "auth": auth}
     with naming_options(OPTIONS):
-        registration = api_for(ctx, account).devices.register(
-            platform.value, token, name=name, keys=keys
-        )
-    device = registration.device
+        client = api_for(ctx, account).client
+        # The API tells a new device (201) from a refreshed one (200); the client's
+        # result does not, the list before it does.
+        known = {d.id for d in client.devices.list()}
+        device = client.devices.register(platform, token, name=name, keys=keys)
     if json_output:
         output.print_json(to_json(device))
     else:
         output.print_record(_record(device))
-    if registration.created:
+    if device.id not in known:
         output.say(f"Registered device {device.id}.")
     else:
         output.say(f"Device {device.id} was already registered, refreshed.")
@@ -97,7 +98,7 @@ def list_devices(
     Example: pushctl devices list --account alice
     """
     api = api_for(ctx, account)
-    devices = api.devices.list()
+    devices = api.client.devices.list()
     if json_output:
         output.print_json([to_json(d) for d in devices])
         return
@@ -123,7 +124,7 @@ def remove(
 
     Example: pushctl devices remove --account alice dev_01JD0000000000000000000000
     """
-    removed = api_for(ctx, account).devices.remove(device_id)
+    removed = api_for(ctx, account).client.devices.remove(device_id)
     if json_output:
         output.print_json(to_json(removed))
     output.say(f"Removed device {device_id}.")

@@ -78,7 +78,7 @@ def create(
         if expires_in is not None:
             expiry = datetime.now(UTC) + expires_in
         api = api_for(ctx, account)
-        key = api.keys.create(name, scope, expires_at=expiry)
+        key = api.client.keys.create(name, scope, expires_at=expiry)
     if json_output:
         output.print_json(to_json(key))
     else:
@@ -106,7 +106,7 @@ def list_keys(
     Example: pushctl keys list --account alice
     """
     api = api_for(ctx, account)
-    keys = api.keys.list()
+    keys = api.client.keys.list()
     if json_output:
         output.print_json([to_json(k) for k in keys])
         return
@@ -142,7 +142,7 @@ def revoke(
 
     Example: pushctl keys revoke --account alice key_01JD0000000000000000000000
     """
-    revoked = api_for(ctx, account).keys.revoke(key_id)
+    revoked = api_for(ctx, account).client.keys.revoke(key_id)
     if json_output:
         output.print_json(to_json(revoked))
     output.say(f"Revoked API key {revoked.id}.")

@@ -25,8 +25,7 @@ import typer
 from pushcore.domain.errors import NotFound, ValidationError
 from pushcore.domain.model import Platform
 from pushcore_cli import output
-from pushcore_cli.backend import Api
-from pushcore_cli.commands import AccountOption, api_for
+from pushcore_cli.commands import AccountOption, Api, api_for
 
 # A delivery payload is a few KiB at most (metadata is capped at 4 KiB).
 MAX_BODY = 1024 * 1024
@@ -218,14 +217,14 @@ def listen(
         receiver.server_close()
         # Already removed by someone else: the goal is met all the same.
         with contextlib.suppress(NotFound):
-            api.devices.remove(device)
+            api.client.devices.remove(device)
         output.say(f"Removed device {device}.")
 
 
 def _register(api: Api, url: str, name: str) -> str:
     """Register ``url`` as a webhook device of the account; its id."""
     try:
-        return api.devices.register(Platform.WEBHOOK.value, url, name=name).device.id
+        return api.client.devices.register(Platform.WEBHOOK, url, name=name).id
     except ValidationError as error:
         # Refused as a private address: the one refusal a setting can lift.
         refused = [d for d in error.details if d.field == "token" and "private" in d.message]

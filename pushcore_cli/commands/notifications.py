@@ -11,6 +11,7 @@ from pushcore.converter import (
     DeliveryCountsView,
     NotificationView,
     format_timestamp,
+    parse_list_query,
     to_json,
 )
 from pushcore.domain.errors import DeviceNotFound
@@ -18,8 +19,7 @@ from pushcore.domain.model import IconStyle, Priority, Sound
 from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.backend import Api, RemoteApi, warn_without_engine
-from pushcore_cli.commands import AccountOption, api_for, batch
+from pushcore_cli.commands import AccountOption, Api, api_for, batch
 from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
 
@@ -56,6 +56,8 @@ OPTIONS = {
     "cursor": "--cursor",
 }
 STATUSES = ", ".join(s.value for s in NotificationStatus)
+# The API's page size when none is asked for, as its own query parsing has it.
+DEFAULT_LIMIT = parse_list_query(None, None)[1]
 
 IdArgument = Annotated[
     str, typer.Argument(metavar="NOTIFICATION_ID", help="The notification's id (ntf_...).")
@@ -239,11 +241,11 @@ def send(
         if device is not None:
             options["target_device_token"] = device_token(api, device)
         try:
-            created = api.notifications.create(title, **options)
+            created = api.client.notifications.create(title, **options)
         except DeviceNotFound:
             # The API's message names its field (targetDeviceToken): name the option.
             message = f"--device: the account has no device {device}"
-            if isinstance(api, RemoteApi) and (device or "").startswith("dev_"):
+            if api.local is None and (device or "").startswith("dev_"):
                 message += (
                     " (with --url, --device takes the device's token: the API never shows"
                     " tokens, so ids are resolved only on the local data)"
@@ -260,7 +262,7 @@ def send(
                 ("devices targeted", str(created.devices_targeted)),
             ]
         )
-    warn_without_engine(api)
+    api.warn_without_engine()
     if created.devices_targeted == 0:
         output.warn(
             "no active device to deliver to yet: the notification waits up to 24 hours after"
@@ -271,10 +273,15 @@ def send(
 
 
 def device_token(api: Api, device: str) -> str:
-    """The token of ``--device``: a device id (``dev_...``) of the account, or a token."""
-    token = api.devices.token_of(device) if device.startswith("dev_") else None
+    """The token of ``--device``: a device id (``dev_...``) of the account, or a token.
+
+    Ids are resolved on the local data only: the API never shows a device's token.
+    """
+    if api.local is None or api.account is None or not device.startswith("dev_"):
+        return device
+    found = (d.token for d in api.local.devices.list(api.account) if d.id == device)
     # Not an id of the account's devices: a token, whose device the service looks up.
-    return device if token is None else token
+    return next(found, device)
 
 
 @app.command("list")
@@ -285,7 +292,10 @@ def list_notifications(
         typer.Option("--status", metavar="STATUS", help=f"Only this status: {STATUSES}."),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", metavar="N", help="At most N (1 to 100, default 20).")
+        int | None,
+        typer.Option(
+            "--limit", metavar="N", help=f"At most N (1 to 100, default {DEFAULT_LIMIT})."
+        ),
     ] = None,
     cursor: Annotated[
         str | None,
@@ -300,7 +310,9 @@ def list_notifications(
     """
     with naming_options(OPTIONS):
         api = api_for(ctx, account)
-        page = api.notifications.page(status, limit, cursor)
+        # The API's page size unless --limit: the client's own default is the largest.
+        size = DEFAULT_LIMIT if limit is None else limit
+        page = api.client.notifications.page(status, size, cursor)
     next_cursor = page.next_cursor
     if json_output:
         output.print_json(to_json(page))
@@ -342,7 +354,7 @@ def show(
 
     Example: pushctl notifications show --account alice ntf_01JD0000000000000000000000
     """
-    found = api_for(ctx, account).notifications.get(notification_id)
+    found = api_for(ctx, account).client.notifications.get(notification_id)
     if json_output:
         output.print_json(to_json(found))
     else:
@@ -360,7 +372,7 @@ def cancel(
 
     Example: pushctl notifications cancel --account alice ntf_01JD0000000000000000000000
     """
-    cancelled = api_for(ctx, account).notifications.cancel(notification_id)
+    cancelled = api_for(ctx, account).client.notifications.cancel(notification_id)
     if json_output:
         output.print_json(to_json(cancelled))
     else:
@@ -378,7 +390,7 @@ def stats(
 
     Example: pushctl notifications stats --account alice
     """
-    found = api_for(ctx, account).notifications.stats()
+    found = api_for(ctx, account).client.notifications.stats()
     if json_output:
         output.print_json(to_json(found))
         return

@@ -9,7 +9,6 @@ import typer
 from pushcore.converter import StreamDetailView, StreamSummaryView, SubscriptionView, to_json
 from pushcore.domain.model import Priority, Sound
 from pushcore_cli import output
-from pushcore_cli.backend import warn_without_engine
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.errors import naming_options
 
@@ -98,7 +97,7 @@ def create(
     Example: pushctl streams create --account alice --name Deploys --description "main deploys"
     """
     with naming_options(OPTIONS):
-        stream = api_for(ctx, account).streams.create(
+        stream = api_for(ctx, account).client.streams.create(
             name, description=description, icon_url=icon_url
         )
     if json_output:
@@ -122,7 +121,7 @@ def list_streams(
     Example: pushctl streams list --account alice
     """
     api = api_for(ctx, account)
-    streams = api.streams.list()
+    streams = api.client.streams.list()
     if json_output:
         output.print_json([to_json(s) for s in streams])
         return
@@ -156,7 +155,7 @@ def delete(
 
     Example: pushctl streams delete --account alice str_01JD0000000000000000000000
     """
-    deleted = api_for(ctx, account).streams.delete(stream_id)
+    deleted = api_for(ctx, account).client.streams.delete(stream_id)
     if json_output:
         output.print_json(to_json(deleted))
     output.say(f"Deleted stream {stream_id} and its subscriptions.")
@@ -197,7 +196,7 @@ def send(
     """
     with naming_options(OPTIONS):
         api = api_for(ctx, account)
-        result = api.streams.send(
+        result = api.client.streams.send(
             stream_id,
             title,
             body=body,
@@ -218,7 +217,7 @@ def send(
                 ("stream", f"{result.stream.name} ({result.stream.code})"),
             ]
         )
-    warn_without_engine(api)
+    api.warn_without_engine()
     if result.sent:
         output.say(
             f"Queued notification {notification_id} for {_plural(result.sent, 'device')}"
@@ -249,7 +248,7 @@ def subscribe(
     Example: pushctl streams subscribe --account bob falcon-7k2q
     """
     with naming_options(OPTIONS):
-        subscription = api_for(ctx, account).streams.subscribe(code)
+        subscription = api_for(ctx, account).client.streams.subscribe(code)
     stream = subscription.stream
     if json_output:
         output.print_json(to_json(subscription))
@@ -269,7 +268,7 @@ def subscriptions(
     Example: pushctl streams subscriptions --account bob
     """
     api = api_for(ctx, account)
-    found = api.streams.subscriptions()
+    found = api.client.streams.subscriptions()
     if json_output:
         output.print_json([to_json(s) for s in found])
         return
@@ -307,7 +306,7 @@ def unsubscribe(
 
     Example: pushctl streams unsubscribe --account bob sub_01JD0000000000000000000000
     """
-    removed = api_for(ctx, account).streams.unsubscribe(subscription_id)
+    removed = api_for(ctx, account).client.streams.unsubscribe(subscription_id)
     if json_output:
         output.print_json(to_json(removed))
     output.say(f"Removed subscription {subscription_id}.")
@@ -325,7 +324,7 @@ def lookup(
     Example: pushctl streams lookup --account bob falcon-7k2q
     """
     with naming_options(OPTIONS):
-        found = api_for(ctx, account).streams.lookup(code)
+        found = api_for(ctx, account).client.streams.lookup(code)
     if json_output:
         output.print_json(to_json(found))
         return

@@ -382,3 +382,14 @@ def test_remote_mode_sends_the_lines_to_the_server(server: Server, tmp_path: Pat
     assert "line 2: bogus" in result.stderr
     listed = ok_json(remote(server, "notifications list --json", api_key=key))
     assert sorted(n["title"] for n in listed["items"]) == ["r1", "r2"]
+
+
+def test_a_page_has_the_apis_default_size_remotely_too(server: Server, tmp_path: Path) -> None:
+    key = new_key(server, "pager")
+    path = write_lines(tmp_path, *({"title": f"n{i}", "delay": "1h"} for i in range(21)))
+    ok_json(remote(server, f"send --from-file {path} --json", api_key=key))
+
+    page = ok_json(remote(server, "notifications list --json", api_key=key))
+
+    assert len(page["items"]) == 20
+    assert page["nextCursor"] is not None

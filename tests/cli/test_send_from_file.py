@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 from typer.testing import CliRunner
 
+from pushcore.client.resources import notifications
+from pushcore.converter import camel
+from pushcore.domain.inputs import NewNotification
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli
 from tests.cli.test_notifications import add_device, ok
@@ -98,3 +103,11 @@ def test_title_and_from_file_together_is_a_usage_error(cli: Cli, tmp_path: Path)
     path = write(tmp_path, {"title": "x"})
     assert cli(f"send hello --account bob --from-file {path}").exit_code == 2
     assert cli("send --account bob").exit_code == 2
+
+
+def test_every_field_of_a_line_is_a_keyword_of_the_client() -> None:
+    # Lines go through client.notifications.create_many, whose items are create's
+    # keyword arguments: a request field it lacks could not be sent.
+    fields = {camel(f.name) for f in attrs.fields(NewNotification)}
+    keywords = {camel(p) for p in inspect.signature(notifications.create).parameters}
+    assert fields == keywords

@@ -22,7 +22,7 @@ from pushcore.domain.scopes import Scope
 
 
 def create(
-    name: str, scopes: Sequence[Scope | str], *, expires_at: datetime | None = None
+    name: str, scopes: Sequence[Scope | str], *, expires_at: datetime | str | None = None
 ) -> Call[ApiKeyCreatedView]:
     """Create an API key; the result's ``.key`` is the only time the secret is shown."""
     data = json_body(name=name, scopes=[str(s) for s in scopes], expires_at=expires_at)

@@ -43,7 +43,7 @@ def create(
     priority: Priority | str | None = None,
     target_device_token: str | None = None,
     metadata: Mapping[str, str] | None = None,
-    scheduled_at: datetime | None = None,
+    scheduled_at: datetime | str | None = None,
     sender_name: str | None = None,
     sender_icon: str | None = None,
 ) -> Call[NotificationCreatedView]:
