@@ -31,12 +31,15 @@ from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.retention import Retention
+from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
 from pushcore.ports import Clock, DeliveryObserver, EachGateway, Gateway, Store
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
+# A running loop that has not got through a claim for this long is stuck.
+STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
 
@@ -96,12 +99,24 @@ class DeliveryEngine:
         self._stopping = False
         self._runner: asyncio.Task[None] | None = None
         self.running = False
+        # When the loop last claimed (or found nothing to claim) without failing.
+        self.ticked_at: datetime | None = None
+        self._started_at: datetime | None = None
 
     @property
     def redelivered(self) -> int:
         """Claims of deliveries sent before whose answer was never recorded (their
         process died, or stopped beating for a whole lease): each may arrive twice."""
         return self._ledger.redelivered
+
+    def stuck(self) -> bool:
+        """Whether the loop runs but has not got through a claim for a long while
+        (the database refuses it, or the loop hangs): /readyz says so."""
+        started = self.ticked_at or self._started_at
+        if not self.running or started is None:
+            return False
+        limit = max(STUCK_AFTER, timedelta(seconds=10 * self.config.tick))
+        return self._clock.now() - started > limit
 
     # -- waking --------------------------------------------------------------
 
@@ -120,6 +135,7 @@ class DeliveryEngine:
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
         self._room = asyncio.Event()
+        self._started_at = self._clock.now()
         self.running = True
         log.info("delivery engine started as %s", self.owner)
         self._runner = self._loop.create_task(self._run())
@@ -138,6 +154,11 @@ class DeliveryEngine:
                     await self._beat()
                 try:
                     next_due = await self.tick()
+                    self.ticked_at = self._clock.now()
+                except Unavailable as exc:
+                    # An outage: one line a tick, not a traceback; try again shortly.
+                    log.warning("delivery engine tick failed: %s", exc)
+                    next_due = None
                 except Exception:
                     # A database hiccup must not kill delivery; try again shortly.
                     log.exception("delivery engine tick failed")

@@ -93,7 +93,9 @@ async def readyz(request: Request) -> Response:
     checks = {"database": "ok" if await probe.ok() else "down"}
     engine = request.app.state.engine
     if engine is not None:
-        checks["scheduler"] = "running" if engine.running else "stopped"
+        checks["scheduler"] = (
+            "stopped" if not engine.running else "stuck" if engine.stuck() else "running"
+        )
     ready = checks["database"] == "ok" and checks.get("scheduler", "running") == "running"
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "checks": checks}, 200 if ready else 503

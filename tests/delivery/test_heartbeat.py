@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
+from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
@@ -172,3 +173,34 @@ def test_outcomes_the_database_cannot_take_are_kept_and_recorded_later(h: Harnes
     assert len(h.gateway.sent) == 1
     assert engine.in_flight == 0
     assert h.status(n, ALICE) is N.DELIVERED
+
+
+class Away(WatchedStore):
+    """Every transaction fails as in an outage while ``away`` is set."""
+
+    away = True
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        if self.away:
+            raise Unavailable("The database is unavailable")
+        return super().transaction()
+
+
+def test_a_loop_that_cannot_claim_for_30_s_is_stuck_until_it_can(h: Harness) -> None:
+    store = Away(h.services.store)
+    engine = h.engine(store=store, tick=1.0)
+
+    async def scenario() -> None:
+        task = engine.start()
+        assert not engine.stuck()
+        for _ in range(31):
+            h.clock.advance(1.0)
+            await asyncio.sleep(0.01)
+        assert engine.stuck()
+        store.away = False
+        h.clock.advance(1.0)
+        await until(lambda: not engine.stuck())
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
