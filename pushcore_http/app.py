@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -47,25 +47,6 @@ def create_app(
     only if it was built with them.
     """
     metrics = metrics or build_metrics(services)
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        running: DeliveryEngine | None = None
-        task: asyncio.Task[None] | None = None
-        if run_engine:
-            running = engine or build_engine(services, metrics=metrics)
-            task = running.start()
-        app.state.engine = running
-        try:
-            yield
-        finally:
-            if running is not None and task is not None:
-                await running.stop()
-                await task
-            # A readiness ping may still wait out the store's bounds (seconds).
-            await app.state.readiness.finish(timeout=10.0)
-            services.close()
-
     routes = [
         *health.routes,
         *prometheus.routes,
@@ -85,10 +66,55 @@ def create_app(
             Middleware(IdempotentPosts, services=services),
         ],
         exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},
-        lifespan=lifespan,
+        lifespan=_lifespan(services, engine if run_engine else None, run_engine, metrics),
     )
+    return _with_state(app, services, metrics)
+
+
+def create_ops_app(services: Services, *, metrics: Metrics | None = None) -> Starlette:
+    """`pushctl worker --port`: the delivery engine in the lifespan, and only
+    ``/healthz``, ``/readyz`` and ``/metrics`` to watch it by (no API)."""
+    metrics = metrics or build_metrics(services)
+    routes = [*health.routes, *prometheus.routes]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(RequestMetrics, metrics=metrics, routes=routes)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=_lifespan(services, None, True, metrics),
+    )
+    return _with_state(app, services, metrics)
+
+
+def _with_state(app: Starlette, services: Services, metrics: Metrics) -> Starlette:
     app.state.services = services
     app.state.metrics = metrics
     app.state.readiness = health.DatabaseProbe(services.store)
     app.state.engine = None
     return app
+
+
+def _lifespan(
+    services: Services, engine: DeliveryEngine | None, run_engine: bool, metrics: Metrics
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Run the engine (unless not ``run_engine``) while the app serves; at shutdown let
+    in-flight deliveries finish or hand them back, then close the store."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        running: DeliveryEngine | None = None
+        task: asyncio.Task[None] | None = None
+        if run_engine:
+            running = engine or build_engine(services, metrics=metrics)
+            task = running.start()
+        app.state.engine = running
+        try:
+            yield
+        finally:
+            if running is not None and task is not None:
+                await running.stop()
+                await task
+            # A readiness ping may still wait out the store's bounds (seconds).
+            await app.state.readiness.finish(timeout=10.0)
+            services.close()
+
+    return lifespan

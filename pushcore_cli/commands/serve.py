@@ -12,7 +12,8 @@ from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
 
 
-def _url(host: str, port: int) -> str:
+def url(host: str, port: int) -> str:
+    """The URL of ``host:port`` (an IPv6 host in brackets)."""
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
@@ -55,12 +56,12 @@ def serve(
     configure_logging(log_level)
     # The port first: when it is taken, nothing else has started and nothing
     # claims to be serving.
-    sock = _listen(host, port)
+    sock = listen(host, port)
     try:
         # Not the CLI's shared services: the app's lifespan owns and closes these.
         app = create_app(state.build_services(), run_engine=engine)
-        url = _url(host, sock.getsockname()[1])
-        output.say(f"pushcore serving on {url} (data directory: {settings.data_dir})")
+        where = url(host, sock.getsockname()[1])
+        output.say(f"pushcore serving on {where} (data directory: {settings.data_dir})")
         config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
         settle_heap()
         uvicorn.Server(config).run(sockets=[sock])
@@ -68,7 +69,7 @@ def serve(
         sock.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` (uvicorn listens on it); exit 1 when it cannot be."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     # As uvicorn does: a restarted server may bind while old connections linger.
@@ -79,6 +80,6 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         reason = (error.strerror or str(error)).lower()
         hint = " (another server on it? pick one with --port)" if port else ""
-        output.error(f"cannot listen on {_url(host, port)}: {reason}{hint}")
+        output.error(f"cannot listen on {url(host, port)}: {reason}{hint}")
         raise typer.Exit(1) from None
     return sock

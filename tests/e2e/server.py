@@ -71,12 +71,12 @@ class Server:
             time.sleep(0.1)
         raise RuntimeError("server did not start")
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
-        """A `pushctl worker` on the same data directory (stopped with :meth:`stop_worker`)."""
+    def start_worker(self, *args: str) -> subprocess.Popen[bytes]:
+        """A `pushctl worker` (with ``args``) on the same data directory."""
         command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
         with self.log.open("ab") as log:
             return subprocess.Popen(
-                [*command, "worker"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+                [*command, "worker", *args], env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
 
     def kill(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.server import Server
@@ -100,3 +101,56 @@ def test_two_workers_deliver_each_notification_exactly_once(
         assert min(r.at for r in arrivals) >= due.timestamp()
     finally:
         assert [stop(w) for w in workers] == [0, 0]
+
+
+def test_a_worker_with_a_port_serves_health_and_its_delivery_metrics(
+    api: Server, receiver: Receiver
+) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.e2e.server import free_port
+
+    port = free_port()
+    worker = api.start_worker("--port", str(port))
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=0.5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the worker's /healthz never answered"
+            time.sleep(0.1)
+        ready = httpx.get(f"{base}/readyz", timeout=5)
+        assert ready.status_code == 200
+        assert ready.json()["checks"] == {"database": "ok", "scheduler": "running"}
+        # Health and metrics only: no API on a worker's port.
+        assert httpx.get(f"{base}/api/notifications", timeout=5).status_code == 404
+
+        key = api.key("alice")
+        api.webhook(key, receiver.url("/a"))
+        api.request("POST", "/api/notifications", json={"title": "t", "delay": "5s"}, headers=key)
+        assert receiver.wait_for(1, timeout=20)
+
+        def delivered(url: str) -> float:
+            text = httpx.get(f"{url}/metrics", timeout=5).text
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if sample.name == "pushcore_deliveries_total" and sample.labels == {
+                        "platform": "webhook",
+                        "outcome": "delivered",
+                    }:
+                        return sample.value
+            raise AssertionError("no pushcore_deliveries_total")
+
+        deadline = time.monotonic() + 10
+        while delivered(base) < 1:
+            assert time.monotonic() < deadline, "the worker's /metrics never counted it"
+            time.sleep(0.2)
+        # The worker delivered it: the API process counts none (it has no engine).
+        assert delivered(api.base) == 0
+    finally:
+        # As `pushctl serve` (uvicorn): a graceful stop, then the signal's own status.
+        assert stop(worker) in (0, -signal.SIGTERM)
