@@ -140,3 +140,10 @@ __all__ = [
     "build_services",
     "load_settings",
 ]
+
+# The error classes show as pushcore.NotFound (not pushcore.domain.errors.NotFound)
+# in tracebacks and reprs, as httpx's do: the public name is the one to catch.
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, type) and issubclass(_value, PushcoreError):
+        _value.__module__ = __name__

@@ -7,11 +7,19 @@ import enum
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from pushcore.domain.codes import API_KEY_PREFIX
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
 from pushcore_http.idempotency import claim_key
 from pushcore_http.ratelimit import limit_account
+
+# What a caller who sent the wrong kind of credential should do instead.
+KEY_GOES_IN_HEADER = "API keys (psk_...) go in the X-API-Key header, not Authorization: Bearer"
+CREATE_A_KEY = (
+    "Create an API key with your token (POST /api/keys, or pushctl keys create)"
+    " and send it in the X-API-Key header"
+)
 
 
 class Accepts(enum.Enum):
@@ -29,6 +37,8 @@ def _bearer(request: Request) -> str | None:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Invalid token")
+    if token.strip().startswith(API_KEY_PREFIX):
+        raise Unauthorized("Invalid token", hint=KEY_GOES_IN_HEADER)
     return token.strip()
 
 
@@ -56,7 +66,7 @@ async def authenticate(
     elif accepts is Accepts.KEY:
         if key is None:
             if token is not None:
-                raise Unauthorized("This endpoint requires an API key")
+                raise Unauthorized("This endpoint requires an API key", hint=CREATE_A_KEY)
             raise Unauthorized("Authentication required")
         principal = await _key(services, key)
     elif key is not None:

@@ -54,7 +54,11 @@ async def pushcore_error(_request: Request, exc: Exception) -> Response:
     if isinstance(exc, e.ValidationError):
         extra["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
     if isinstance(exc, e.Unauthorized):
-        headers["WWW-Authenticate"] = "Bearer"
+        # RFC 6750 §3: what to do instead rides in the challenge, and the body keeps
+        # API.md's exact shape and message.
+        headers["WWW-Authenticate"] = (
+            "Bearer" if exc.hint is None else f'Bearer error_description="{exc.hint}"'
+        )
     if isinstance(exc, (e.RateLimited, e.Unavailable)):
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, e.Unavailable):

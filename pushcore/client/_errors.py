@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -50,6 +51,17 @@ def retry_after(response: httpx.Response) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+_DESCRIPTION = re.compile(r'error_description="([^"\\]*)"')
+
+
+def challenge_hint(response: httpx.Response) -> str | None:
+    """The ``error_description`` of a 401's WWW-Authenticate challenge (RFC 6750)."""
+    match = re.search(
+        r'error_description="([^"\\]*)"', response.headers.get("www-authenticate", "")
+    )
+    return match.group(1) if match else None
+
+
 def error_for(response: httpx.Response) -> e.PushcoreError:
     """The exception an error answer raises, carrying its status, code and message."""
     try:
@@ -77,6 +89,8 @@ def error_for(response: httpx.Response) -> e.PushcoreError:
         error = cls(details, message)
     elif issubclass(cls, (e.RateLimited, e.Unavailable)):
         error = cls(message, retry_after(response) or 1)
+    elif issubclass(cls, e.Unauthorized):
+        error = cls(message, hint=challenge_hint(response))
     else:
         error = cls(message)
     error.status = response.status_code

@@ -48,6 +48,14 @@ class ValidationError(PushcoreError):
         super().__init__(message)
         self.details = tuple(details)
 
+    def __str__(self) -> str:
+        # What went wrong with each field, not only which: "Invalid request: token: host
+        # 'example.com' cannot be resolved".
+        if not self.details:
+            return self.message
+        said = "; ".join(f"{d.field}: {d.message}" for d in self.details)
+        return f"Invalid request: {said}"
+
 
 class InvalidJson(PushcoreError):
     """The body is not JSON, or not a JSON object where one is required."""
@@ -56,9 +64,21 @@ class InvalidJson(PushcoreError):
 
 
 class Unauthorized(PushcoreError):
-    """Credentials are missing, invalid, revoked, expired or lack a scope."""
+    """Credentials are missing, invalid, revoked, expired or lack a scope.
+
+    ``hint``, when given, says what to do instead (API.md pins the message;
+    over HTTP the hint is the ``error_description`` of the ``WWW-Authenticate``
+    challenge, RFC 6750). Plain text without quotes or backslashes.
+    """
 
     code = "unauthorized"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message} ({self.hint})"
 
 
 class Forbidden(PushcoreError):
