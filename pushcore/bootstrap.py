@@ -76,6 +76,22 @@ def ensure_jwt_secret(data_dir: Path) -> str:
     return secret
 
 
+def build_token_issuer(settings: Settings, clock: Clock | None = None) -> TokenIssuer:
+    """What `pushctl token issue` signs with: PUSHCORE_JWT_SECRET, or the secret in an
+    existing data directory. Never a new directory or secret (a server would not know
+    it), and never a database: a token needs only the secret."""
+    secret = settings.jwt_secret
+    if secret is None and not settings.jwks:
+        if not settings.data_dir.is_dir():
+            raise ConfigError(
+                f"PUSHCORE_DATA_DIR: there is no data directory at {settings.data_dir}, so no"
+                " secret to sign with that a server knows: run this where the server's data"
+                " directory is (or give --data-dir), or set PUSHCORE_JWT_SECRET"
+            )
+        secret = ensure_jwt_secret(settings.data_dir)
+    return TokenIssuer(clock or SystemClock(), secret)
+
+
 def build_services(
     settings: Settings,
     *,

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from pushcore.bootstrap import build_token_issuer
 from pushcore.converter import format_timestamp
 from pushcore_cli import output
 from pushcore_cli.commands import check_account, state_of
@@ -54,7 +55,8 @@ def issue(
     check_account(account, "'ACCOUNT'")
     if ttl <= timedelta(0):
         raise typer.BadParameter("must be longer than 0 seconds", param_hint="'--ttl'")
-    token = state_of(ctx).services.tokens.issue(account, ttl)
+    # Only the secret: no database, and no data directory made up (see build_token_issuer).
+    token = build_token_issuer(state_of(ctx).settings).issue(account, ttl)
     if json_output:
         output.print_json({"token": token, "expiresAt": format_timestamp(_expiry(token))})
     else:

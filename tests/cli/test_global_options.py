@@ -71,6 +71,7 @@ def test_the_data_dir_works_in_either_position(tmp_path: Path, position: str) ->
 
 def test_the_same_value_in_both_positions_is_fine(tmp_path: Path) -> None:
     data_dir = str(tmp_path / "d")
+    (tmp_path / "d").mkdir()  # a server's: token issue makes none up
 
     result = invoke(["--data-dir", data_dir, "token", "issue", "alice", "--data-dir", data_dir])
 
@@ -79,6 +80,8 @@ def test_the_same_value_in_both_positions_is_fine(tmp_path: Path) -> None:
 
 
 def test_the_option_after_the_name_wins_over_the_environment(tmp_path: Path) -> None:
+    (tmp_path / "option").mkdir()
+    (tmp_path / "env").mkdir()
     result = invoke(
         ["token", "issue", "alice", "--data-dir", str(tmp_path / "option")],
         env={"PUSHCORE_DATA_DIR": str(tmp_path / "env")},
@@ -86,7 +89,7 @@ def test_the_option_after_the_name_wins_over_the_environment(tmp_path: Path) -> 
 
     assert result.exit_code == 0, result.output
     assert (tmp_path / "option" / "jwt-secret").is_file()
-    assert not (tmp_path / "env").exists()
+    assert not (tmp_path / "env" / "jwt-secret").exists()
 
 
 @pytest.mark.parametrize("position", ["before", "after"])

@@ -16,6 +16,7 @@ from tests.cli.conftest import Cli
 
 
 def test_the_data_dir_can_come_from_the_environment(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
     result = CliRunner().invoke(
         app, ["token", "issue", "alice"], env={"PUSHCORE_DATA_DIR": str(tmp_path / "env")}
     )
@@ -25,6 +26,8 @@ def test_the_data_dir_can_come_from_the_environment(tmp_path: Path) -> None:
 
 
 def test_the_data_dir_option_wins_over_the_environment(tmp_path: Path) -> None:
+    (tmp_path / "option").mkdir()
+    (tmp_path / "env").mkdir()
     result = CliRunner().invoke(
         app,
         ["--data-dir", str(tmp_path / "option"), "token", "issue", "alice"],
@@ -33,7 +36,7 @@ def test_the_data_dir_option_wins_over_the_environment(tmp_path: Path) -> None:
 
     assert result.exit_code == 0, result.output
     assert (tmp_path / "option" / "jwt-secret").is_file()
-    assert not (tmp_path / "env").exists()
+    assert not (tmp_path / "env" / "jwt-secret").exists()
 
 
 def test_the_default_database_is_sqlite_in_the_data_dir(cli: Cli, data_dir: Path) -> None:

@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from pushcore import Unauthorized
 from pushcore.bootstrap import JWT_SECRET_FILE
 from pushcore.converter import parse_timestamp
+from pushcore_cli.main import app
 from tests.cli.conftest import Cli, OpenServices
 from tests.fakes.clock import FakeClock
 
@@ -95,3 +97,31 @@ def test_an_impossible_account_id_is_a_usage_error(cli: Cli, account: str) -> No
 
 def test_the_account_is_required(cli: Cli) -> None:
     assert cli("token issue").exit_code == 2
+
+
+def test_without_a_data_directory_it_refuses_and_makes_none_up(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = CliRunner().invoke(app, ["--data-dir", str(missing), "token", "issue", "alice"])
+    assert result.exit_code == 1
+    assert str(missing) in result.output
+    assert result.stdout == ""
+    assert not missing.exists()
+
+
+def test_with_a_configured_secret_it_creates_nothing(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    env = {"PUSHCORE_JWT_SECRET": "s" * 40, "PUSHCORE_DATA_DIR": str(data_dir)}
+    result = CliRunner().invoke(app, ["token", "issue", "alice"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count(".") == 2  # a JWT
+    assert not data_dir.exists()
+
+
+def test_in_an_existing_data_directory_it_signs_with_its_secret_and_opens_no_database(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    result = CliRunner().invoke(app, ["--data-dir", str(data_dir), "token", "issue", "alice"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in data_dir.iterdir()) == ["jwt-secret"]
