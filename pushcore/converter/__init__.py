@@ -7,8 +7,9 @@ from pushcore.converter._base import (
     parse_timestamp,
     structure_request,
 )
+from pushcore.converter._schema import components, example, json_schema
 from pushcore.converter._views import DeletedView, View, from_json, to_json
-from pushcore.converter.batches import BatchCreatedView, structure_batch
+from pushcore.converter.batches import BatchCreatedView, NewNotificationBatch, structure_batch
 from pushcore.converter.devices import DeviceView, device_json
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
@@ -17,6 +18,8 @@ from pushcore.converter.keys import (
     api_key_json,
 )
 from pushcore.converter.notifications import (
+    CURSOR_EXAMPLE,
+    CURSOR_PATTERN,
     DeliveryCountsView,
     Last24hView,
     NotificationCreatedView,
@@ -46,6 +49,8 @@ from pushcore.converter.streams import (
 from pushcore.domain.timefmt import format_timestamp
 
 __all__ = [
+    "CURSOR_EXAMPLE",
+    "CURSOR_PATTERN",
     "ApiKeyCreatedView",
     "ApiKeyView",
     "BatchCreatedView",
@@ -54,6 +59,7 @@ __all__ = [
     "DeviceView",
     "Last24hView",
     "LookupView",
+    "NewNotificationBatch",
     "NotificationCreatedView",
     "NotificationPageView",
     "NotificationView",
@@ -68,12 +74,15 @@ __all__ = [
     "api_key_created_json",
     "api_key_json",
     "camel",
+    "components",
     "converter",
     "decode_cursor",
     "device_json",
     "encode_cursor",
+    "example",
     "format_timestamp",
     "from_json",
+    "json_schema",
     "lookup_json",
     "maybe_timestamp",
     "notification_created_json",

@@ -13,13 +13,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from pushcore.converter._base import camel, converter
 from pushcore.domain.timefmt import format_timestamp
+from pushcore.domain.validation import about
 
 V = TypeVar("V", bound="View")
 
@@ -33,6 +34,22 @@ class View:
     """Base of every response view; marks the classes the JSON hooks apply to."""
 
     __slots__ = ()
+
+
+def ident(prefix: str, what: str) -> dict[str, Any]:
+    """Field metadata of an id: opaque, with a type prefix, sorting by creation."""
+    return about(
+        f"The {what}'s id: opaque, prefixed `{prefix}_`, sorts by creation.",
+        example=f"{prefix}_01JD3V6Q5X8ZK2M4N7P9R0S1T2",
+    )
+
+
+def count(description: str) -> dict[str, Any]:
+    """Field metadata of a count (never negative)."""
+    return about(description, minimum=0)
+
+
+CREATED = about("Creation time.")
 
 
 def _overrides(cls: type[Any]) -> dict[str, Any]:
@@ -95,10 +112,12 @@ def from_json(data: Any, cls: type[V]) -> V:
 
 @attrs.frozen
 class DeletedView(View):
-    """``{success: true, id}``: what removing a device, stream or subscription returns."""
+    """What removing a key, device, stream or subscription answers: `{success: true, id}`."""
 
-    success: bool
-    id: str
+    schema_name: ClassVar[str] = "Success"
+
+    success: bool = attrs.field(metadata=about(const=True))
+    id: str = attrs.field(metadata=about("The id from the path."))
 
     @classmethod
     def of(cls, resource_id: str) -> DeletedView:

@@ -3,17 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from pushcore.converter._base import structure_request
 from pushcore.converter._views import View
 from pushcore.converter.notifications import NotificationCreatedView
+from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import Notification
 from pushcore.domain.scheduling import MAX_BATCH
+
+_HOW_MANY = v.items(1, MAX_BATCH, "notifications")
+
+
+@attrs.frozen
+class NewNotificationBatch:
+    """Many notifications scheduled at once, all or nothing."""
+
+    notifications: tuple[NewNotification, ...] = attrs.field(
+        validator=_HOW_MANY,
+        metadata=v.about(
+            "Each item as the body of `POST /api/notifications`.",
+            example=[
+                {"title": "Deploy finished", "delay": "1m"},
+                {"title": "Nightly report", "body": "3 builds", "priority": "high"},
+            ],
+        ),
+    )
 
 
 def structure_batch(data: Any) -> list[NewNotification]:
@@ -25,11 +44,12 @@ def structure_batch(data: Any) -> list[NewNotification]:
         FieldError(str(key), "is not a known field") for key in data if key != "notifications"
     ]
     items = data.get("notifications")
-    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-        problem = "is required" if "notifications" not in data else "must be an array"
-        if isinstance(items, list):
-            problem = f"must hold 1 to {MAX_BATCH} notifications, not {len(items)}"
-        raise ValidationError([*errors, FieldError("notifications", problem)])
+    try:
+        if not isinstance(items, list):
+            raise ValueError("is required" if "notifications" not in data else "must be an array")
+        _HOW_MANY.check(items)
+    except ValueError as exc:
+        raise ValidationError([*errors, FieldError("notifications", str(exc))]) from None
     structured: list[NewNotification] = []
     for i, item in enumerate(items):
         name = f"notifications[{i}]"
@@ -49,7 +69,11 @@ def structure_batch(data: Any) -> list[NewNotification]:
 class BatchCreatedView(View):
     """The answer to a batch: the creation response of each item, in order."""
 
-    items: tuple[NotificationCreatedView, ...]
+    schema_name: ClassVar[str] = "NotificationBatchCreated"
+
+    items: tuple[NotificationCreatedView, ...] = attrs.field(
+        metadata=v.about("The creation response of each item, in the request's order.")
+    )
 
     @classmethod
     def of(cls, created: Sequence[Notification]) -> BatchCreatedView:

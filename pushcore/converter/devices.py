@@ -7,21 +7,32 @@ from typing import Any
 
 import attrs
 
-from pushcore.converter._views import View, copy_fields, to_json
+from pushcore.converter._views import View, copy_fields, ident, to_json
+from pushcore.domain.inputs import NewDevice
 from pushcore.domain.model import Device, Platform
+from pushcore.domain.validation import about
 
 
 @attrs.frozen
 class DeviceView(View):
     """A device as the API shows it: the token only by its prefix."""
 
-    id: str
-    name: str | None
-    platform: Platform
-    token_prefix: str
-    is_active: bool
-    created_at: datetime
-    last_delivered_at: datetime | None
+    id: str = attrs.field(metadata=ident("dev", "device"))
+    name: str | None = attrs.field(metadata=attrs.fields(NewDevice).name.metadata)
+    platform: Platform = attrs.field(metadata=attrs.fields(NewDevice).platform.metadata)
+    token_prefix: str = attrs.field(
+        metadata=about("The first 8 characters of the token (never the whole).")
+    )
+    is_active: bool = attrs.field(
+        metadata=about(
+            "False once a gateway said the token is dead; registering the token again "
+            "reactivates it."
+        )
+    )
+    created_at: datetime = attrs.field(metadata=about("Registration time."))
+    last_delivered_at: datetime | None = attrs.field(
+        metadata=about("The last successful delivery.")
+    )
 
     @classmethod
     def of(cls, device: Device) -> DeviceView:

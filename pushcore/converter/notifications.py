@@ -7,11 +7,20 @@ import binascii
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
-from pushcore.converter._views import JSON_NAME, OMIT_IF_NONE, View, copy_fields, to_json
+from pushcore.converter._views import (
+    CREATED,
+    JSON_NAME,
+    OMIT_IF_NONE,
+    View,
+    copy_fields,
+    count,
+    ident,
+    to_json,
+)
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.model import (
     DeliveryCounts,
@@ -22,21 +31,33 @@ from pushcore.domain.model import (
     Sound,
 )
 from pushcore.domain.states import NotificationStatus
+from pushcore.domain.validation import about
 
 _ID = re.compile(r"ntf_[0-9A-HJKMNP-TV-Z]{26}")
+# What encode_cursor makes (base64url of a notification id, unpadded) and
+# decode_cursor takes; anything else is a 400.
+CURSOR_PATTERN = "^[A-Za-z0-9_-]{40}$"
+CURSOR_EXAMPLE = "bnRmXzAxSkQzVjZRNVg4WksyTTRON1A5UjBTMVQy"
 
 
 @attrs.frozen
 class NotificationCreatedView(View):
-    """The creation response of the spec."""
+    """What creating a notification answers."""
 
-    id: str
+    id: str = attrs.field(metadata=ident("ntf", "notification"))
     title: str
     body: str
-    status: NotificationStatus
-    scheduled_at: datetime
-    created_at: datetime
-    devices_targeted: int
+    status: NotificationStatus = attrs.field(
+        metadata=about(
+            "SCHEDULED (waiting for a device), QUEUED, DELIVERED (all settled, one or more "
+            "succeeded), FAILED (all failed), CANCELLED."
+        )
+    )
+    scheduled_at: datetime = attrs.field(metadata=about("The effective due time."))
+    created_at: datetime = attrs.field(metadata=CREATED)
+    devices_targeted: int = attrs.field(
+        metadata=count("Active target devices at creation (targets are resolved when due).")
+    )
 
     @classmethod
     def of(cls, n: Notification) -> NotificationCreatedView:
@@ -48,9 +69,9 @@ class NotificationCreatedView(View):
 class DeliveryCountsView(View):
     """How many of a notification's (or an account's) deliveries stand where."""
 
-    pending: int
-    delivered: int
-    failed: int
+    pending: int = attrs.field(metadata=count("Not settled yet (waiting or being sent)."))
+    delivered: int = attrs.field(metadata=count("Accepted by the gateway."))
+    failed: int = attrs.field(metadata=count("Failed for good."))
 
     @classmethod
     def of(cls, counts: DeliveryCounts) -> DeliveryCountsView:
@@ -60,9 +81,9 @@ class DeliveryCountsView(View):
 
 @attrs.frozen
 class StreamRefView(View):
-    """The stream a notification was sent to: ``{id, name, code}``."""
+    """The stream a notification was sent to (a stream send)."""
 
-    id: str
+    id: str = attrs.field(metadata=ident("str", "stream"))
     name: str
     code: str
 
@@ -78,16 +99,29 @@ class NotificationView(NotificationCreatedView):
     icon_style: IconStyle
     sound: Sound
     priority: Priority
-    delay: str
+    delay: str = attrs.field(metadata=about("The delay preset that applied."))
     custom_delay: int | None
     target_device_token: str | None
     metadata: dict[str, str]
     sender_name: str | None
     sender_icon: str | None
     stream: StreamRefView | None
-    failure_reason: str | None
-    settled_at: datetime | None
-    deliveries: DeliveryCountsView | None = attrs.field(default=None, metadata={OMIT_IF_NONE: True})
+    failure_reason: str | None = attrs.field(
+        metadata=about("Why it failed: `no_devices`, a gateway's reason.")
+    )
+    settled_at: datetime | None = attrs.field(
+        metadata=about("When it became DELIVERED, FAILED or CANCELLED.")
+    )
+    deliveries: DeliveryCountsView | None = attrs.field(
+        default=None,
+        metadata={
+            OMIT_IF_NONE: True,
+            **about(
+                "The deliveries (one per target device) by state: for one notification "
+                "(GET, cancel), not in list pages."
+            ),
+        },
+    )
 
     @classmethod
     def of(cls, n: Notification, counts: DeliveryCounts | None = None) -> NotificationView:
@@ -103,10 +137,16 @@ class NotificationView(NotificationCreatedView):
 
 @attrs.frozen
 class NotificationPageView(View):
-    """One page of the notification list, newest first; ``next_cursor`` None on the last."""
+    """One page of the notification list, newest first."""
 
     items: tuple[NotificationView, ...]
-    next_cursor: str | None
+    next_cursor: str | None = attrs.field(
+        metadata=about(
+            "Pass as `cursor` for the next page; null: last page.",
+            pattern=CURSOR_PATTERN,
+            example=CURSOR_EXAMPLE,
+        )
+    )
 
     @classmethod
     def of(cls, items: Sequence[Notification], next_before: str | None) -> NotificationPageView:
@@ -121,17 +161,26 @@ class NotificationPageView(View):
 class Last24hView(View):
     """What happened in the last 24 hours."""
 
-    created: int
-    delivered: int
-    failed: int
+    created: int = attrs.field(metadata=count("Created in the last 24 hours."))
+    delivered: int = attrs.field(metadata=count("Became DELIVERED in the last 24 hours."))
+    failed: int = attrs.field(metadata=count("Became FAILED in the last 24 hours."))
 
 
 @attrs.frozen
 class StatsView(View):
-    """GET /api/notifications/stats: ``by_status`` has every status, zeros included."""
+    """An account's notifications by status, its deliveries, the last 24 hours."""
 
-    total: int
-    by_status: dict[str, int]
+    schema_name: ClassVar[str] = "NotificationStats"
+
+    total: int = attrs.field(metadata=count("Every notification of the account."))
+    # Every status, zeros included: a closed object rather than any string key.
+    by_status: dict[str, int] = attrs.field(
+        metadata=about(
+            properties={s.value: {"type": "integer", "minimum": 0} for s in NotificationStatus},
+            required=[s.value for s in NotificationStatus],
+            additionalProperties=False,
+        )
+    )
     deliveries: DeliveryCountsView
     last_24h: Last24hView = attrs.field(metadata={JSON_NAME: "last24h"})
 

@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import attrs
 
-from pushcore.converter._views import View, copy_fields, to_json
+from pushcore.converter._views import CREATED, View, copy_fields, count, ident, to_json
 from pushcore.domain.model import StreamView, Subscription
+from pushcore.domain.validation import about
 from pushcore.services.streams import Lookup, SendResult
 
 
 @attrs.frozen
 class StreamSummaryView(View):
-    """The stream nested in subscriptions and lookups: no creation time."""
+    """A stream nested in other answers (subscriptions, lookups): no creation time."""
 
-    id: str
+    id: str = attrs.field(metadata=ident("str", "stream"))
     name: str
-    code: str
+    code: str = attrs.field(
+        metadata=about(
+            "The code to share: a word, a hyphen, 4 characters without look-alikes.",
+            example="falcon-7k2q",
+        )
+    )
     description: str
     icon_url: str | None
-    subscribers: int
+    subscribers: int = attrs.field(metadata=count("The live count."))
 
     @classmethod
     def of(cls, view: StreamView) -> Self:
@@ -33,14 +39,18 @@ class StreamSummaryView(View):
 class StreamDetailView(StreamSummaryView):
     """A stream as its creator sees it (create, list)."""
 
-    created_at: datetime
+    schema_name: ClassVar[str] = "Stream"
+
+    created_at: datetime = attrs.field(metadata=CREATED)
 
 
 @attrs.frozen
 class LookupView(StreamSummaryView):
-    """GET /api/streams/lookup/:code: the stream and whether the caller subscribes."""
+    """A stream found by its code, and whether the caller subscribes to it."""
 
-    is_subscribed: bool
+    schema_name: ClassVar[str] = "StreamLookup"
+
+    is_subscribed: bool = attrs.field(metadata=about("Whether the caller is."))
 
     # Built from a Lookup rather than a StreamView: the one factory that differs.
     @classmethod
@@ -56,9 +66,9 @@ class LookupView(StreamSummaryView):
 class SubscriptionView(View):
     """A subscription with its stream."""
 
-    id: str
+    id: str = attrs.field(metadata=ident("sub", "subscription"))
     stream: StreamSummaryView
-    created_at: datetime
+    created_at: datetime = attrs.field(metadata=about("When the caller subscribed."))
 
     @classmethod
     def of(cls, subscription: Subscription, view: StreamView) -> SubscriptionView:
@@ -68,7 +78,7 @@ class SubscriptionView(View):
 
 @attrs.frozen
 class StreamLabelView(View):
-    """The stream a send went to: ``{name, code}``."""
+    """The stream a send went to."""
 
     name: str
     code: str
@@ -76,11 +86,13 @@ class StreamLabelView(View):
 
 @attrs.frozen
 class SendResultView(View):
-    """POST /api/streams/:id/send: the notification and how many deliveries it made."""
+    """What sending to a stream answers: the notification and how many deliveries it made."""
 
-    notification_id: str
-    sent: int
-    subscribers: int
+    schema_name: ClassVar[str] = "StreamSendResult"
+
+    notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
+    sent: int = attrs.field(metadata=count("Device deliveries enqueued (0: the send is FAILED)."))
+    subscribers: int = attrs.field(metadata=count(""))
     stream: StreamLabelView
 
     @classmethod

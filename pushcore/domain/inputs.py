@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import string
 from datetime import datetime
+from typing import Any
 
 import attrs
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -23,6 +23,7 @@ from pushcore.domain.scheduling import (
     BODY_MAX,
     CUSTOM_DELAY_MAX,
     CUSTOM_DELAY_MIN,
+    DEFAULT_DELAY,
     DEVICE_NAME_MAX,
     DEVICE_TOKEN_MAX,
     KEY_NAME_MAX,
@@ -36,8 +37,11 @@ from pushcore.domain.scheduling import (
 )
 from pushcore.domain.scopes import Scope
 
+EXAMPLE_FUTURE_TIME = "2036-01-01T00:00:00.000Z"
+"""An example for a time that must be in the future: one copied from the docs must work."""
 
-def _non_empty(_inst: object, _attr: object, value: tuple[Scope, ...]) -> None:
+
+def _non_empty(value: tuple[Scope, ...]) -> None:
     if not value:
         raise ValueError("must name at least one scope")
 
@@ -46,23 +50,59 @@ def _non_empty(_inst: object, _attr: object, value: tuple[Scope, ...]) -> None:
 class NewApiKey:
     """A request to create an API key."""
 
-    name: str = attrs.field(validator=v.all_of(v.text(1, KEY_NAME_MAX), v.not_blank))
-    scopes: tuple[Scope, ...] = attrs.field(validator=_non_empty)
-    expires_at: datetime | None = None
+    name: str = attrs.field(
+        validator=v.all_of(v.text(1, KEY_NAME_MAX), v.not_blank),
+        metadata=v.about("A label for people.", example="deploy-bot"),
+    )
+    scopes: tuple[Scope, ...] = attrs.field(
+        validator=v.Rule(_non_empty, {"minItems": 1}),
+        metadata=v.about(
+            "At least one known scope; duplicates are removed.", example=["notifications:write"]
+        ),
+    )
+    expires_at: datetime | None = attrs.field(
+        default=None,
+        metadata=v.about(
+            "Optional; must be in the future. Absent or null: never expires.",
+            example=EXAMPLE_FUTURE_TIME,
+        ),
+    )
 
 
 @attrs.frozen
 class NewDevice:
     """A request to register (or re-register) a device."""
 
-    token: str = attrs.field(validator=v.all_of(v.text(1, DEVICE_TOKEN_MAX), v.not_blank))
-    platform: Platform
-    name: str | None = attrs.field(default=None, validator=v.text(1, DEVICE_NAME_MAX))
-    keys: WebPushKeys | None = None
+    token: str = attrs.field(
+        validator=v.all_of(v.text(1, DEVICE_TOKEN_MAX), v.not_blank),
+        metadata=v.about(
+            "`ios`: the APNs device token in hex (an even number of hex digits, at least 32). "
+            "`android`: the FCM registration token. `web`: the push subscription's endpoint "
+            "URL. `webhook`: the URL to POST to; a private, loopback or link-local host is "
+            "refused unless PUSHCORE_ALLOW_PRIVATE_NETWORKS is true.",
+            example="fcm-example-token",
+        ),
+    )
+    platform: Platform = attrs.field(
+        metadata=v.about(
+            "`ios` (APNs), `android` (FCM), `web` (Web Push) or `webhook` (an http(s) URL "
+            "pushcore POSTs the JSON payload to; UnifiedPush-compatible).",
+            example="android",
+        )
+    )
+    name: str | None = attrs.field(
+        default=None,
+        validator=v.text(1, DEVICE_NAME_MAX),
+        metadata=v.about("A label for people.", example="Pixel 9"),
+    )
+    keys: WebPushKeys | None = attrs.field(
+        default=None, metadata=v.about("Required for `web` devices, refused for the others.")
+    )
 
 
-_HEX = frozenset(string.hexdigits)
-
+APNS_TOKEN = re.compile("(?:[0-9A-Fa-f]{2}){16,}")
+"""An APNs device token: hex, an even number of digits, 32 or more (Apple says not to
+rely on today's 64)."""
 
 _B64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 
@@ -94,8 +134,7 @@ def device_errors(device: NewDevice) -> list[FieldError]:
     errors: list[FieldError] = []
     token = device.token
     if device.platform is Platform.IOS:
-        # APNs device tokens are hex (32 bytes today; Apple says not to rely on the length).
-        if not set(token) <= _HEX or len(token) % 2 or len(token) < 32:
+        if not APNS_TOKEN.fullmatch(token):
             errors.append(FieldError("token", "must be an APNs device token in hex"))
     elif device.platform in (Platform.WEB, Platform.WEBHOOK):
         try:
@@ -118,54 +157,127 @@ def device_errors(device: NewDevice) -> list[FieldError]:
     return errors
 
 
+# Fields a notification and a stream send share, declared once.
+
+
+def _title() -> Any:
+    return attrs.field(
+        validator=v.all_of(v.text(1, TITLE_MAX), v.not_blank),
+        metadata=v.about("The notification's title.", example="Deploy finished"),
+    )
+
+
+def _body() -> Any:
+    return attrs.field(
+        default="",
+        validator=v.text(0, BODY_MAX),
+        metadata=v.about("The body text.", example="All green"),
+    )
+
+
+_SOUND = v.about("`critical` breaks through Do Not Disturb on iOS.")
+_PRIORITY = v.about("Maps to each platform's urgency.", example="high")
+
+
+def _sender_name(description: str) -> Any:
+    about = v.about(description, example="CI Bot")
+    return attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX), metadata=about)
+
+
+def _sender_icon(description: str) -> Any:
+    # The icon is fetched when the request comes in (the services' check).
+    checked = "A PNG or JPEG of at most 5 MB, shown as a round avatar; checked when the "
+    checked += "request comes in (a 400 when it does not serve one). "
+    return attrs.field(
+        default=None, validator=v.http_url, metadata=v.about((checked + description).strip())
+    )
+
+
 @attrs.frozen
 class NewNotification:
     """A request to schedule a notification (POST /api/notifications)."""
 
-    title: str = attrs.field(validator=v.all_of(v.text(1, TITLE_MAX), v.not_blank))
-    body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
-    icon_style: IconStyle = IconStyle.BOLT
-    sound: Sound = Sound.DEFAULT
-    # None means "not given": the default preset applies, and customDelay is refused.
-    delay: Delay | None = None
-    custom_delay: int | None = attrs.field(
-        default=None, validator=v.int_range(CUSTOM_DELAY_MIN, CUSTOM_DELAY_MAX)
+    title: str = _title()
+    body: str = _body()
+    icon_style: IconStyle = attrs.field(
+        default=IconStyle.BOLT, metadata=v.about("The icon the apps show.", example="terminal")
     )
-    priority: Priority = Priority.NORMAL
+    sound: Sound = attrs.field(default=Sound.DEFAULT, metadata=_SOUND)
+    # None means "not given": the default preset applies, and customDelay is refused.
+    delay: Delay | None = attrs.field(
+        default=None,
+        metadata=v.about(
+            "When to send; `custom` takes `customDelay`.",
+            default=DEFAULT_DELAY.value,
+            example="custom",
+        ),
+    )
+    custom_delay: int | None = attrs.field(
+        default=None,
+        validator=v.int_range(CUSTOM_DELAY_MIN, CUSTOM_DELAY_MAX),
+        metadata=v.about("Seconds; required with `delay: custom`, refused without.", example=90),
+    )
+    priority: Priority = attrs.field(default=Priority.NORMAL, metadata=_PRIORITY)
     target_device_token: str | None = attrs.field(
-        default=None, validator=v.text(1, DEVICE_TOKEN_MAX)
+        default=None,
+        validator=v.text(1, DEVICE_TOKEN_MAX),
+        metadata=v.about(
+            "One device of the account by its token (else all of them); an unknown token "
+            "is a 404 `device_not_found`."
+        ),
     )
     metadata: dict[str, str] | None = attrs.field(
-        default=None, validator=v.string_map(METADATA_MAX_KEYS, METADATA_MAX_BYTES)
+        default=None,
+        validator=v.string_map(METADATA_MAX_KEYS, METADATA_MAX_BYTES),
+        metadata=v.about("String values.", example={"build": "1234"}),
     )
-    scheduled_at: datetime | None = None
-    sender_name: str | None = attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX))
-    sender_icon: str | None = attrs.field(default=None, validator=v.http_url)
+    scheduled_at: datetime | None = attrs.field(
+        default=None,
+        metadata=v.about(
+            "An exact time with an offset; wins over `delay`. In the past means now; at "
+            "most 30 days ahead."
+        ),
+    )
+    sender_name: str | None = _sender_name("A sender name shown instead of the app's own.")
+    sender_icon: str | None = _sender_icon("")
 
 
 @attrs.frozen
 class NewStream:
     """A request to create a stream (POST /api/streams)."""
 
-    name: str = attrs.field(validator=v.all_of(v.text(1, STREAM_NAME_MAX), v.not_blank))
-    description: str = attrs.field(default="", validator=v.text(0, STREAM_DESCRIPTION_MAX))
-    icon_url: str | None = attrs.field(default=None, validator=v.http_url)
+    name: str = attrs.field(
+        validator=v.all_of(v.text(1, STREAM_NAME_MAX), v.not_blank),
+        metadata=v.about("The stream's name.", example="Releases"),
+    )
+    description: str = attrs.field(
+        default="",
+        validator=v.text(0, STREAM_DESCRIPTION_MAX),
+        metadata=v.about("What it is about.", example="New versions"),
+    )
+    icon_url: str | None = attrs.field(
+        default=None,
+        validator=v.http_url,
+        metadata=v.about("A PNG or JPEG of at most 5 MB; checked."),
+    )
 
 
 @attrs.frozen
 class StreamSend:
     """A request to send to every subscriber of a stream (POST /api/streams/:id/send)."""
 
-    title: str = attrs.field(validator=v.all_of(v.text(1, TITLE_MAX), v.not_blank))
-    body: str = attrs.field(default="", validator=v.text(0, BODY_MAX))
-    sound: Sound = Sound.DEFAULT
-    priority: Priority = Priority.NORMAL
-    sender_name: str | None = attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX))
-    sender_icon: str | None = attrs.field(default=None, validator=v.http_url)
+    title: str = _title()
+    body: str = _body()
+    sound: Sound = attrs.field(default=Sound.DEFAULT, metadata=_SOUND)
+    priority: Priority = attrs.field(default=Priority.NORMAL, metadata=_PRIORITY)
+    sender_name: str | None = _sender_name("Default: the stream's name.")
+    sender_icon: str | None = _sender_icon("Default: the stream's icon.")
 
 
 @attrs.frozen
 class Subscribe:
     """A request to subscribe to a stream by its code."""
 
-    code: str = attrs.field(validator=v.text(1, 100))
+    code: str = attrs.field(
+        validator=v.text(1, 100), metadata=v.about("The stream's code.", example="falcon-7k2q")
+    )

@@ -14,6 +14,7 @@ import attrs
 
 from pushcore.domain.scopes import Failure, Outcome, Scope, Success
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.domain.validation import about
 
 
 class Plan(enum.StrEnum):
@@ -102,8 +103,8 @@ class ApiKey:
 class WebPushKeys:
     """A Web Push subscription's keys (base64url, as the browser gives them)."""
 
-    p256dh: str
-    auth: str
+    p256dh: str = attrs.field(metadata=about("The subscription's P-256 public key (65 bytes)."))
+    auth: str = attrs.field(metadata=about("The subscription's 16-byte auth secret."))
 
 
 @attrs.frozen

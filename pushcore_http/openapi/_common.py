@@ -1,115 +1,26 @@
-"""Building blocks of the OpenAPI document: references, credentials, errors, operations."""
+"""Building blocks of the OpenAPI document: credentials, error answers, operations."""
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any
 
+from pushcore.converter import DeletedView
+from pushcore.converter import example as example_of
+from pushcore.domain import errors as e
 from pushcore.domain.scopes import Scope
+from pushcore_http.body import MAX_BODY_BYTES
+from pushcore_http.errors import status_for
 
 Json = dict[str, Any]
-
-EXAMPLE_TIME = "2026-11-21T10:15:30.123Z"
-# For fields that must be in the future (a key's expiresAt): an example copied
-# from the docs must be accepted.
-EXAMPLE_FUTURE_TIME = "2036-01-01T00:00:00.000Z"
-
-# The error codes of API.md "Conventions": the whole vocabulary a client may see.
-ERROR_CODES = (
-    "validation_error",
-    "invalid_json",
-    "unauthorized",
-    "plan_limit",
-    "own_stream",
-    "not_found",
-    "device_not_found",
-    "method_not_allowed",
-    "already_subscribed",
-    "not_cancellable",
-    "payload_too_large",
-    "unsupported_media_type",
-    "idempotency_key_reused",
-    "idempotency_key_in_use",
-    "rate_limited",
-    "unavailable",
-    "internal_error",
-)
+JSON = "application/json"
 
 
-def ref(name: str) -> Json:
-    """A reference to ``#/components/schemas/<name>``."""
-    return {"$ref": f"#/components/schemas/{name}"}
+def ref(target: str | type[Any]) -> Json:
+    """A reference to a component schema: by name, or by the class it is made from."""
+    return {"$ref": f"#/components/schemas/{target}" if isinstance(target, str) else target}
 
-
-def nullable(schema: Json) -> Json:
-    """``schema`` or JSON null (OpenAPI 3.1 is JSON Schema 2020-12: no ``nullable``)."""
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def timestamp(description: str, example: str = EXAMPLE_TIME) -> Json:
-    """An ISO 8601 UTC timestamp as the API writes it."""
-    return {
-        "type": "string",
-        "format": "date-time",
-        "description": description,
-        "examples": [example],
-    }
-
-
-def text(low: int, high: int, description: str, *, not_blank: bool = False) -> Json:
-    """A string of ``low`` to ``high`` characters."""
-    schema: Json = {"type": "string", "minLength": low, "maxLength": high}
-    if not_blank:
-        schema["pattern"] = r"\S"
-        description += " Not only white space."
-    schema["description"] = description
-    return schema
-
-
-def http_url(description: str) -> Json:
-    """An absolute http(s) URL (the services check more: reachability, content)."""
-    return {
-        "type": "string",
-        "format": "uri",
-        "maxLength": 2048,
-        "pattern": "^https?://",
-        "description": description,
-    }
-
-
-def obj(properties: Json, required: list[str] | None = None, description: str = "") -> Json:
-    """A closed object: every property listed, unknown ones refused (as the API does)."""
-    schema: Json = {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties) if required is None else required,
-        "additionalProperties": False,
-    }
-    if description:
-        schema["description"] = description
-    return schema
-
-
-def id_of(prefix: str, what: str) -> Json:
-    """An opaque, creation-sortable id with a type prefix."""
-    return {
-        "type": "string",
-        "description": f"The {what}'s id: opaque, prefixed `{prefix}_`, sorts by creation.",
-        "examples": [f"{prefix}_01JD3V6Q5X8ZK2M4N7P9R0S1T2"],
-    }
-
-
-def path_param(name: str, description: str) -> Json:
-    """A path parameter (a segment of the path)."""
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "schema": {"type": "string"},
-        "description": description,
-    }
-
-
-# -- credentials ---------------------------------------------------------------
 
 SECURITY_SCHEMES: Json = {
     "bearerAuth": {
@@ -149,89 +60,89 @@ def either(scope: Scope) -> list[Json]:
     return [{"bearerAuth": []}, {"apiKeyAuth": [scope.value]}]
 
 
-# -- errors --------------------------------------------------------------------
-
-
-def error_example(message: str, code: str, **extra: Any) -> Json:
-    """An error body as the API writes it."""
-    return {"error": message, "code": code, **extra}
-
-
-ERROR_SCHEMAS: Json = {
-    "Error": obj(
-        {
+def error_schema(codes: list[str]) -> Json:
+    """The one error shape, whose code is one of ``codes``."""
+    return {
+        "type": "object",
+        "properties": {
             "error": {"type": "string", "description": "A message for people."},
             "code": {
                 "type": "string",
-                "enum": list(ERROR_CODES),
+                "enum": codes,
                 "description": "A stable snake_case code for programs.",
             },
             "details": {
                 "type": "array",
-                "items": ref("FieldError"),
+                "items": ref(e.FieldError),
                 "description": "On `validation_error`: every invalid field, not just the first.",
             },
         },
-        required=["error", "code"],
-        description="The one error shape of every failure.",
-    ),
-    "FieldError": obj(
-        {
-            "field": {"type": "string", "description": "The JSON name (or query parameter)."},
-            "message": {"type": "string", "description": "What is wrong with it."},
-        }
-    ),
-}
-
-
-def _error(description: str, *examples: Json, headers: Json | None = None) -> Json:
-    response: Json = {
-        "description": description,
-        "content": {
-            "application/json": {
-                "schema": ref("Error"),
-                "examples": {e["code"]: {"value": e} for e in examples},
-            }
-        },
+        "required": ["error", "code"],
+        "additionalProperties": False,
+        "description": "The one error shape of every failure.",
     }
-    if headers:
-        response["headers"] = headers
-    return response
 
 
-ERROR_RESPONSES: Json = {
-    "BadRequest": _error(
-        "Invalid request: a field has the wrong type, is out of range, unknown or missing; "
-        "or the body is not a JSON object.",
-        error_example(
-            "Invalid request: title",
-            "validation_error",
-            details=[{"field": "title", "message": "must be 1 to 200 characters"}],
-        ),
-        error_example("Malformed JSON: Expecting value", "invalid_json"),
-    ),
-    "Unauthorized": _error(
-        "Missing, invalid, revoked or expired credentials, the wrong kind of credential, "
-        "or an API key without the required scope.",
-        error_example("API key missing required scope: notifications:write", "unauthorized"),
+def refusal(error: e.PushcoreError, about: str = "", headers: Json | None = None) -> Json:
+    """``{status: answer}``: how the API answers ``error`` (its status from the HTTP error
+    map, said as the class's docstring or ``about``), with its body as the example."""
+    body: Json = {"error": error.message, "code": error.code}
+    if isinstance(error, e.ValidationError):
+        body["details"] = [{"field": d.field, "message": d.message} for d in error.details]
+    answer: Json = {
+        "description": about or inspect.getdoc(type(error)) or "",
+        "content": {JSON: {"schema": ref("Error"), "examples": {error.code: {"value": body}}}},
+    }
+    return {str(status_for(error)): answer | ({"headers": headers} if headers else {})}
+
+
+def merge(*answers: Json) -> Json:
+    """Answers by status, later ones added: an answer of its own wins over a shared one (a
+    reference); two of their own become one, with both descriptions and examples."""
+    merged: Json = {}
+    for status, answer in (item for more in answers for item in more.items()):
+        known = merged.get(status)
+        if known is None or "$ref" in known:
+            merged[status] = answer
+        elif "$ref" not in answer:
+            media, extra = known["content"][JSON], answer["content"][JSON]
+            examples = media.get("examples", {}) | extra.get("examples", {})
+            merged[status] = {
+                "description": f"{known['description']} Or: {answer['description']}",
+                "content": {JSON: media | {"examples": examples}},
+            }
+    return dict(sorted(merged.items()))
+
+
+# The answers any operation may give, by the name they are shared under: with a body,
+# with credentials, with an id in the path.
+SHARED = {
+    "400": "BadRequest",
+    "401": "Unauthorized",
+    "404": "NotFound",
+    "413": "PayloadTooLarge",
+    "415": "UnsupportedMediaType",
+    "429": "RateLimited",
+    "503": "Unavailable",
+}
+_SHARED_ANSWERS = merge(
+    refusal(e.ValidationError([e.FieldError("title", "must be 1 to 200 characters")])),
+    refusal(e.InvalidJson("Malformed JSON: Expecting value")),
+    refusal(
+        e.Unauthorized("API key missing required scope: notifications:write"),
         headers={"WWW-Authenticate": {"schema": {"type": "string"}, "example": "Bearer"}},
     ),
-    "NotFound": _error(
-        "No such resource in the caller's account (another account's is not found either).",
-        error_example("Notification not found", "not_found"),
+    refusal(e.NotFound("Notification not found")),
+    refusal(
+        e.UnsupportedMediaType("Content-Type must be application/json, not 'text/plain'"),
+        "The body is not JSON: a Content-Type other than `application/json` (or "
+        "`application/*+json`, or none), or a charset other than UTF-8.",
     ),
-    "UnsupportedMediaType": _error(
-        "The body is not JSON: a Content-Type other than `application/json` (or"
-        " `application/*+json`, or none), or a charset other than UTF-8.",
-        error_example(
-            "Content-Type must be application/json, not 'text/plain'", "unsupported_media_type"
-        ),
-    ),
-    "RateLimited": _error(
-        "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per"
-        " second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to"
-        " authenticate too often. Wait `Retry-After` seconds.",
-        error_example("Rate limit exceeded: at most 100 requests per second", "rate_limited"),
+    refusal(
+        e.RateLimited("Rate limit exceeded: at most 100 requests per second", 1),
+        "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per "
+        "second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to "
+        "authenticate too often. Wait `Retry-After` seconds.",
         headers={
             "Retry-After": {
                 "schema": {"type": "integer", "minimum": 1},
@@ -239,11 +150,11 @@ ERROR_RESPONSES: Json = {
             }
         },
     ),
-    "Unavailable": _error(
+    refusal(
+        e.Unavailable("The database cannot be reached; try again shortly", 2),
         "The database cannot serve now: unreachable, not answering, locked past a short"
         " wait, or unable to write (disk full). Retry after `Retry-After` seconds. Nothing"
         " was stored, unless the database went away while the write's COMMIT was under way.",
-        error_example("The database cannot be reached; try again shortly", "unavailable"),
         headers={
             "Retry-After": {
                 "schema": {"type": "integer", "minimum": 1},
@@ -251,91 +162,72 @@ ERROR_RESPONSES: Json = {
             }
         },
     ),
-    "PayloadTooLarge": _error(
-        "The body is over 64 KiB.",
-        error_example("Request body must be at most 65536 bytes", "payload_too_large"),
+    refusal(
+        e.PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes"),
+        f"The body is over {MAX_BODY_BYTES // 1024} KiB.",
     ),
-}
+)
+ERROR_RESPONSES = {SHARED[status]: answer for status, answer in _SHARED_ANSWERS.items()}
 
 
-def response(name: str) -> Json:
-    """A reference to ``#/components/responses/<name>``."""
-    return {"$ref": f"#/components/responses/{name}"}
+def shared(*statuses: str) -> Json:
+    """References to the shared answers of ``statuses``."""
+    return {s: {"$ref": f"#/components/responses/{SHARED[s]}"} for s in statuses}
 
 
-def error_answer(description: str, message: str, code: str) -> Json:
-    """An error answer with one example (a 403, 404 or 409 of one operation)."""
-    return _error(description, error_example(message, code))
-
-
-# -- operations ----------------------------------------------------------------
-
-
-def json_content(schema: Json, example: Any = None) -> Json:
-    """``application/json`` content with ``schema`` (and an example)."""
-    media: Json = {"schema": schema}
-    if example is not None:
-        media["example"] = example
-    return {"application/json": media}
+def answer(status: int, description: str, schema: Json | type[Any], *media: str) -> Json:
+    """``{status: answer}``: an answer of ``schema`` (or of the class it is made from), in
+    JSON unless ``media`` says otherwise."""
+    content = {"schema": schema if isinstance(schema, dict) else ref(schema)}
+    by_type = dict.fromkeys(media or (JSON,), content)
+    return {str(status): {"description": description, "content": by_type}}
 
 
 def operation(
-    summary: str,
-    *,
-    tag: str,
     security: list[Json],
-    ok: tuple[int, str, Json],
+    answers: Json,
     description: str = "",
-    body: tuple[Json, Json] | None = None,
+    *,
+    body: type[Any] | None = None,
     parameters: list[Json] | None = None,
-    responses: dict[int, Json] | None = None,
-    example: Any = None,
 ) -> Json:
-    """One operation; 400/413 come with a body, 401 with credentials, in one place.
+    """One operation, with its own ``answers`` and those a body or credentials bring.
 
-    ``ok`` is (status, description, schema) and ``example`` its body; ``body`` is
-    (schema, example): the tests post that example to the app, so it must be
-    accepted. ``responses`` adds (or replaces) answers by status.
+    ``body`` is the class the request is read into; its fields' examples make the
+    request's example (which the tests post to the app).
     """
-    status, ok_description, schema = ok
-    answers: Json = {
-        str(status): {"description": ok_description, "content": json_content(schema, example)}
-    }
+    op: Json = {"security": security}
+    op |= {"description": description} if description else {}
+    op |= {"parameters": parameters} if parameters else {}
     if body is not None:
-        answers["400"] = response("BadRequest")
-        answers["413"] = response("PayloadTooLarge")
-        answers["415"] = response("UnsupportedMediaType")
-    if security:
-        answers["401"] = response("Unauthorized")
-        answers["429"] = response("RateLimited")
-        answers["503"] = response("Unavailable")
-    for code, answer in (responses or {}).items():
-        answers[str(code)] = answer
-    op: Json = {"tags": [tag], "summary": summary, "security": security}
-    if description:
-        op["description"] = description
-    if parameters:
-        op["parameters"] = parameters
-    if body is not None:
-        body_schema, body_example = body
-        op["requestBody"] = {"required": True, "content": json_content(body_schema, body_example)}
-    op["responses"] = dict(sorted(answers.items()))
-    return op
+        request = {"schema": ref(body), "example": example_of(body)}
+        op["requestBody"] = {"required": True, "content": {JSON: request}}
+    with_body = shared("400", "413", "415") if body else {}
+    with_credentials = shared("401", "429", "503") if security else {}
+    return op | {"responses": merge(with_body, with_credentials, answers)}
 
 
-def listing(what: str, schema: str) -> tuple[int, str, Json]:
+_NOT_ID = {"code": "The stream's code."}
+
+
+def add_path_parameters(paths: Json) -> None:
+    """Give each operation the parameters of its path, and its 404 (the id names nothing)."""
+    for path, item in paths.items():
+        names = re.findall(r"\{(\w+)\}", path)
+        for op in item.values() if names else ():
+            op["parameters"] = [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                | {"description": _NOT_ID.get(name, f"The {name.removesuffix('_id')}'s id.")}
+                for name in names
+            ] + op.get("parameters", [])
+            op["responses"] = merge(shared("404"), op["responses"])
+
+
+def listing(what: str, schema: type[Any]) -> Json:
     """The answer of a GET that lists the caller's ``what``: an array of ``schema``."""
-    return 200, f"The caller's {what}.", {"type": "array", "items": ref(schema)}
+    return answer(200, f"The caller's {what}.", {"type": "array", "items": ref(schema)})
 
 
-def success(what: str) -> tuple[int, str, Json]:
+def removal(what: str) -> Json:
     """The ``{success: true, id}`` answer of a DELETE."""
-    return 200, f"The {what} is gone (or revoked): `{{success: true, id}}`.", ref("Success")
-
-
-SUCCESS_SCHEMA: Json = obj(
-    {
-        "success": {"const": True},
-        "id": {"type": "string", "description": "The id from the path."},
-    }
-)
+    return answer(200, f"The {what} is gone (or revoked): `{{success: true, id}}`.", DeletedView)

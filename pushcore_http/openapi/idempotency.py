@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pushcore.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from pushcore.domain.idempotency import HEADER, KEY_MAX
 from pushcore_http.idempotency import REPLAYED_HEADER
-from pushcore_http.openapi._common import Json, error_example, ref
+from pushcore_http.openapi._common import Json, merge, refusal
 
 PARAMETER: Json = {
     "name": HEADER,
@@ -19,22 +20,10 @@ PARAMETER: Json = {
         "characters (a 400 otherwise); a UUID per logical request is typical."
     ),
 }
-IN_USE = error_example(
-    "A request with this Idempotency-Key is still being handled; retry later",
-    "idempotency_key_in_use",
+_IN_USE = IdempotencyKeyInUse(
+    "A request with this Idempotency-Key is still being handled; retry later"
 )
-REUSED: Json = {
-    "description": "The Idempotency-Key was used in the last 24 hours for another request.",
-    "content": {
-        "application/json": {
-            "schema": ref("Error"),
-            "example": error_example(
-                "This Idempotency-Key was already used with a different request",
-                "idempotency_key_reused",
-            ),
-        }
-    },
-}
+_REUSED = IdempotencyKeyReused("This Idempotency-Key was already used with a different request")
 
 
 def add_to_posts(paths: Json) -> None:
@@ -44,15 +33,5 @@ def add_to_posts(paths: Json) -> None:
         if op is None or not path.startswith("/api/"):
             continue
         op.setdefault("parameters", []).append({"$ref": f"#/components/parameters/{HEADER}"})
-        answers = op["responses"]
-        conflict = answers.get("409")
-        if conflict is None:
-            answers["409"] = {
-                "description": "The request with this Idempotency-Key is still being handled.",
-                "content": {"application/json": {"schema": ref("Error"), "example": IN_USE}},
-            }
-        else:
-            conflict["description"] += " Or: the Idempotency-Key is in use."
-            conflict["content"]["application/json"]["examples"][IN_USE["code"]] = {"value": IN_USE}
-        answers["422"] = REUSED
-        op["responses"] = dict(sorted(answers.items()))
+        reused = "The Idempotency-Key was used in the last 24 hours for another request."
+        op["responses"] = merge(op["responses"], refusal(_IN_USE), refusal(_REUSED, reused))

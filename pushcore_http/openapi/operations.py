@@ -2,99 +2,58 @@
 
 from __future__ import annotations
 
-from pushcore_http.openapi._common import PUBLIC, Json, obj, operation, ref
+from functools import partial
 
-TAG = "Operations"
+from pushcore_http.openapi import _common as api
+
+_public = partial(api.operation, api.PUBLIC)
 
 
-def schemas() -> Json:
-    """The health schemas."""
+def _object(properties: api.Json, *required: str) -> api.Json:
+    closed = {"type": "object", "properties": properties, "additionalProperties": False}
+    return closed | {"required": list(required or properties)}
+
+
+def schemas() -> api.Json:
+    """The answers of /healthz and /readyz (made by their routes: no views)."""
+    scheduler = {"type": "string", "enum": ["running", "stopped"]}
+    checks = {
+        "database": {"type": "string", "enum": ["ok", "down"]},
+        "scheduler": scheduler | {"description": "Absent in an API-only process (no scheduler)."},
+    }
+    status = {"type": "string", "enum": ["ready", "unavailable"]}
     return {
-        "Health": obj({"status": {"const": "ok"}}),
-        "Readiness": obj(
-            {
-                "status": {"type": "string", "enum": ["ready", "unavailable"]},
-                "checks": obj(
-                    {
-                        "database": {"type": "string", "enum": ["ok", "down"]},
-                        "scheduler": {
-                            "type": "string",
-                            "enum": ["running", "stopped"],
-                            "description": "Absent in an API-only process (no scheduler).",
-                        },
-                    },
-                    required=["database"],
-                ),
-            }
+        "Health": _object({"status": {"const": "ok"}}),
+        "Readiness": _object({"status": status, "checks": _object(checks, "database")}),
+    }
+
+
+def operations() -> api.Json:
+    """The operations endpoints, by method and path; none needs credentials."""
+    text, metrics = {"type": "string"}, "application/openmetrics-text"
+    return {
+        "get /healthz: Liveness": _public(
+            api.answer(200, "Alive.", api.ref("Health")),
+            "200 while the process answers.",
         ),
-    }
-
-
-def _plain(summary: str, description: str, media: Json) -> Json:
-    """An unauthenticated GET whose answer is not JSON."""
-    return {
-        "tags": [TAG],
-        "summary": summary,
-        "description": description,
-        "security": PUBLIC,
-        "responses": {"200": {"description": summary, "content": media}},
-    }
-
-
-def paths() -> Json:
-    """The operations endpoints; none needs credentials."""
-    readiness = ref("Readiness")
-    ready = operation(
-        "Readiness",
-        tag=TAG,
-        security=PUBLIC,
-        description="200 when the database answers and the scheduler runs (if this process "
-        "runs one), else 503 naming the failed check.",
-        ok=(200, "Ready.", readiness),
-        example={"status": "ready", "checks": {"database": "ok", "scheduler": "running"}},
-        responses={
-            503: {
-                "description": "Not ready.",
-                "content": {"application/json": {"schema": readiness}},
-            }
-        },
-    )
-    text = {"type": "string"}
-    return {
-        "/healthz": {
-            "get": operation(
-                "Liveness",
-                tag=TAG,
-                security=PUBLIC,
-                description="200 while the process answers.",
-                ok=(200, "Alive.", ref("Health")),
-            )
-        },
-        "/readyz": {"get": ready},
-        "/metrics": {
-            "get": _plain(
-                "Prometheus metrics",
-                "Prometheus text format, or OpenMetrics when the `Accept` header asks for "
-                "`application/openmetrics-text`. No authentication: keep it off the public "
-                "internet (see the deployment guide). Metric names are in docs/deployment.md.",
-                {
-                    "text/plain": {"schema": text},
-                    "application/openmetrics-text": {"schema": text},
-                },
-            )
-        },
-        "/openapi.json": {
-            "get": _plain(
-                "This OpenAPI document",
-                "OpenAPI 3.1, describing every endpoint.",
-                {"application/json": {"schema": {"type": "object"}}},
-            )
-        },
-        "/docs": {
-            "get": _plain(
-                "API reference page",
-                "A self-contained HTML page that renders /openapi.json (no CDN: works offline).",
-                {"text/html": {"schema": text}},
-            )
-        },
+        "get /readyz: Readiness": _public(
+            api.answer(200, "Ready.", api.ref("Readiness"))
+            | api.answer(503, "Not ready.", api.ref("Readiness")),
+            "200 when the database answers and the scheduler runs (if this process runs one), "
+            "else 503 naming the failed check.",
+        ),
+        "get /metrics: Prometheus metrics": _public(
+            api.answer(200, "Prometheus metrics", text, "text/plain", metrics),
+            "Prometheus text format, or OpenMetrics when the `Accept` header asks for "
+            f"`{metrics}`. No authentication: keep it off the public internet (see the "
+            "deployment guide). Metric names are in docs/deployment.md.",
+        ),
+        "get /openapi.json: This OpenAPI document": _public(
+            api.answer(200, "This OpenAPI document", {"type": "object"}, api.JSON),
+            "OpenAPI 3.1, describing every endpoint.",
+        ),
+        "get /docs: API reference page": _public(
+            api.answer(200, "API reference page", text, "text/html"),
+            "A self-contained HTML page that renders /openapi.json (no CDN: works offline).",
+        ),
     }

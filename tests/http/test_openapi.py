@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -297,6 +300,70 @@ def test_docs_page_renders_the_document_without_any_outside_resource(
     assert "http://" not in page
     assert "https://" not in page
     assert "<script src" not in page
+
+
+# The page's script, run by Node on the served document with just enough of a DOM: each
+# element is {tag, attrs, text, children}; the test reads the tables it built.
+_DOM = """
+const [script, doc] = JSON.parse(require("fs").readFileSync(0, "utf8"));
+function El(tag) {
+  Object.assign(this, {tag, attrs: {}, textContent: "", children: [], style: {}});
+}
+El.prototype.appendChild = function (c) { this.children.push(c); return c; };
+El.prototype.setAttribute = function (k, v) { this.attrs[k] = v; };
+El.prototype.getAttribute = function (k) { return this.attrs[k]; };
+El.prototype.addEventListener = function () {};
+const byId = {};
+globalThis.document = {
+  createElement: (t) => new El(t),
+  createTextNode: (t) => Object.assign(new El("#text"), {textContent: t}),
+  getElementById: (id) => byId[id] || (byId[id] = new El("div")),
+};
+globalThis.location = {hash: ""};
+globalThis.fetch = async () => ({ok: true, json: async () => doc});
+const tree = (n) => ({tag: n.tag, id: n.attrs.id || "", text: String(n.textContent ?? ""),
+                      children: n.children.map(tree)});
+eval(script);
+setTimeout(() => process.stdout.write(JSON.stringify(tree(byId.main))), 50);
+"""
+
+
+def rows(node: Json) -> Iterator[list[str]]:
+    """The cells' text of every table row under ``node``."""
+    if node["tag"] == "tr":
+        yield ["".join(texts(cell)) for cell in node["children"]]
+    for child in node["children"]:
+        yield from rows(child)
+
+
+def texts(node: Json) -> Iterator[str]:
+    yield node["text"]
+    for child in node["children"]:
+        yield from texts(child)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node to run the page's script")
+def test_docs_page_names_every_parameter(client: TestClient) -> None:
+    # A parameter given by reference (Idempotency-Key, on every POST) was a row without a
+    # name, typed "any".
+    (script,) = re.findall(r"<script>(.*?)</script>", client.get("/docs").text, re.DOTALL)
+    document = client.get("/openapi.json").json()
+    run = subprocess.run(
+        ["node", "-e", _DOM],
+        input=json.dumps([script, document]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    page = json.loads(run.stdout)
+    posts = [section for section in page["children"] if section["id"].startswith("op-post-")]
+    assert len(posts) == 7
+    for section in posts:
+        # Name, in, type, description (the body's field tables have three columns).
+        parameters = [r[:3] for r in rows(section) if len(r) == 4 and r[0] != "Name"]
+        assert all(name and kind != "any" for name, _, kind in parameters), parameters
+        assert ["Idempotency-Key", "header", "string"] in parameters
 
 
 def test_docs_page_policy_lets_its_own_script_run_and_nothing_else(client: TestClient) -> None:
