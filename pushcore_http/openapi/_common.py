@@ -66,11 +66,7 @@ def error_schema(codes: list[str]) -> Json:
         "type": "object",
         "properties": {
             "error": {"type": "string", "description": "A message for people."},
-            "code": {
-                "type": "string",
-                "enum": codes,
-                "description": "A stable snake_case code for programs.",
-            },
+            "code": {"type": "string", "enum": codes, "description": "A code for programs."},
             "details": {
                 "type": "array",
                 "items": ref(e.FieldError),
@@ -125,6 +121,7 @@ SHARED = {
     "429": "RateLimited",
     "503": "Unavailable",
 }
+RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "Wait."}}
 _SHARED_ANSWERS = merge(
     refusal(e.ValidationError([e.FieldError("title", "must be 1 to 200 characters")])),
     refusal(e.InvalidJson("Malformed JSON: Expecting value")),
@@ -143,24 +140,13 @@ _SHARED_ANSWERS = merge(
         "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per "
         "second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to "
         "authenticate too often. Wait `Retry-After` seconds.",
-        headers={
-            "Retry-After": {
-                "schema": {"type": "integer", "minimum": 1},
-                "description": "Whole seconds to wait before trying again.",
-            }
-        },
+        headers=RETRY_AFTER,
     ),
     refusal(
         e.Unavailable("The database cannot be reached; try again shortly", 2),
-        "The database cannot serve now: unreachable, not answering, locked past a short"
-        " wait, or unable to write (disk full). Retry after `Retry-After` seconds. Nothing"
-        " was stored, unless the database went away while the write's COMMIT was under way.",
-        headers={
-            "Retry-After": {
-                "schema": {"type": "integer", "minimum": 1},
-                "description": "Whole seconds to wait before trying again.",
-            }
-        },
+        "The database cannot serve now (down, locked, disk full): nothing was stored. Retry"
+        " after `Retry-After` seconds.",
+        headers=RETRY_AFTER,
     ),
     refusal(
         e.PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes"),
