@@ -149,7 +149,7 @@ def build_services(
         accounts=accounts,
         auth=AuthService(store, writes, clock, verifier, accounts, key_cache),
         keys=KeyService(store, stamps, ids, random, key_cache),
-        devices=DeviceService(store, stamps, ids, guard, hub),
+        devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
         streams=StreamService(store, stamps, ids, random, notifications, hub),

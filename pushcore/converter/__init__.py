@@ -10,7 +10,7 @@ from pushcore.converter._base import (
 from pushcore.converter._schema import components, example, json_schema
 from pushcore.converter._views import DeletedView, View, from_json, to_json
 from pushcore.converter.batches import BatchCreatedView, NewNotificationBatch, structure_batch
-from pushcore.converter.devices import DeviceView, device_json
+from pushcore.converter.devices import DeviceView, RegisteredDeviceView, device_json
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
     ApiKeyView,
@@ -63,6 +63,7 @@ __all__ = [
     "NotificationCreatedView",
     "NotificationPageView",
     "NotificationView",
+    "RegisteredDeviceView",
     "SendResultView",
     "StatsView",
     "StreamDetailView",

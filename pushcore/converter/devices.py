@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from pushcore.converter._views import View, copy_fields, ident, to_json
+from pushcore.converter._views import OMIT_IF_NONE, View, copy_fields, ident, to_json
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.model import Device, Platform
 from pushcore.domain.validation import about
@@ -38,6 +38,29 @@ class DeviceView(View):
     def of(cls, device: Device) -> DeviceView:
         """The view of a stored device."""
         return copy_fields(cls, device)
+
+
+@attrs.frozen
+class RegisteredDeviceView(DeviceView):
+    """A device as POST /api/devices answers it: a webhook device with its signing secret,
+    shown in this answer only."""
+
+    secret: str | None = attrs.field(
+        default=None,
+        metadata={
+            OMIT_IF_NONE: True,
+            **about(
+                "Webhook devices only: the Standard Webhooks secret (`whsec_` and base64) each"
+                " delivery is signed with, shown only here; each registration issues a new one.",
+                example="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            ),
+        },
+    )
+
+    @classmethod
+    def registered(cls, device: Device, secret: str | None) -> RegisteredDeviceView:
+        """The view of a device just registered, with the secret it was given."""
+        return copy_fields(cls, device, secret=secret)
 
 
 def device_json(device: Device) -> dict[str, Any]:

@@ -120,6 +120,8 @@ class Device:
     keys: WebPushKeys | None = None
     is_active: bool = True
     last_delivered_at: datetime | None = None
+    # Webhook devices: what each delivery is signed with (domain/webhooks.py).
+    webhook_secret: str | None = None
 
     @property
     def token_prefix(self) -> str:

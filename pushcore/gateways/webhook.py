@@ -1,6 +1,8 @@
 """Webhook devices: POST the platform-neutral JSON payload to the device's URL.
 
-UnifiedPush-compatible: the body is the payload, a 2xx is delivered. 404 and
+UnifiedPush-compatible: the body is the payload, a 2xx is delivered. A device
+registered with a secret gets each delivery signed as Standard Webhooks says
+(domain/webhooks.py): ``webhook-id`` is the delivery's id, the same on a retry. 404 and
 410 mean the endpoint is gone (the device is deactivated); 429 and 5xx are
 retried (honouring Retry-After); any other answer, redirects included, is a
 permanent failure. The SSRF guard runs again at delivery, and the request
@@ -24,6 +26,7 @@ from pushcore.adapters.net import NetworkGuard, pin
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
+from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
     BatchResolver,
     new_session,
@@ -100,12 +103,26 @@ class WebhookGateway:
             if notification.id not in bodies:
                 payload = neutral_payload(notification)
                 bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
-            url = dispatch.device.token
-            return await self._send_one(url, resolve(url), bodies[notification.id])
+            url, body = dispatch.device.token, bodies[notification.id]
+            secret = dispatch.device.webhook_secret
+            signed = (
+                {}
+                if secret is None
+                else signature_headers(
+                    secret, dispatch.delivery.id, int(self._clock.now().timestamp()), body
+                )
+            )
+            return await self._send_one(url, resolve(url), body, signed)
 
         return self._lanes.send_each(dispatches, post)
 
-    async def _send_one(self, url: str, resolving: asyncio.Task[IPAddress], body: bytes) -> Outcome:
+    async def _send_one(
+        self,
+        url: str,
+        resolving: asyncio.Task[IPAddress],
+        body: bytes,
+        signed: dict[str, str],
+    ) -> Outcome:
         try:
             address = await asyncio.shield(resolving)
         except ValueError as exc:
@@ -115,6 +132,7 @@ class WebhookGateway:
             "Host": pinned.host_header,
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
+            **signed,
         }
         try:
             async with self._client().post(

@@ -9,29 +9,43 @@ import attrs
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
 from pushcore.domain.inputs import NewDevice, device_errors
 from pushcore.domain.model import Device, Platform
-from pushcore.ports import Clock, IdGenerator, Store, UrlGuard, Waker
+from pushcore.domain.webhooks import new_secret
+from pushcore.ports import Clock, IdGenerator, Random, Store, UrlGuard, Waker
 from pushcore.services.queueing import attach_device, detach_device
 
 
 @attrs.frozen
 class Registration:
-    """The registered device, and whether it is new (201) or was already there (200)."""
+    """The registered device, whether it is new (201) or was already there (200), and
+    (a webhook device) the secret its deliveries are signed with from now on."""
 
     device: Device
     created: bool
+
+    @property
+    def secret(self) -> str | None:
+        """The webhook signing secret: to be shown once, in the registration's answer."""
+        return self.device.webhook_secret
 
 
 class DeviceService:
     """Use cases on devices."""
 
     def __init__(
-        self, store: Store, clock: Clock, ids: IdGenerator, guard: UrlGuard, waker: Waker
+        self,
+        store: Store,
+        clock: Clock,
+        ids: IdGenerator,
+        guard: UrlGuard,
+        waker: Waker,
+        random: Random,
     ) -> None:
         self._store = store
         self._clock = clock
         self._ids = ids
         self._guard = guard
         self._waker = waker
+        self._random = random
 
     def register(self, account_id: str, request: NewDevice) -> Registration:
         """Register a device, or refresh and reactivate the one with the same token."""
@@ -44,6 +58,10 @@ class DeviceService:
         if errors:
             raise ValidationError(errors)
         now = self._clock.now()
+        # A new secret at every registration (API.md): the old one stops signing.
+        secret = (
+            new_secret(self._random.randbelow) if request.platform is Platform.WEBHOOK else None
+        )
         with self._store.transaction() as tx:
             tx.locks.device_token(account_id, request.token)
             existing = tx.devices.find_by_token(account_id, request.token)
@@ -54,6 +72,7 @@ class DeviceService:
                     name=request.name if request.name is not None else existing.name,
                     keys=request.keys,
                     is_active=True,
+                    webhook_secret=secret,
                 )
                 if device != existing:
                     tx.devices.update(device)
@@ -67,6 +86,7 @@ class DeviceService:
                     name=request.name,
                     created_at=now,
                     keys=request.keys,
+                    webhook_secret=secret,
                 )
                 tx.devices.add(device)
                 result = Registration(device, created=True)

@@ -44,7 +44,7 @@ KEY_COLUMNS = (
 )
 DEVICE_COLUMNS = (
     "id, account_id, platform, token, name, keys_p256dh, keys_auth,"
-    " is_active, created_at, last_delivered_at"
+    " is_active, created_at, last_delivered_at, webhook_secret"
 )
 NOTIFICATION_COLUMNS = (
     "id, account_id, title, body, icon_style, sound, priority, delay, custom_delay,"
@@ -157,16 +157,16 @@ class Rows:
         keys = d.keys
         return dict(zip(_DEVICE, (d.id, d.account_id, d.platform.value, d.token, d.name,
             None if keys is None else keys.p256dh, None if keys is None else keys.auth,
-            d.is_active, self.time(d.created_at), self.opt_time(d.last_delivered_at)),
-            strict=True))  # fmt: skip
+            d.is_active, self.time(d.created_at), self.opt_time(d.last_delivered_at),
+            d.webhook_secret), strict=True))  # fmt: skip
 
     def device_from_row(self, row: Sequence[Any]) -> Device:
         (id_, account_id, platform, token, name, p256dh, auth, is_active, created_at,
-         last_delivered_at) = tuple(row)  # fmt: skip
+         last_delivered_at, webhook_secret) = tuple(row)  # fmt: skip
         keys = None if p256dh is None else WebPushKeys(p256dh=p256dh, auth=auth)
         return Device(id_, account_id, Platform(platform), token, name,
             self.read_time(created_at), keys, bool(is_active),
-            self.opt_read_time(last_delivered_at))  # fmt: skip
+            self.opt_read_time(last_delivered_at), webhook_secret)  # fmt: skip
 
     def notification_to_row(self, n: Notification) -> dict[str, object]:
         t, opt, stream = self.time, self.opt_time, n.stream

@@ -1,7 +1,9 @@
 """pushctl listen: a local webhook device that prints each notification as it arrives.
 
 It only receives: the deliveries come from whichever process runs the
-delivery engine (``pushctl serve``) on the same database.
+delivery engine (``pushctl serve``) on the same database. Each delivery's
+Standard Webhooks signature is checked with the secret the registration
+answered: a POST that does not verify is refused (401) and not printed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import secrets
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,12 +27,14 @@ import typer
 
 from pushcore.domain.errors import NotFound, ValidationError
 from pushcore.domain.model import Platform
+from pushcore.domain.webhooks import verify
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for
 
 # A delivery payload is a few KiB at most (metadata is capped at 4 KiB).
 MAX_BODY = 1024 * 1024
 POLL_SECONDS = 0.2
+REGISTRATION_WAIT = 10.0
 DEFAULT_NAME = "pushctl listen"
 ALLOW_HINT = (
     "set PUSHCORE_ALLOW_PRIVATE_NETWORKS=true for local listening"
@@ -49,6 +54,9 @@ class Receiver(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         self.path = path
         self.inbox = inbox
+        # The signing secret, known once the registration has answered (``registered``).
+        self.secret: str | None = None
+        self.registered = threading.Event()
         super().__init__(address, ReceiverHandler)
 
 
@@ -70,8 +78,17 @@ class ReceiverHandler(BaseHTTPRequestHandler):
         if not 0 <= length <= MAX_BODY:
             self._answer(413)
             return
+        raw = self.rfile.read(length)
+        # A delivery may come as the registration answers: wait for its secret.
+        self.server.registered.wait(REGISTRATION_WAIT)
+        secret = self.server.secret
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        if secret is not None and not verify(secret, headers, raw, int(time.time())):
+            output.warn("refused a POST whose webhook signature does not verify (not pushcore's)")
+            self._answer(401)
+            return
         try:
-            payload = json.loads(self.rfile.read(length))
+            payload = json.loads(raw)
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
@@ -157,6 +174,13 @@ def listen(
     once: Annotated[
         bool, typer.Option("--once", help="Exit after the first notification.")
     ] = False,
+    webhook: Annotated[
+        bool,
+        typer.Option(
+            "--webhook",
+            help="Receive as a local webhook device (today the only way; signatures checked).",
+        ),
+    ] = True,
     account: AccountOption = None,
     json_output: Annotated[
         bool,
@@ -171,6 +195,7 @@ def listen(
 
     Example: PUSHCORE_ALLOW_PRIVATE_NETWORKS=true pushctl listen --account alice
     """
+    del webhook  # today's only way: the flag names it (a live device is to come)
     api = api_for(ctx, account)
     inbox: Inbox = queue.Queue()
     # The random path keeps other local programs from posting into this listener by chance.
@@ -185,11 +210,13 @@ def listen(
     )
     serving.start()
     try:
-        device = _register(api, url, name)
+        device, receiver.secret = _register(api, url, name)
     except BaseException:
         receiver.shutdown()
         receiver.server_close()
         raise
+    finally:
+        receiver.registered.set()
 
     stop = threading.Event()
     restore = _on_stop_signals(stop)
@@ -221,10 +248,11 @@ def listen(
         output.say(f"Removed device {device}.")
 
 
-def _register(api: Api, url: str, name: str) -> str:
-    """Register ``url`` as a webhook device of the account; its id."""
+def _register(api: Api, url: str, name: str) -> tuple[str, str | None]:
+    """Register ``url`` as a webhook device of the account; its id and signing secret."""
     try:
-        return api.client.devices.register(Platform.WEBHOOK, url, name=name).id
+        registered = api.client.devices.register(Platform.WEBHOOK, url, name=name)
+        return registered.id, registered.secret
     except ValidationError as error:
         # Refused as a private address: the one refusal a setting can lift.
         refused = [d for d in error.details if d.field == "token" and "private" in d.message]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pushcore.converter import DeviceView, json_schema
+from pushcore.converter import DeviceView, RegisteredDeviceView, json_schema
 from pushcore.domain.inputs import APNS_TOKEN, NewDevice
 from pushcore.domain.scopes import Scope
 from pushcore_http.openapi import _common as api
@@ -25,15 +25,16 @@ def schemas() -> api.Json:
 
 def operations() -> api.Json:
     """The device operations, and the VAPID key a web client subscribes with."""
-    new = api.answer(201, "A new device.", DeviceView)
-    again = api.answer(200, "The token was already registered: the same device.", DeviceView)
+    new = api.answer(201, "A new device.", RegisteredDeviceView)
+    again = api.answer(200, "Already registered: the same device.", RegisteredDeviceView)
     return {
         "post /api/devices: Register a device": api.operation(
             api.either(Scope.DEVICES_WRITE),
             new | again,
             "An idempotent upsert by token: 201 for a new device, 200 when the account already "
             "has the token (its name and keys are refreshed and it is reactivated). "
-            "Notifications waiting for a device are queued for it.",
+            "Notifications waiting for a device are queued for it. A webhook device gets a new "
+            "signing `secret` each time (shown only in this answer).",
             body=NewDevice,
         ),
         "get /api/devices: List devices": api.operation(

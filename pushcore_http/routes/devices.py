@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pushcore.converter import DeletedView, DeviceView, structure_request
+from pushcore.converter import DeletedView, DeviceView, RegisteredDeviceView, structure_request
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticate
@@ -25,7 +25,8 @@ class Devices(HTTPEndpoint):
         caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
         new = structure_request(NewDevice, await read_json(request))
         result = await run_in_threadpool(services.devices.register, caller.account_id, new)
-        return view_response(DeviceView.of(result.device), 201 if result.created else 200)
+        view = RegisteredDeviceView.registered(result.device, result.secret)
+        return view_response(view, 201 if result.created else 200)
 
     async def get(self, request: Request) -> Response:
         """The caller's devices, deactivated ones included."""

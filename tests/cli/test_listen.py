@@ -20,10 +20,12 @@ import pytest
 from typer.testing import Result
 
 from pushcore.converter import format_timestamp
+from pushcore.domain.webhooks import signature_headers
 from pushcore_cli.commands.listen import describe
 from tests.cli.conftest import Cli, OpenServices
 
 WAIT = 20.0  # every wait on another thread or process is bounded by this
+FORGER = "whsec_" + "A" * 32  # a secret that is not the device's
 
 PAYLOAD: dict[str, Any] = {
     "notificationId": "ntf_01JD0000000000000000000000",
@@ -59,6 +61,7 @@ class Poster(threading.Thread):
         self.statuses: dict[str, int] = {}
         self.url: str | None = None
         self.device_name: str | None = None
+        self.secret: str | None = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -69,15 +72,26 @@ class Poster(threading.Thread):
                 found = [d for d in services.devices.list("bob") if d.platform.value == "webhook"]
                 if found:
                     self.url, self.device_name = found[0].token, found[0].name
+                    self.secret = found[0].webhook_secret
                 time.sleep(0.02)
             assert self.url is not None, "the listener registered no device"
+            assert self.secret is not None, "a webhook device is registered with a secret"
+            now = int(time.time())
+
+            def signed(body: bytes, secret: str = self.secret) -> dict[str, Any]:
+                return {"content": body, "headers": signature_headers(secret, "m1", now, body)}
+
+            body = json.dumps(self.payload).encode()
             with httpx.Client(timeout=5.0) as client:
-                self.statuses["wrong path"] = client.post(self.url + "x", json={}).status_code
-                self.statuses["not json"] = client.post(self.url, content=b"{").status_code
-                self.statuses["not an object"] = client.post(self.url, json=[1]).status_code
+                post = client.post
+                self.statuses["wrong path"] = post(self.url + "x", **signed(b"{}")).status_code
+                self.statuses["not json"] = post(self.url, **signed(b"{")).status_code
+                self.statuses["not an object"] = post(self.url, **signed(b"[1]")).status_code
                 self.statuses["get"] = client.get(self.url).status_code
+                self.statuses["unsigned"] = post(self.url, content=body).status_code
+                self.statuses["forged"] = post(self.url, **signed(body, FORGER)).status_code
                 # Last: with --once, this one ends the listener.
-                self.statuses["payload"] = client.post(self.url, json=self.payload).status_code
+                self.statuses["payload"] = post(self.url, **signed(body)).status_code
         except BaseException as exc:  # reported by the test's main thread
             self.error = exc
 
@@ -118,6 +132,8 @@ def test_json_prints_each_payload_as_one_line_and_removes_the_device(
         "not json": 400,
         "not an object": 400,
         "get": 501,
+        "unsigned": 401,
+        "forged": 401,
         "payload": 200,
     }
     first, *rest = result.stderr.splitlines()

@@ -28,6 +28,7 @@ class Received:
     body: dict[str, Any]
     at: float  # time.time() when it arrived
     status: int  # what the receiver answered
+    raw: bytes = b""  # the body as it came (signatures are over these bytes)
 
 
 @attrs.define
@@ -100,7 +101,7 @@ class Receiver:
                 body = json.loads(raw) if raw else {}
             except json.JSONDecodeError:
                 body = {"_raw": raw.decode(errors="replace")}
-            self.requests.append(Received(path, headers, body, time.time(), status))
+            self.requests.append(Received(path, headers, body, time.time(), status, raw))
         with self.arrived:
             self.arrived.notify_all()
         return status, extra

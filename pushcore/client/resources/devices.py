@@ -16,7 +16,7 @@ from pushcore.client._call import (
     path,
     sync,
 )
-from pushcore.converter import DeletedView, DeviceView
+from pushcore.converter import DeletedView, DeviceView, RegisteredDeviceView
 from pushcore.domain.model import Platform, WebPushKeys
 
 
@@ -26,10 +26,11 @@ def register(
     *,
     name: str | None = None,
     keys: WebPushKeys | Mapping[str, str] | None = None,
-) -> Call[DeviceView]:
-    """Register a device (again: the same token updates and reactivates it)."""
+) -> Call[RegisteredDeviceView]:
+    """Register a device (again: the same token updates and reactivates it); a webhook
+    device's answer has its signing ``secret``, shown only here."""
     data = json_body(platform=str(platform), token=token, name=name, keys=keys)
-    return Call("POST", "/api/devices", Auth.EITHER, one(DeviceView), data)
+    return Call("POST", "/api/devices", Auth.EITHER, one(RegisteredDeviceView), data)
 
 
 def list_() -> Call[list[DeviceView]]:

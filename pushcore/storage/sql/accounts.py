@@ -114,7 +114,8 @@ class Devices(Repository):
             self._sql.run(
                 "UPDATE devices SET platform = :platform, token = :token, name = :name,"
                 " keys_p256dh = :keys_p256dh, keys_auth = :keys_auth, is_active = :is_active,"
-                " last_delivered_at = :last_delivered_at WHERE id = :id",
+                " last_delivered_at = :last_delivered_at, webhook_secret = :webhook_secret"
+                " WHERE id = :id",
                 self._rows.device_to_row(device),
             )
 

@@ -1,0 +1,103 @@
+"""Signed webhook deliveries, end to end: the secret shown at registration, the Standard
+Webhooks headers on each delivery, checked by the reference library."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from tests.e2e.server import Server
+from tests.fakes.receiver import Receiver, running_receiver
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as r:
+        yield r
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path / "data", {"PUSHCORE_RETRY_MIN_DELAY": "200ms"})
+    s.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def register(server: Server, key: dict[str, str], url: str) -> tuple[int, dict[str, object]]:
+    answer = server.request(
+        "POST", "/api/devices", json={"platform": "webhook", "token": url}, headers=key
+    )
+    return answer.status_code, answer.json()
+
+
+def send(server: Server, key: dict[str, str], title: str) -> None:
+    answer = server.request(
+        "POST",
+        "/api/notifications",
+        json={"title": title, "scheduledAt": "2020-01-01T00:00:00Z"},
+        headers=key,
+    )
+    assert answer.status_code == 201, answer.text
+
+
+def test_each_delivery_is_signed_with_the_secret_shown_once(
+    server: Server, receiver: Receiver
+) -> None:
+    key = server.key("alice")
+    status, device = register(server, key, receiver.url("/hook"))
+    assert status == 201
+    secret = device["secret"]
+    assert isinstance(secret, str)
+    assert secret.startswith("whsec_")
+    # Shown in that answer only.
+    listed = server.request("GET", "/api/devices", headers=key).json()
+    assert all("secret" not in d for d in listed)
+
+    # A first answer of 503: the retry carries the same webhook-id, signed afresh.
+    receiver.answer("/hook", 503)
+    send(server, key, "signed")
+    assert receiver.wait_for(1, timeout=30, path="/hook")
+    first, again = receiver.to("/hook")[:2]
+    assert (first.status, again.status) == (503, 200)
+    for request in (first, again):
+        Webhook(secret).verify(request.raw, request.headers, json_parse=False)
+        assert request.headers["webhook-signature"].startswith("v1,")
+    assert first.headers["webhook-id"] == again.headers["webhook-id"]
+    assert first.headers["webhook-id"].startswith("dlv_")
+
+
+def test_registering_again_issues_a_new_secret_and_the_old_one_stops_signing(
+    server: Server, receiver: Receiver
+) -> None:
+    key = server.key("alice")
+    _, first = register(server, key, receiver.url("/hook"))
+    status, again = register(server, key, receiver.url("/hook"))
+    assert status == 200
+    assert again["id"] == first["id"]
+    old, new = first["secret"], again["secret"]
+    assert isinstance(old, str)
+    assert isinstance(new, str)
+    assert old != new
+    send(server, key, "after the upsert")
+    assert receiver.wait_for(1, timeout=30, path="/hook")
+    (request,) = receiver.to("/hook")
+    Webhook(new).verify(request.raw, request.headers, json_parse=False)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(old).verify(request.raw, request.headers, json_parse=False)
+
+
+def test_other_platforms_get_no_secret(server: Server) -> None:
+    key = server.key("alice")
+    answer = server.request(
+        "POST", "/api/devices", json={"platform": "android", "token": "fcm-token-1"}, headers=key
+    )
+    assert answer.status_code == 201
+    assert "secret" not in answer.json()
