@@ -119,3 +119,15 @@ def test_schedule_in_process(tmp_path: Path, receiver: Receiver) -> None:
     finally:
         services.close()
     assert [(n.title, n.status) for n in page.items] == [("Backup finished", "DELIVERED")]
+
+
+def test_webhook_receiver_checks_signatures(server: Server, account: Account) -> None:
+    lines = run("webhook_receiver.py", remote(server, account))
+    assert lines[0].startswith("registered http://127.0.0.1:")
+    assert lines[1:] == [
+        "refused a POST without a valid signature: 401",
+        "verified 'Signed and delivered' (webhook-id dlv_...)",
+    ]
+    # It removed its device again.
+    devices = server.request("GET", "/api/devices", headers={"X-API-Key": account.api_key})
+    assert [d for d in devices.json() if d["name"] == "signed receiver"] == []
