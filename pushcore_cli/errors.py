@@ -45,6 +45,8 @@ def report(error: e.PushcoreError) -> None:
     """Print an expected error on stderr, with one line per invalid field."""
     details = error.details if isinstance(error, e.ValidationError) else ()
     output.error(error.message, details)
+    if isinstance(error, e.Unauthorized) and error.hint is not None:
+        output.say(f"hint: {error.hint}")
 
 
 def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.ValidationError:

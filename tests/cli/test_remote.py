@@ -173,6 +173,16 @@ def test_the_wrong_credential_is_the_servers_401_too(server: Server) -> None:
     assert result.stderr == "error: This endpoint requires a user token\n"
 
 
+def test_a_token_where_a_key_is_needed_says_how_to_get_one(server: Server) -> None:
+    token = server.user("hinted")["Authorization"].removeprefix("Bearer ")
+
+    result = remote(server, "notifications stats", token=token)
+
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "error: This endpoint requires an API key"
+    assert "POST /api/keys" in result.stderr.splitlines()[1]
+
+
 def test_a_key_is_sent_where_both_are_accepted(server: Server) -> None:
     # devices take either; a key with no devices scope is refused, so the key was sent.
     jwt = token(server, "both")
