@@ -1,4 +1,5 @@
-"""The SQLite store: one file, WAL mode, one connection per thread, versioned migrations."""
+"""The SQLite store: one file, WAL mode, a few connections each lent to one transaction at
+a time, versioned migrations."""
 
 from __future__ import annotations
 
