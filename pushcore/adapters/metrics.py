@@ -167,13 +167,21 @@ class TimedEachGateway(TimedGateway):
     _inner: EachGateway
 
     def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
-        """The inner gateway's futures, each timed from now until it is answered."""
+        """The inner gateway's futures; the send is timed until its last answer (as a
+        batch send is), one observation per send, not one per delivery."""
         start = time.perf_counter()
         answers = self._inner.send_each(dispatches)
         if dispatches:
             seconds = self._seconds.labels(dispatches[0].device.platform.value)
+            left = [len(answers)]
+
+            def answered(_: object) -> None:
+                left[0] -= 1
+                if not left[0]:
+                    seconds.observe(time.perf_counter() - start)
+
             for answer in answers:
-                answer.add_done_callback(lambda _: seconds.observe(time.perf_counter() - start))
+                answer.add_done_callback(answered)
         return answers
 
 
