@@ -29,6 +29,7 @@ from throttled import MemoryStore, RateLimiterType, Throttled, per_sec
 from pushcore.config import Settings
 from pushcore.domain.errors import RateLimited
 from pushcore.services import Principal
+from pushcore_http.connections import HOLD_EXTENSION
 from pushcore_http.errors import error_response
 
 # API.md: failed authentications per client address, "10 per second, burst 50".
@@ -156,7 +157,11 @@ class RateLimit:
                 # Answering at once would let a client that ignores Retry-After
                 # loop as fast as the server can refuse, and the event loop
                 # would spend its time on that client; a sleeping request costs
-                # no CPU.
+                # no CPU. It holds a connection, though: the server may close it
+                # first when it needs the slot (pushcore_http/connections.py).
+                hold = scope.get("extensions", {}).get(HOLD_EXTENSION)
+                if hold is not None:
+                    hold["hold"]()
                 await asyncio.sleep(REFUSAL_DELAY)
                 response = error_response(
                     429,
