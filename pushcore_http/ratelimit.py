@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import ipaddress
 import math
+import random
 from typing import Any
 
 from starlette.requests import Request
@@ -43,7 +44,8 @@ BUCKETS = 100_000
 # re-learnt by its next successful authentication).
 REMEMBERED = 10_000
 STATE_KEY = "pushcore.rate_limits"
-# How long a request refused before authentication waits for its 429.
+# How long a request refused before authentication waits for its 429, on average;
+# each waits between half and one and a half of it (see refusal_delay).
 REFUSAL_DELAY = 0.5
 CREDENTIAL_HEADERS = (b"x-api-key", b"authorization")
 
@@ -127,6 +129,19 @@ class RateLimits:
         return None
 
 
+def refusal_delay() -> float:
+    """Seconds the next early 429 is held: REFUSAL_DELAY, give or take half of it.
+
+    Not the same for all: a fixed hold moves a client's connections in step. Each
+    0.5 s all of them came back at once, the tokens its bucket gained meanwhile
+    were spent in that moment (50 requests at 100/s), and the refusals of the
+    rest were sent together: another account's request arriving then waited
+    behind the lot (its p99 rose 5-13 times over idle with 400 such connections,
+    its p50 not at all). Spread out, the same requests come one at a time.
+    """
+    return REFUSAL_DELAY * (0.5 + random.random())  # noqa: S311 (not a secret)
+
+
 def _retry_after(seconds: float) -> int:
     """Retry-After as API.md has it: whole seconds, at least 1."""
     return max(1, math.ceil(seconds))
@@ -162,7 +177,7 @@ class RateLimit:
                 hold = scope.get("extensions", {}).get(HOLD_EXTENSION)
                 if hold is not None:
                     hold["hold"]()
-                await asyncio.sleep(REFUSAL_DELAY)
+                await asyncio.sleep(refusal_delay())
                 response = error_response(
                     429,
                     refusal.message,
