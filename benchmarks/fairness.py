@@ -282,9 +282,10 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
-    tables = [(f"this tree ({source_commit(None)})", hammering(args.runs, None, "after"))]
+    this = "after" if args.before is not None else "this tree"
+    tables = [(f"{this} ({source_commit(None)})", hammering(args.runs, None, "after"))]
     if args.before is not None:
-        label = args.before_label or f"before ({args.before.name})"
+        label = args.before_label or f"before ({source_commit(args.before)})"
         tables.append((label, hammering(args.runs, args.before, "before")))
     icon_runs = slow_icons(args.runs, args.slow_icons)
 
@@ -327,8 +328,8 @@ def report(
     """The docs/benchmarks.md section."""
     hammer_tables = "\n\n".join(f"{label}:\n\n{hammer_table(runs)}" for label, runs in tables)
     samples = [r["samples"] for _, runs in tables for rs in runs.values() for r in rs]
-    idle_n = min(n for n, _ in samples)
-    busy_n = min(n for _, n in samples)
+    idle_n = round(statistics.median(n for n, _ in samples))
+    busy_n = round(statistics.median(n for _, n in samples))
     icon_rows = []
     for path in ("/api/devices", "/readyz"):
         idle50 = [r["idle"][path][0] for r in icon_runs]
@@ -343,6 +344,13 @@ def report(
     loads = [r["load"] for _, runs in tables for rs in runs.values() for r in rs]
     icon_table = "\n".join(icon_rows)
     before = f" --before {args.before}" if args.before is not None else ""
+    before_note = (
+        f"\n\nThe before rows are from `pushctl serve` run from {args.before}, an export\n"
+        "(`git archive COMMIT | tar -x -C DIR`) of the commit their label names; the\n"
+        "hammer and B ran from this tree."
+        if args.before is not None
+        else ""
+    )
     command = (
         f".venv/bin/python -m benchmarks.fairness --runs {args.runs}"
         f" --slow-icons {args.slow_icons}{before}"
@@ -359,9 +367,12 @@ limit).
 
 Hammering: account A sends requests over many connections from another process
 (benchmarks/load.py, aiohttp) for {HAMMER_SECONDS:.0f} s, far over its limit; B's GET
-/api/devices is timed for {IDLE_SECONDS:.0f} s idle (at least {idle_n} requests), then from
-{SETTLE_SECONDS} s after A starts until A stops (at least {busy_n} requests). A p99 of
-that many requests is about their 3rd to 5th slowest: read its range, not one figure.
+/api/devices is timed for {IDLE_SECONDS:.0f} s idle (about {idle_n} requests), then from
+{SETTLE_SECONDS} s after A starts until A stops (about {busy_n} requests; fewer with limits
+off, where each takes longer). That leaves out A's first burst (up to 500 requests
+at once, which its bucket allows and which B's requests of that moment do wait
+behind). A p99 of so few requests is about their 2nd to 5th slowest: read its
+range over the runs, not one figure.
 
 {hammer_tables}
 
@@ -377,7 +388,7 @@ rest were sent together; a request of B's arriving then waited behind them all.
 B's median did not move, its p99 did, the more so the more connections and the
 higher A's limit (the "before" rows). Spread holds bring A's requests one at a
 time, and B's p99 stays near idle. Without limits, every one of A's requests is
-served in full and B queues behind them.
+served in full and B queues behind them.{before_note}
 
 Slow icons: account A sends {args.slow_icons} notifications at once, each naming a
 different icon URL on a loopback server that answers after {ICON_DELAY:.0f} s; B's
