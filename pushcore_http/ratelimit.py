@@ -136,8 +136,8 @@ def refusal_delay() -> float:
     0.5 s all of them came back at once, the tokens its bucket gained meanwhile
     were spent in that moment (50 requests at 100/s), and the refusals of the
     rest were sent together: another account's request arriving then waited
-    behind the lot (its p99 rose 5-13 times over idle with 400 such connections,
-    its p50 not at all). Spread out, the same requests come one at a time.
+    behind the lot (its p99, not its p50: 90 ms against 2 ms idle with 400 such
+    connections at 400/s, docs/benchmarks.md). Spread out, they come one at a time.
     """
     return REFUSAL_DELAY * (0.5 + random.random())  # noqa: S311 (not a secret)
 
