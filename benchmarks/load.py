@@ -1,9 +1,12 @@
-"""A hammering client: one account's many connections sending GETs as fast as answered.
+"""A hammering client: one account's many connections sending requests as fast as answered.
 
     .venv/bin/python -m benchmarks.load URL API_KEY [--connections 200] [--seconds 5]
+        [--post JSON]
     .venv/bin/python -m benchmarks.load URL API_KEY --icon ICON_URL [--icon ...]
 
-The second form POSTs one notification per icon URL to URL, all at once.
+The first form GETs URL, or POSTs the JSON text given with --post (creates, when
+URL is /api/notifications). The second POSTs one notification per icon URL to
+URL, all at once.
 Prints one JSON line: how many answers of each status, and the rate. Run in a
 process of its own, so that its work does not stand in the measuring
 process's way (the machine's cores are shared all the same). Used by
@@ -21,17 +24,24 @@ from collections import Counter
 import aiohttp
 
 
-async def hammer(url: str, key: str, connections: int, seconds: float) -> dict[str, object]:
-    """GET ``url`` with ``key`` over ``connections`` connections for ``seconds``."""
+async def hammer(
+    url: str, key: str, connections: int, seconds: float, post: str | None = None
+) -> dict[str, object]:
+    """GET ``url`` (or POST the JSON text ``post`` to it) with ``key`` over
+    ``connections`` connections for ``seconds``."""
     statuses: Counter[int] = Counter()
     stop = time.monotonic() + seconds
     connector = aiohttp.TCPConnector(limit=connections, force_close=False)
+    headers = {"X-API-Key": key}
+    if post is not None:
+        headers["Content-Type"] = "application/json"
+    method = "GET" if post is None else "POST"
     async with aiohttp.ClientSession(connector=connector) as session:
 
         async def one_connection() -> None:
             while time.monotonic() < stop:
                 try:
-                    async with session.get(url, headers={"X-API-Key": key}) as response:
+                    async with session.request(method, url, headers=headers, data=post) as response:
                         await response.read()
                         statuses[response.status] += 1
                 except aiohttp.ClientError:
@@ -72,12 +82,13 @@ def main() -> None:
     parser.add_argument("key")
     parser.add_argument("--connections", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--post", help="POST this JSON text instead of GET")
     parser.add_argument("--icon", action="append", default=[], help="POST with this icon")
     args = parser.parse_args()
     if args.icon:
         result = asyncio.run(send_icons(args.url, args.key, args.icon))
     else:
-        result = asyncio.run(hammer(args.url, args.key, args.connections, args.seconds))
+        result = asyncio.run(hammer(args.url, args.key, args.connections, args.seconds, args.post))
     print(json.dumps(result), flush=True)
 
 

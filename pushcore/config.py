@@ -72,6 +72,12 @@ class Settings:
     rate_limit_burst: int = 500
     icon_checks: int = 32
     icon_checks_per_account: int = 4
+    # A request head must arrive within this (from the connection's opening or the
+    # head's first byte), a body make progress within the other; else it is closed.
+    http_head_timeout: timedelta = timedelta(seconds=10)
+    http_body_timeout: timedelta = timedelta(seconds=30)
+    # Client connections open at once; 0: derived from the open-files limit.
+    http_max_connections: int = 0
 
     @property
     def effective_database_url(self) -> str:
@@ -261,6 +267,18 @@ def _validate_limits(settings: Settings) -> None:
     if not 1 <= settings.icon_checks_per_account <= settings.icon_checks:
         raise ConfigError(
             "PUSHCORE_ICON_CHECKS_PER_ACCOUNT: must be from 1 to PUSHCORE_ICON_CHECKS"
+        )
+    _validate_http(settings)
+
+
+def _validate_http(settings: Settings) -> None:
+    if not timedelta(milliseconds=100) <= settings.http_head_timeout <= timedelta(minutes=10):
+        raise ConfigError("PUSHCORE_HTTP_HEAD_TIMEOUT: must be from 100ms to 10m")
+    if not timedelta(milliseconds=100) <= settings.http_body_timeout <= timedelta(hours=1):
+        raise ConfigError("PUSHCORE_HTTP_BODY_TIMEOUT: must be from 100ms to 1h")
+    if not (settings.http_max_connections == 0 or settings.http_max_connections >= 2):
+        raise ConfigError(
+            "PUSHCORE_HTTP_MAX_CONNECTIONS: must be 0 (from the open-files limit) or at least 2"
         )
 
 

@@ -4,7 +4,8 @@ Strict because a careful API refuses what it does not understand rather than
 guessing: a body that is not JSON by its Content-Type, an object with the
 same key twice (which one wins differs between parsers), text that is not
 valid Unicode (a lone surrogate cannot be stored or sent on), nesting no real
-request needs. Each is a 4xx before anything is stored.
+request needs, an integer longer than any field holds. Each is a 4xx before
+anything is stored.
 """
 
 from __future__ import annotations
@@ -27,6 +28,29 @@ MAX_BATCH_BODY_BYTES = 1024 * 1024
 """The body limit of POST /api/notifications/batch (API.md): 500 items need room."""
 MAX_DEPTH = 64
 """Levels of nesting allowed (the top-level object is level 1); API.md's limit."""
+MAX_INT_DIGITS = 20
+"""Digits of the longest JSON integer read: every 64-bit integer fits, no field holds more
+(API.md: such a number is a 400). Longer ones are not converted at all: Python's int() of
+a digit string takes time quadratic in its length, and past 4,300 digits it raises."""
+
+
+class _TooLong:
+    """Stands for an integer of more than MAX_INT_DIGITS digits until its field is named."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<integer too long>"
+
+
+TOO_LONG = _TooLong()
+
+
+def _integer(text: str) -> int | _TooLong:
+    # The scanner calls this for integers only (sign and digits; floats it reads itself).
+    if len(text) > MAX_INT_DIGITS and len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        return TOO_LONG
+    return int(text)
 
 
 def check_media_type(content_type: str | None) -> None:
@@ -61,7 +85,12 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     """
     too_large = PayloadTooLarge(f"Request body must be at most {max_bytes} bytes")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+    if (
+        declared is not None
+        and declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > 20 or int(declared) > max_bytes)
+    ):
         raise too_large
     chunks: list[bytes] = []
     size = 0
@@ -78,16 +107,20 @@ def parse_json(raw: bytes) -> Any:
     if not raw.strip():
         raise InvalidJson("Request body must be a JSON object")
     try:
-        body = json.loads(raw, object_pairs_hook=_unique_keys)
+        body = json.loads(raw, object_pairs_hook=_unique_keys, parse_int=_integer)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidJson(f"Malformed JSON: {exc}") from None
     except RecursionError:
         # The parser's own limit (about 1,000 levels) is far above ours.
         raise InvalidJson(f"JSON must not be nested deeper than {MAX_DEPTH} levels") from None
     # Valid JSON ("\u0000"), but nothing may hold it: PostgreSQL cannot store it.
-    nul = sorted(_check_strings(body))
-    if nul:
-        raise ValidationError([FieldError(f, "must not contain the NUL character") for f in nul])
+    # An integer too long is valid JSON too: a validation error that names its field.
+    nul, too_long = _check_values(body)
+    if nul or too_long:
+        errors = dict.fromkeys(nul, "must not contain the NUL character")
+        too_large = f"is a number too large for any field (more than {MAX_INT_DIGITS} digits)"
+        errors.update(dict.fromkeys(too_long, too_large))
+        raise ValidationError([FieldError(f, errors[f]) for f in sorted(errors)])
     return body
 
 
@@ -102,10 +135,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _check_strings(body: Any) -> set[str]:
+def _check_values(body: Any) -> tuple[set[str], set[str]]:
     """The fields (``metadata.build``, ``scopes[1]``; top level: "body") whose strings hold
-    NUL; InvalidJson for a string that is not valid Unicode or nesting past MAX_DEPTH."""
+    NUL, and those holding an integer too long; InvalidJson for a string that is not
+    valid Unicode or nesting past MAX_DEPTH."""
     found: set[str] = set()
+    too_long: set[str] = set()
     # Iterative, so that no depth the parser accepted can overflow the stack here.
     stack: list[tuple[Any, str, int]] = [(body, "", 1)]
     while stack:
@@ -125,7 +160,9 @@ def _check_strings(body: Any) -> set[str]:
                     stack.append((item, inner, depth + 1))
         elif isinstance(value, list):
             stack.extend((item, f"{field}[{i}]", depth + 1) for i, item in enumerate(value))
-    return found
+        elif value is TOO_LONG:
+            too_long.add(field or "body")
+    return found, too_long
 
 
 def _bad_text(text: str, field: str) -> bool:

@@ -244,7 +244,10 @@ def parse_list_query(
             errors.append(FieldError("status", f"must be one of: {allowed}"))
     parsed_limit = 20
     if limit is not None:
-        if not limit.isdigit() or not 1 <= int(limit) <= 100:
+        # ASCII digits, and not too many: int() refuses other Unicode digits ("²")
+        # and, past 4,300 digits, any; either would be a 500.
+        digits = limit.isascii() and limit.isdigit() and len(limit) <= 20
+        if not digits or not 1 <= int(limit) <= 100:
             errors.append(FieldError("limit", "must be an integer from 1 to 100"))
         else:
             parsed_limit = int(limit)

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,11 @@ class Server:
         data_dir: Path,
         env: Mapping[str, str] | None = None,
         command: Sequence[str] = ("serve",),
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.data_dir = data_dir
+        # Run in the child before the server starts (e.g. to lower its resource limits).
+        self.preexec_fn = preexec_fn
         self.command = list(command)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -58,6 +61,7 @@ class Server:
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                preexec_fn=self.preexec_fn,  # noqa: PLW1509 (sets a limit, starts no thread)
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
