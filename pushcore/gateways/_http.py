@@ -11,8 +11,9 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
+import attrs
 
-from pushcore.adapters.net import NetworkGuard
+from pushcore.adapters.net import NetworkGuard, Pinned
 from pushcore.domain.addresses import IPAddress
 
 
@@ -76,3 +77,36 @@ def new_session(
     """An aiohttp session for a gateway (made inside the loop that will use it)."""
     connector = aiohttp.TCPConnector(limit=concurrency, ssl=tls if tls is not None else True)
     return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)
+
+
+# Answers are read (so the connection can be reused) up to this much: a receiver
+# or push service has little to tell us in a body.
+MAX_ANSWER_BYTES = 64 * 1024
+
+
+@attrs.frozen
+class Answer:
+    """What a POST got back: its status, its Retry-After, the start of its body."""
+
+    status: int
+    retry_after: str | None
+    body: bytes
+
+
+async def post_pinned(
+    session: aiohttp.ClientSession, pinned: Pinned, body: bytes, headers: dict[str, str]
+) -> Answer:
+    """POST ``body`` to the pinned address, never following a redirect.
+
+    Raises TimeoutError when the request's deadline ran out, aiohttp.ClientError
+    when the host could not be reached or broke off.
+    """
+    async with session.post(
+        pinned.url,
+        data=body,
+        headers={"Host": pinned.host_header, **headers},
+        server_hostname=pinned.server_name,
+        allow_redirects=False,
+    ) as response:
+        answer = await response.content.read(MAX_ANSWER_BYTES)
+        return Answer(response.status, response.headers.get("Retry-After"), answer)

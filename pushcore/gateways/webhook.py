@@ -30,6 +30,7 @@ from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
     BatchResolver,
     new_session,
+    post_pinned,
     retry_after_seconds,
     status_reason,
 )
@@ -37,9 +38,6 @@ from pushcore.gateways.lanes import Lanes
 from pushcore.ports import Clock
 
 USER_AGENT = "pushcore-webhook/1"
-# Answers are read (so the connection can be reused) up to this much; a
-# receiver has nothing to tell us in a body.
-MAX_ANSWER_BYTES = 64 * 1024
 # A request's deadline ran out, or the host refused the connection: the
 # host's lane takes fewer requests at once (a dead host soon holds one slot).
 TIMED_OUT = "Webhook timed out"
@@ -127,28 +125,14 @@ class WebhookGateway:
             address = await asyncio.shield(resolving)
         except ValueError as exc:
             return Failed(f"Webhook refused: {exc}")
-        pinned = pin(url, address)
-        headers = {
-            "Host": pinned.host_header,
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            **signed,
-        }
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **signed}
         try:
-            async with self._client().post(
-                pinned.url,
-                data=body,
-                headers=headers,
-                server_hostname=pinned.server_name,
-                allow_redirects=False,
-            ) as response:
-                status = response.status
-                retry_after = response.headers.get("Retry-After")
-                await response.content.read(MAX_ANSWER_BYTES)
+            answer = await post_pinned(self._client(), pin(url, address), body, headers)
         except TimeoutError:
             return Retry(TIMED_OUT)
         except aiohttp.ClientError:
             return Retry(UNREACHED)
+        status, retry_after = answer.status, answer.retry_after
         if 200 <= status < 300:
             return Delivered()
         reason = status_reason(status)

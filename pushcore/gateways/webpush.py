@@ -35,6 +35,7 @@ from pushcore.domain.payload import neutral_payload, shorten_to_fit
 from pushcore.gateways._http import (
     BatchResolver,
     new_session,
+    post_pinned,
     retry_after_seconds,
     status_reason,
 )
@@ -63,7 +64,6 @@ URGENCY = {
 # the record 17 (a delimiter octet and the 16-octet tag): 3993 remain.
 RECORD_SIZE = 4096
 MAX_PLAINTEXT = RECORD_SIZE - 86 - 17
-MAX_ANSWER_BYTES = 64 * 1024
 # The endpoint did not answer in time, or refused the connection: its host's
 # lane takes fewer requests at once (see gateways/lanes.py).
 TIMED_OUT = "Web Push endpoint timed out"
@@ -180,7 +180,6 @@ class WebPushGateway:
         except ValueError:
             return Failed("Web Push subscription keys are invalid")
         headers = {
-            "Host": pinned.host_header,
             "Authorization": vapid_authorization(
                 self._vapid, url, self._subject, self._clock.now()
             ),
@@ -191,21 +190,12 @@ class WebPushGateway:
             "User-Agent": USER_AGENT,
         }
         try:
-            async with self._client().post(
-                pinned.url,
-                data=body,
-                headers=headers,
-                server_hostname=pinned.server_name,
-                allow_redirects=False,
-            ) as response:
-                status = response.status
-                retry_after = response.headers.get("Retry-After")
-                answer = await response.content.read(MAX_ANSWER_BYTES)
+            answer = await post_pinned(self._client(), pinned, body, headers)
         except TimeoutError:
             return Retry(TIMED_OUT)
         except aiohttp.ClientError:
             return Retry(UNREACHED)
-        return self._outcome(dispatch, status, retry_after, answer)
+        return self._outcome(dispatch, answer.status, answer.retry_after, answer.body)
 
     def _outcome(
         self, dispatch: Dispatch, status: int, retry_after: str | None, answer: bytes
