@@ -111,12 +111,12 @@ class Rows:
         """A key's scope values as the database gave them."""
         raise NotImplementedError
 
-    def metadata(self, value: dict[str, str]) -> Any:
-        """A notification's metadata object as the database holds it."""
+    def json(self, value: Mapping[str, str]) -> Any:
+        """A JSON object of strings (a notification's metadata) as the database holds it."""
         raise NotImplementedError
 
-    def read_metadata(self, value: Any) -> Mapping[str, str]:
-        """A notification's metadata as the database gave it."""
+    def read_json(self, value: Any) -> Mapping[str, str]:
+        """A JSON object as the database gave it."""
         raise NotImplementedError
 
     def time_ceil(self, at: datetime) -> Any:
@@ -172,7 +172,7 @@ class Rows:
         t, opt, stream = self.time, self.opt_time, n.stream
         return dict(zip(_NOTIFICATION, (n.id, n.account_id, n.title, n.body,
             n.icon_style.value, n.sound.value, n.priority.value, n.delay, n.custom_delay,
-            n.target_device_token, self.metadata(dict(n.metadata)), t(n.scheduled_at),
+            n.target_device_token, self.json(n.metadata), t(n.scheduled_at),
             n.sender_name, n.sender_icon, n.status.value, t(n.created_at), n.devices_targeted,
             n.failure_reason, *((None,) * 3 if stream is None else attrs.astuple(stream)),
             opt(n.wake_at), opt(n.settled_at)), strict=True))  # fmt: skip
@@ -185,7 +185,7 @@ class Rows:
         stream = None if stream_id is None else StreamRef(stream_id, stream_name, stream_code)
         t, opt = self.read_time, self.opt_read_time
         return Notification(id_, account_id, title, body, IconStyle(icon_style), Sound(sound),
-            Priority(priority), delay, custom_delay, target, self.read_metadata(metadata),
+            Priority(priority), delay, custom_delay, target, self.read_json(metadata),
             t(scheduled_at), sender_name, sender_icon, NotificationStatus(status),
             t(created_at), devices_targeted, failure_reason, stream, opt(wake_at),
             opt(settled_at))  # fmt: skip

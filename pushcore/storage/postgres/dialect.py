@@ -52,7 +52,7 @@ def ts(at: datetime) -> datetime:
 
 
 class PostgresDialect(Dialect):
-    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and metadata objects
+    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and JSON objects
     as psycopg adapts them."""
 
     row_locks = True
@@ -77,10 +77,10 @@ class PostgresDialect(Dialect):
     def read_scopes(self, value: Any) -> list[str]:
         return list(value)
 
-    def metadata(self, value: dict[str, str]) -> Jsonb:
-        return Jsonb(value)
+    def json(self, value: Mapping[str, str]) -> Jsonb:
+        return Jsonb(value if isinstance(value, dict) else dict(value))
 
-    def read_metadata(self, value: Any) -> Mapping[str, str]:
+    def read_json(self, value: Any) -> Mapping[str, str]:
         read: dict[str, str] = value
         return read
 
