@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.domain.model import (
     Account,
     ApiKey,
@@ -26,11 +27,14 @@ from pushcore.domain.model import (
     Platform,
     Priority,
     Sound,
+    Stream,
     StreamRef,
+    Subscription,
     WebPushKeys,
 )
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
 TABLES = (
@@ -38,6 +42,27 @@ TABLES = (
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health",
 )  # fmt: skip
+
+# Each table declared once, as the entity it holds: its columns, their order
+# and each value's codec are derived from the attrs declaration (sql/rows.py).
+ACCOUNTS = Table("accounts", Account)
+API_KEYS = Table("api_keys", ApiKey)
+# keys (WebPushKeys | None) is spread over keys_p256dh and keys_auth.
+DEVICES = Table("devices", Device)
+# stream (StreamRef | None) is spread over stream_id, stream_name and stream_code.
+NOTIFICATIONS = Table("notifications", Notification)
+DELIVERIES = Table("deliveries", Delivery, columns={"lease_expires_at": "lease_until"})
+# deleted_at is the table's own: a deleted stream is no entity.
+STREAMS = Table("streams", Stream)
+SUBSCRIPTIONS = Table("subscriptions", Subscription)
+IDEMPOTENCY_KEYS = Table(
+    "idempotency_keys",
+    IdempotencyRecord,
+    columns={"key": "idempotency_key"},
+    # The answer's body, JSON, is held as text.
+    codecs={"body": Codec("text", "{}.decode()", "{}.encode()")},
+)
+
 KEY_COLUMNS = (
     "id, account_id, name, key_hash, key_prefix, scopes, expires_at,"
     " is_active, last_used_at, revoked_at, created_at"
