@@ -23,7 +23,10 @@ from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INDEX_PIN = re.compile(r" INDEXED BY \w+")
-_ARRAY_TYPES = {"text": "text[]", "int": "integer[]", "time": "timestamptz[]"}
+_ARRAY_TYPES = {
+    "text": "text[]", "int": "integer[]", "bool": "boolean[]", "time": "timestamptz[]",
+    "json": "jsonb[]",
+}  # fmt: skip
 
 
 # OperationalError (a lost or refused connection, a pool that waited in vain,
