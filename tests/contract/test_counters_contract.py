@@ -74,7 +74,7 @@ def recount(tx: Transaction, account_id: str, since: datetime) -> NotificationSt
         " COUNT(*) FILTER (WHERE status = 'DELIVERED' AND settled_at >= :since),"
         " COUNT(*) FILTER (WHERE status = 'FAILED' AND settled_at >= :since)"
         " FROM notifications WHERE account_id = :account",
-        {"since": sql.rows.time(since), "account": account_id},
+        {"since": sql.dialect.time(since), "account": account_id},
     )
     return NotificationStats(by_status, deliveries, created, delivered, failed)
 

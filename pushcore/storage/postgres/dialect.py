@@ -23,7 +23,10 @@ from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INDEX_PIN = re.compile(r" INDEXED BY \w+")
-_ARRAY_TYPES = {"text": "text[]", "int": "integer[]", "time": "timestamptz[]"}
+_ARRAY_TYPES = {
+    "text": "text[]", "int": "integer[]", "bool": "boolean[]", "time": "timestamptz[]",
+    "json": "jsonb[]",
+}  # fmt: skip
 
 
 # OperationalError (a lost or refused connection, a pool that waited in vain,
@@ -52,7 +55,7 @@ def ts(at: datetime) -> datetime:
 
 
 class PostgresDialect(Dialect):
-    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and metadata objects
+    """PostgreSQL 13 or later, through psycopg 3: times, scope lists and JSON objects
     as psycopg adapts them."""
 
     row_locks = True
@@ -77,10 +80,10 @@ class PostgresDialect(Dialect):
     def read_scopes(self, value: Any) -> list[str]:
         return list(value)
 
-    def metadata(self, value: dict[str, str]) -> Jsonb:
-        return Jsonb(value)
+    def json(self, value: Mapping[str, str]) -> Jsonb:
+        return Jsonb(value if isinstance(value, dict) else dict(value))
 
-    def read_metadata(self, value: Any) -> Mapping[str, str]:
+    def read_json(self, value: Any) -> Mapping[str, str]:
         read: dict[str, str] = value
         return read
 

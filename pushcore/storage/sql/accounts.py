@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Account, ApiKey, Device, Plan
-from pushcore.storage.records import DEVICE_COLUMNS, KEY_COLUMNS, placeholders
+from pushcore.storage.records import ACCOUNTS, API_KEYS, DEVICES
 from pushcore.storage.sql.dialect import Sql
 
 
@@ -15,21 +15,20 @@ class Repository:
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
-        self._rows = sql.rows
+        self._dialect = sql.dialect
 
 
 class Accounts(Repository):
     def get(self, account_id: str) -> Account | None:
         """The account, or None."""
-        rows = self._sql.select("id, plan, created_at", "accounts", "id = ?", account_id)
-        return self._rows.account_from_row(rows[0]) if rows else None
+        rows = self._sql.select(ACCOUNTS.columns, "accounts", "id = ?", account_id)
+        return ACCOUNTS.codec(self._dialect).decode(rows[0]) if rows else None
 
     def ensure(self, account: Account) -> Account:
         """Insert the account unless its id exists; return the stored one."""
         self._sql.run(
-            "INSERT INTO accounts (id, plan, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (id) DO NOTHING",
-            (account.id, account.plan.value, self._rows.time(account.created_at)),
+            f"{ACCOUNTS.insert} ON CONFLICT (id) DO NOTHING",
+            ACCOUNTS.codec(self._dialect).encode(account),
         )
         # A statement of its own: it sees the row whichever transaction inserted it.
         stored = self.get(account.id)
@@ -38,41 +37,37 @@ class Accounts(Repository):
 
     def set_plan(self, account_id: str, plan: Plan, now: datetime) -> Account:
         """Set the plan, creating the account at ``now`` if it does not exist."""
+        codec = ACCOUNTS.codec(self._dialect)
         row = self._sql.one(
-            "INSERT INTO accounts (id, plan, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (id) DO UPDATE SET plan = excluded.plan"
-            " RETURNING id, plan, created_at",
-            (account_id, plan.value, self._rows.time(now)),
+            f"{ACCOUNTS.insert} ON CONFLICT (id) DO UPDATE SET plan = excluded.plan"
+            f" RETURNING {ACCOUNTS.columns}",
+            codec.encode(Account(account_id, plan, now)),
         )
-        return self._rows.account_from_row(row)
+        return codec.decode(row)
 
 
 class ApiKeys(Repository):
     def add(self, key: ApiKey) -> None:
         """Insert a new key; KeyError if its id (or hash) is taken."""
-        self._sql.insert_new(
-            f"INSERT INTO api_keys ({KEY_COLUMNS}) VALUES ({placeholders(KEY_COLUMNS)})",  # noqa: S608
-            self._rows.key_to_row(key),
-            key.id,
-        )
+        self._sql.insert_new(API_KEYS.insert, API_KEYS.codec(self._dialect).encode(key), key.id)
 
     def get(self, account_id: str, key_id: str) -> ApiKey | None:
         """The key with this id in this account, or None."""
         where = "id = ? AND account_id = ?"
-        rows = self._sql.select(KEY_COLUMNS, "api_keys", where, key_id, account_id)
-        return self._rows.key_from_row(rows[0]) if rows else None
+        rows = self._sql.select(API_KEYS.columns, "api_keys", where, key_id, account_id)
+        return API_KEYS.codec(self._dialect).decode(rows[0]) if rows else None
 
     def find_by_hash(self, key_hash: str) -> ApiKey | None:
         """The key with this SHA-256 hash, or None."""
-        rows = self._sql.select(KEY_COLUMNS, "api_keys", "key_hash = ?", key_hash)
-        return self._rows.key_from_row(rows[0]) if rows else None
+        rows = self._sql.select(API_KEYS.columns, "api_keys", "key_hash = ?", key_hash)
+        return API_KEYS.codec(self._dialect).decode(rows[0]) if rows else None
 
     def list(self, account_id: str) -> Sequence[ApiKey]:
         """The account's keys, newest first, revoked ones included."""
         where = "account_id = ? ORDER BY id DESC"
+        decode = API_KEYS.codec(self._dialect).decode
         return [
-            self._rows.key_from_row(r)
-            for r in self._sql.select(KEY_COLUMNS, "api_keys", where, account_id)
+            decode(r) for r in self._sql.select(API_KEYS.columns, "api_keys", where, account_id)
         ]
 
     def update(self, key: ApiKey) -> None:
@@ -81,7 +76,7 @@ class ApiKeys(Repository):
             "UPDATE api_keys SET name = :name, scopes = :scopes, expires_at = :expires_at,"
             " is_active = :is_active, last_used_at = :last_used_at, revoked_at = :revoked_at"
             " WHERE id = :id",
-            self._rows.key_to_row(key),
+            API_KEYS.codec(self._dialect).params(key),
         )
 
     def touch_last_used(self, key_id: str, at: datetime, older_than: datetime) -> bool:
@@ -92,7 +87,7 @@ class ApiKeys(Repository):
         cursor = self._sql.run(
             "UPDATE api_keys SET last_used_at = ?"
             " WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
-            (self._rows.time(at), key_id, self._rows.time_ceil(older_than)),
+            (self._dialect.time(at), key_id, self._dialect.time_ceil(older_than)),
         )
         return bool(cursor.rowcount > 0)
 
@@ -101,9 +96,7 @@ class Devices(Repository):
     def add(self, device: Device) -> None:
         """Insert a new device; KeyError if the account already has its token."""
         self._sql.insert_new(
-            f"INSERT INTO devices ({DEVICE_COLUMNS}) VALUES ({placeholders(DEVICE_COLUMNS)})",  # noqa: S608
-            self._rows.device_to_row(device),
-            device.token,
+            DEVICES.insert, DEVICES.codec(self._dialect).encode(device), device.token
         )
 
     def update(self, device: Device) -> None:
@@ -116,12 +109,13 @@ class Devices(Repository):
                 " keys_p256dh = :keys_p256dh, keys_auth = :keys_auth, is_active = :is_active,"
                 " last_delivered_at = :last_delivered_at, webhook_secret = :webhook_secret"
                 " WHERE id = :id",
-                self._rows.device_to_row(device),
+                DEVICES.codec(self._dialect).params(device),
             )
 
     def _devices(self, where: str, *params: object) -> list[Device]:
-        rows = self._sql.select(DEVICE_COLUMNS, "devices", where, *params)
-        return [self._rows.device_from_row(r) for r in rows]
+        rows = self._sql.select(DEVICES.columns, "devices", where, *params)
+        decode = DEVICES.codec(self._dialect).decode
+        return [decode(r) for r in rows]
 
     def get(self, account_id: str, device_id: str) -> Device | None:
         """The device with this id in this account, or None."""
@@ -147,7 +141,7 @@ class Devices(Repository):
         """Set last_delivered_at of these devices."""
         self._sql.run(
             "UPDATE devices SET last_delivered_at = ? WHERE id = ANY(?)",
-            (self._rows.time(at), self._sql.dialect.array(device_ids)),
+            (self._dialect.time(at), self._dialect.array(device_ids)),
         )
 
     def deactivate(self, device_id: str) -> bool:

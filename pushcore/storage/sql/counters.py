@@ -120,7 +120,7 @@ class Tally:
         """Apply the changes, accounts in id order and buckets in key order, then forget them."""
         counts = sorted((a, *d) for a, d in self.counts.items() if any(d))
         activity = sorted(
-            (a, sql.rows.time(m), *d) for (a, m), d in self.activity.items() if any(d)
+            (a, sql.dialect.time(m), *d) for (a, m), d in self.activity.items() if any(d)
         )
         self.counts.clear()
         self.activity.clear()
@@ -206,7 +206,7 @@ def read_stats(sql: Sql, account_id: str, since: datetime) -> NotificationStats:
         " COALESCE(SUM(delivered), 0) AS delivered, COALESCE(SUM(failed), 0) AS failed"
         " FROM notification_activity WHERE account_id = :a AND minute >= :since) AS a"
         " LEFT JOIN notification_counts AS c ON c.account_id = :a",
-        {"a": account_id, "since": sql.rows.time(whole_minute(since))},
+        {"a": account_id, "since": sql.dialect.time(whole_minute(since))},
     )
     counts = [int(v or 0) for v in row]
     by_status = dict(zip(STATUS_COLUMNS, counts, strict=False))

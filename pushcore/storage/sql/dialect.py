@@ -3,27 +3,34 @@
 Repositories write one SQL text: ``?`` and ``:name`` placeholders, a list
 parameter as ``= ANY(?)`` (bound with :meth:`Dialect.array`), row locks as
 PostgreSQL's ``FOR ...`` clauses, SQLite's index pins as ``INDEXED BY``.
-Each dialect turns that text into its own once per statement (cached), and is
-the :class:`Rows` that says how its database holds a time, a list and JSON.
+Each dialect turns that text into its own once per statement (cached), and
+says how its database holds a time, a list of scopes and a JSON object: the
+:class:`~pushcore.storage.sql.rows.Primitives` from which each table's rows
+are made (``sql/rows.py``, ``storage/records.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from typing import Any
 
 from pushcore.domain.errors import Unavailable
-from pushcore.storage.records import Rows
 from pushcore.storage.sql.counters import Tally
 
-# A derived table's column types, by the names the repositories use.
-ColumnType = str  # "text", "int" or "time"
+# A derived table's column types, the kinds of sql/rows.py's codecs.
+ColumnType = str  # "text", "int", "bool", "time" or "json"
 Params = Sequence[object] | Mapping[str, object]
 
 
-class Dialect(Rows):
-    """How one database spells the repositories' SQL, and holds times, lists and JSON."""
+class Dialect:
+    """How one database spells the repositories' SQL, and holds times, lists and JSON.
+
+    A value goes to the database as the driver takes it: strings, integers and
+    booleans as they are (SQLite stores a boolean as 0 or 1, and ``bool()``
+    reads either back); the methods below convert the others.
+    """
 
     # Whether writers run at once and must lock what they decide on
     # (PostgreSQL); False for SQLite, whose single writer excludes the others.
@@ -41,6 +48,43 @@ class Dialect(Rows):
 
     def __init__(self) -> None:
         self._native: dict[str, str] = {}
+
+    def time(self, at: datetime) -> Any:
+        """A time as the database holds it; ValueError for a naive time."""
+        raise NotImplementedError
+
+    def read_time(self, value: Any) -> datetime:
+        """A time as the database gave it, back as an aware datetime."""
+        raise NotImplementedError
+
+    def time_ceil(self, at: datetime) -> Any:
+        """A time as the database holds it, rounded up where it holds less precision:
+        ``stored < time_ceil(t)`` exactly when the stored time is before ``t``."""
+        return self.time(at)
+
+    def opt_time(self, at: datetime | None) -> Any:
+        """:meth:`time`, or None."""
+        return None if at is None else self.time(at)
+
+    def opt_read_time(self, value: Any) -> datetime | None:
+        """:meth:`read_time`, or None."""
+        return None if value is None else self.read_time(value)
+
+    def scopes(self, values: list[str]) -> Any:
+        """A key's scope values, in their order, as the database holds them."""
+        raise NotImplementedError
+
+    def read_scopes(self, value: Any) -> list[str]:
+        """A key's scope values as the database gave them."""
+        raise NotImplementedError
+
+    def json(self, value: Mapping[str, str]) -> Any:
+        """A JSON object of strings (a notification's metadata) as the database holds it."""
+        raise NotImplementedError
+
+    def read_json(self, value: Any) -> Mapping[str, str]:
+        """A JSON object as the database gave it."""
+        raise NotImplementedError
 
     def sql(self, text: str) -> str:
         """``text`` in this database's own SQL (translated once, then cached)."""
@@ -106,7 +150,6 @@ class Sql:
     def __init__(self, conn: Any, dialect: Dialect, writing: bool) -> None:
         self.conn = conn
         self.dialect = dialect
-        self.rows: Rows = dialect
         # Lock intents only mean something to a writer that may meet another.
         self.locking = writing and dialect.row_locks
         # What the transaction changed in the accounts' counts, applied at commit.

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pushcore.domain.idempotency import IdempotencyRecord
+from pushcore.storage.records import IDEMPOTENCY_KEYS
 from pushcore.storage.sql.accounts import Repository
 
-_COLUMNS = "account_id, idempotency_key, request_hash, status, body, created_at, completed_at"
+# What a claim writes: the key and the request, unanswered.
+_CLAIMED = IDEMPOTENCY_KEYS.part("account_id", "key", "request_hash", "created_at")
 _CLAIM = (
-    "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, created_at)"
-    " VALUES (?, ?, ?, ?) ON CONFLICT (account_id, idempotency_key) DO UPDATE"
+    f"INSERT INTO idempotency_keys ({_CLAIMED.columns})"  # noqa: S608 (our column names)
+    f" VALUES ({_CLAIMED.placeholders}) ON CONFLICT (account_id, idempotency_key) DO UPDATE"
     " SET request_hash = excluded.request_hash, created_at = excluded.created_at,"
     " status = NULL, body = NULL, completed_at = NULL"
     " WHERE idempotency_keys.created_at < ? OR (idempotency_keys.completed_at IS NULL"
@@ -26,14 +26,11 @@ class IdempotencyKeys(Repository):
         self, record: IdempotencyRecord, stale_before: datetime, abandoned_before: datetime
     ) -> IdempotencyRecord | None:
         """See :class:`pushcore.ports.IdempotencyRepository`."""
-        rows = self._rows
+        dialect = self._dialect
         params = (
-            record.account_id,
-            record.key,
-            record.request_hash,
-            rows.time(record.created_at),
-            rows.time_ceil(stale_before),
-            rows.time_ceil(abandoned_before),
+            *_CLAIMED.codec(dialect).encode(record),
+            dialect.time_ceil(stale_before),
+            dialect.time_ceil(abandoned_before),
         )
         while True:
             # One statement: PostgreSQL makes a concurrent INSERT of the same key
@@ -50,8 +47,10 @@ class IdempotencyKeys(Repository):
     def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
         """See :class:`pushcore.ports.IdempotencyRepository`."""
         where = "account_id = ? AND idempotency_key = ?"
-        found = self._sql.select(_COLUMNS, "idempotency_keys", where, account_id, key)
-        return self._record(found[0]) if found else None
+        found = self._sql.select(
+            IDEMPOTENCY_KEYS.columns, "idempotency_keys", where, account_id, key
+        )
+        return IDEMPOTENCY_KEYS.codec(self._dialect).decode(found[0]) if found else None
 
     def complete(
         self,
@@ -69,10 +68,10 @@ class IdempotencyKeys(Repository):
             (
                 status,
                 body.decode("utf-8"),
-                self._rows.time(at),
+                self._dialect.time(at),
                 account_id,
                 key,
-                self._rows.time(claimed_at),
+                self._dialect.time(claimed_at),
             ),
         )
         return bool(cursor.rowcount > 0)
@@ -81,7 +80,7 @@ class IdempotencyKeys(Repository):
         """See :class:`pushcore.ports.IdempotencyRepository`."""
         cursor = self._sql.run(
             f"DELETE FROM idempotency_keys WHERE {_THE_CLAIM}",  # noqa: S608
-            (account_id, key, self._rows.time(claimed_at)),
+            (account_id, key, self._dialect.time(claimed_at)),
         )
         return bool(cursor.rowcount > 0)
 
@@ -91,18 +90,6 @@ class IdempotencyKeys(Repository):
             "DELETE FROM idempotency_keys WHERE (account_id, idempotency_key) IN"
             " (SELECT account_id, idempotency_key FROM idempotency_keys WHERE created_at < ?"
             " ORDER BY created_at LIMIT ?)",
-            (self._rows.time_ceil(at), limit),
+            (self._dialect.time_ceil(at), limit),
         )
         return int(cursor.rowcount)
-
-    def _record(self, row: Sequence[Any]) -> IdempotencyRecord:
-        account_id, key, request_hash, status, body, created_at, completed_at = tuple(row)
-        return IdempotencyRecord(
-            account_id=account_id,
-            key=key,
-            request_hash=request_hash,
-            created_at=self._rows.read_time(created_at),
-            status=status,
-            body=None if body is None else body.encode("utf-8"),
-            completed_at=self._rows.opt_read_time(completed_at),
-        )

@@ -5,43 +5,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-import attrs
-
 from pushcore.domain.model import Delivery, DeliveryCounts, Notification, NotificationStats
 from pushcore.domain.states import NotificationStatus
-from pushcore.storage.records import (
-    DELIVERY_COLUMNS,
-    NOTIFICATION_COLUMNS,
-    delivery_counts,
-    placeholders,
-)
+from pushcore.storage.records import DELIVERIES, NOTIFICATIONS, delivery_counts
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.counters import read_stats
 
 OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
-# What changes of a notification after it is created (update_many, refresh), as
-# positional values: SQLite binds them quicker than dicts, after every batch.
-_STATE_NAMES = ["status", "failure_reason", "wake_at", "settled_at", "devices_targeted", "id"]
-STATE = list(zip(_STATE_NAMES, ["text", "text", "time", "time", "int", "text"], strict=True))
-_UPDATE = (
-    "UPDATE notifications SET status = ?, failure_reason = ?, wake_at = ?, settled_at = ?,"
-    " devices_targeted = ? WHERE id = ?"
+# What changes of a notification after it is created (update_many, refresh), its
+# id last, as positional values: SQLite binds them quicker than dicts, after
+# every batch.
+STATE = NOTIFICATIONS.part(
+    "status", "failure_reason", "wake_at", "settled_at", "devices_targeted", "id"
 )
-
-
-# Built once: every create runs it.
-_INSERT = (
-    f"INSERT INTO notifications ({NOTIFICATION_COLUMNS})"  # noqa: S608 (our column names)
-    f" VALUES ({placeholders(NOTIFICATION_COLUMNS)})"
-)
+_CHANGED, _ID = STATE.names[:-1], STATE.names.index("id")
+_UPDATE = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in _CHANGED)} WHERE id = ?"  # noqa: S608
+_SET_FROM_V = ", ".join(f"{c} = v.{c}" for c in _CHANGED)
 
 
 class Notifications(Repository):
     def add(self, notification: Notification) -> None:
         """Insert a new notification; KeyError if its id is taken."""
         self._sql.insert_new(
-            _INSERT,
-            self._rows.notification_to_row(notification),
+            NOTIFICATIONS.insert,
+            NOTIFICATIONS.codec(self._dialect).encode(notification),
             notification.id,
         )
         n = notification
@@ -49,17 +36,16 @@ class Notifications(Repository):
 
     def add_many(self, notifications: Sequence[Notification]) -> None:
         """Insert new notifications in one executemany (pipelined on PostgreSQL)."""
+        encode = NOTIFICATIONS.codec(self._dialect).encode
         with self._sql.duplicate_as_key_error("notification"):
-            self._sql.many(
-                _INSERT,
-                [self._rows.notification_to_row(n) for n in notifications],
-            )
+            self._sql.many(NOTIFICATIONS.insert, [encode(n) for n in notifications])
         for n in notifications:
             self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
 
     def _select(self, where: str, *params: object) -> list[Notification]:
-        rows = self._sql.select(NOTIFICATION_COLUMNS, "notifications", where, *params)
-        return [self._rows.notification_from_row(r) for r in rows]
+        rows = self._sql.select(NOTIFICATIONS.columns, "notifications", where, *params)
+        decode = NOTIFICATIONS.codec(self._dialect).decode
+        return [decode(r) for r in rows]
 
     def get(
         self, account_id: str, notification_id: str, *, for_update: bool = False
@@ -72,7 +58,7 @@ class Notifications(Repository):
 
     def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
         """The notifications with these ids (any account), in id order."""
-        return self._select("id = ANY(?) ORDER BY id", self._sql.dialect.array(notification_ids))
+        return self._select("id = ANY(?) ORDER BY id", self._dialect.array(notification_ids))
 
     def list(
         self,
@@ -91,12 +77,6 @@ class Notifications(Repository):
             params.append(before_id)
         return self._select(where + " ORDER BY id DESC LIMIT ?", *params, limit)
 
-    def _state(self, n: Notification) -> tuple[object, ...]:
-        # Only what changes, in _STATE_NAMES order: a whole row would encode the metadata again.
-        time = self._rows.opt_time
-        return (n.status.value, n.failure_reason, time(n.wake_at), time(n.settled_at),
-            n.devices_targeted, n.id)  # fmt: skip
-
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
         self.update_many([notification])
@@ -111,10 +91,10 @@ class Notifications(Repository):
                 "id, account_id, status, settled_at",
                 "notifications",
                 "id = ANY(?) ORDER BY id" + lock,
-                self._sql.dialect.array([n.id for n in notifications]),
+                self._dialect.array([n.id for n in notifications]),
             )
         }
-        read = self._rows.opt_read_time
+        read = self._dialect.opt_read_time
         for n in notifications:
             old = stored.get(n.id)
             if old is not None:
@@ -127,16 +107,16 @@ class Notifications(Repository):
         if not notifications:
             return
         self._count_changes(notifications)
-        dialect = self._sql.dialect
-        rows = [self._state(n) for n in notifications]
+        dialect = self._dialect
+        # Only what changes: a whole row would encode the metadata again.
+        encode = STATE.codec(dialect).encode
+        rows = [encode(n) for n in notifications]
         if dialect.executemany_is_bulk:
             self._sql.many(_UPDATE, rows)
             return
         self._sql.run(
-            "UPDATE notifications SET status = v.status,"  # noqa: S608
-            " failure_reason = v.failure_reason, wake_at = v.wake_at,"
-            " settled_at = v.settled_at, devices_targeted = v.devices_targeted"
-            f" FROM {dialect.table(STATE)} WHERE notifications.id = v.id",
+            f"UPDATE notifications SET {_SET_FROM_V} FROM {dialect.table(STATE.kinds)}"  # noqa: S608
+            " WHERE notifications.id = v.id",
             dialect.table_params(rows),
         )
 
@@ -149,24 +129,21 @@ class Notifications(Repository):
         # Locked in id order like every notification lock: see Locks.notifications.
         lock = self._sql.lock("FOR NO KEY UPDATE") if for_update else ""
         rows = self._sql.select(
-            ", ".join(_STATE_NAMES),
+            STATE.columns,
             "notifications",
             "id = ANY(?) ORDER BY id" + lock,
-            self._sql.dialect.array([n.id for n in notifications]),
+            self._dialect.array([n.id for n in notifications]),
         )
-        stored = {row[5]: tuple(row) for row in rows}
+        stored = {row[_ID]: tuple(row) for row in rows}
         fresh: list[Notification] = []
-        read = self._rows.opt_read_time
+        state = STATE.codec(self._dialect)
         for n in notifications:
-            state = stored.get(n.id)
-            if state is None or state == self._state(n):
-                # Gone, or unchanged: evolving every object costs more than comparing.
-                fresh += [] if state is None else [n]
+            row = stored.get(n.id)
+            if row is None or row == state.encode(n):
+                # Gone, or unchanged: making every object again costs more than comparing.
+                fresh += [] if row is None else [n]
                 continue
-            status, reason, wake_at, settled_at, targeted, _ = state
-            fresh.append(attrs.evolve(n, status=NotificationStatus(status),
-                failure_reason=reason, wake_at=read(wake_at), settled_at=read(settled_at),
-                devices_targeted=targeted))  # fmt: skip
+            fresh.append(state.merge(n, row))
         return fresh
 
     def waiting_for(
@@ -181,18 +158,18 @@ class Notifications(Repository):
             " ORDER BY id"
         )
         lock = self._sql.lock("FOR NO KEY UPDATE") if for_update else ""
-        return self._select(where + lock, account_id, token, self._rows.time(now))
+        return self._select(where + lock, account_id, token, self._dialect.time(now))
 
     def due_wakeups(self, now: datetime, limit: int) -> Sequence[Notification]:
         """Notifications whose wake_at has come, earliest first (those no other writer holds)."""
         where = "wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at, id LIMIT ?"
         lock = self._sql.lock("FOR NO KEY UPDATE SKIP LOCKED")
-        return self._select(where + lock, self._rows.time(now), limit)
+        return self._select(where + lock, self._dialect.time(now), limit)
 
     def next_wake_at(self) -> datetime | None:
         """The earliest wake_at, or None."""
         (value,) = self._sql.one("SELECT MIN(wake_at) FROM notifications WHERE wake_at IS NOT NULL")
-        return self._rows.opt_read_time(value)
+        return self._dialect.opt_read_time(value)
 
     def stats(self, account_id: str, since: datetime) -> NotificationStats:
         """Counts by status, delivery counts, and the activity since ``since``'s minute."""
@@ -215,7 +192,7 @@ class Progress(Repository):
         rows = self._sql.all(
             "SELECT notification_id, status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0)"
             " FROM deliveries WHERE notification_id = ANY(?) GROUP BY notification_id, status",
-            (self._sql.dialect.array(notification_ids),),
+            (self._dialect.array(notification_ids),),
         )
         grouped: dict[str, list[tuple[str, int, int]]] = {}
         for notification_id, status, count, handed in rows:
@@ -233,14 +210,15 @@ class Progress(Repository):
     def open_among(self, notification_ids: Sequence[str]) -> set[str]:
         """Which of these have a PENDING or IN_FLIGHT delivery."""
         rows = self._sql.all(
-            f"SELECT n.value FROM {self._sql.dialect.list_table('n')} WHERE EXISTS"  # noqa: S608
+            f"SELECT n.value FROM {self._dialect.list_table('n')} WHERE EXISTS"  # noqa: S608
             f" (SELECT 1 FROM deliveries WHERE notification_id = n.value AND {OPEN})",
-            (self._sql.dialect.array(notification_ids),),
+            (self._dialect.array(notification_ids),),
         )
         return {r[0] for r in rows}
 
     def for_notification(self, notification_id: str) -> Sequence[Delivery]:
         """The notification's deliveries, in id order."""
         where = "notification_id = ? ORDER BY id"
-        rows = self._sql.select(DELIVERY_COLUMNS, "deliveries", where, notification_id)
-        return [self._rows.delivery_from_row(r) for r in rows]
+        rows = self._sql.select(DELIVERIES.columns, "deliveries", where, notification_id)
+        decode = DELIVERIES.codec(self._dialect).decode
+        return [decode(r) for r in rows]

@@ -17,12 +17,10 @@ from datetime import datetime
 
 from pushcore.domain.model import Delivery, Notification, QueueDepth
 from pushcore.domain.states import DeliveryStatus
-from pushcore.storage.records import DELIVERY_COLUMNS, names
+from pushcore.storage.records import DELIVERIES
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
 
-_TYPES = ("text",) * 5 + ("time", "int", "text", "time", "text", "time")
-_DELIVERY_TYPES = list(zip(names(DELIVERY_COLUMNS), _TYPES, strict=True))
 _LEASE = (
     "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
     " attempts = attempts + 1 WHERE id"
@@ -49,13 +47,13 @@ class Queue(Repository):
             " WHERE status = 'IN_FLIGHT'),"
             " (SELECT MIN(due_at) FROM deliveries INDEXED BY deliveries_due"
             " WHERE status = 'PENDING')",
-            (self._rows.time(now),),
+            (self._dialect.time(now),),
         )
         return QueueDepth(
             pending=pending,
             due=due,
             in_flight=in_flight,
-            oldest_due_at=self._rows.opt_read_time(oldest),
+            oldest_due_at=self._dialect.opt_read_time(oldest),
         )
 
     def _claim(
@@ -77,10 +75,11 @@ class Queue(Repository):
         rows = self._sql.all(
             f"{_LEASE} IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
             f" AND {column} <= ? ORDER BY {column}, id LIMIT ? FOR UPDATE SKIP LOCKED){guard}"
-            f" RETURNING {DELIVERY_COLUMNS}",
-            (owner, lease, self._rows.time(now), room),
+            f" RETURNING {DELIVERIES.columns}",
+            (owner, lease, self._dialect.time(now), room),
         )
-        return [self._rows.delivery_from_row(r) for r in rows]
+        decode = DELIVERIES.codec(self._dialect).decode
+        return [decode(r) for r in rows]
 
     def claim_due(
         self, now: datetime, owner: str, lease_until: datetime, limit: int
@@ -88,7 +87,7 @@ class Queue(Repository):
         """Lease due PENDING deliveries and expired IN_FLIGHT ones to ``owner``."""
         if limit <= 0:
             return []
-        lease = self._rows.time(lease_until)
+        lease = self._dialect.time(lease_until)
         # Expired leases first: their owner died, they are the most overdue.
         claimed = self._claim("IN_FLIGHT", "lease_until", now, owner, lease, limit)
         if len(claimed) < limit:
@@ -104,7 +103,7 @@ class Queue(Repository):
             " UNION ALL"
             " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT') AS m"
         )
-        return self._rows.opt_read_time(value)
+        return self._dialect.opt_read_time(value)
 
     def settle(
         self,
@@ -117,7 +116,7 @@ class Queue(Repository):
         """DELIVERED or FAILED, if ``owner`` still holds the lease."""
         rows = self._sql.all(
             f"{_SETTLE} WHERE id = ? {_HELD} RETURNING account_id",
-            (status.value, reason, self._rows.time(at), delivery_id, owner),
+            (status.value, reason, self._dialect.time(at), delivery_id, owner),
         )
         self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
         return bool(rows)
@@ -136,8 +135,8 @@ class Queue(Repository):
             (
                 status.value,
                 reason,
-                self._rows.time(at),
-                self._sql.dialect.array(delivery_ids),
+                self._dialect.time(at),
+                self._dialect.array(delivery_ids),
                 owner,
             ),
         )
@@ -150,7 +149,7 @@ class Queue(Repository):
         cursor = self._sql.run(
             "UPDATE deliveries SET status = 'PENDING', due_at = ?, failure_reason = ?,"  # noqa: S608
             f" lease_owner = NULL, lease_until = NULL WHERE id = ? {_HELD}",
-            (self._rows.time(due_at), reason, delivery_id, owner),
+            (self._dialect.time(due_at), reason, delivery_id, owner),
         )
         return bool(cursor.rowcount > 0)
 
@@ -158,12 +157,12 @@ class Queue(Repository):
         self, delivery_ids: Sequence[str], owner: str, due_at: datetime | None = None
     ) -> int:
         """Hand leased deliveries back unsent (due again at ``due_at`` when given)."""
-        due = None if due_at is None else self._rows.time(due_at)
+        due = None if due_at is None else self._dialect.time(due_at)
         cursor = self._sql.run(
             "UPDATE deliveries SET status = 'PENDING', attempts = attempts - 1,"  # noqa: S608
             " due_at = COALESCE(?, due_at), lease_owner = NULL, lease_until = NULL"
             f" WHERE id = ANY(?) {_HELD}",
-            (due, self._sql.dialect.array(delivery_ids), owner),
+            (due, self._dialect.array(delivery_ids), owner),
         )
         return int(cursor.rowcount)
 
@@ -180,10 +179,10 @@ class Queue(Repository):
             f" (SELECT id FROM deliveries WHERE id = ANY(?) {_HELD} AND lease_until < ?"
             " FOR UPDATE SKIP LOCKED)",
             (
-                self._rows.time(lease_until),
-                self._sql.dialect.array(delivery_ids),
+                self._dialect.time(lease_until),
+                self._dialect.array(delivery_ids),
                 owner,
-                self._rows.time(before),
+                self._dialect.time(before),
             ),
         )
         return int(cursor.rowcount)
@@ -199,13 +198,13 @@ class Schedule(Repository):
         if not deliveries:
             return
         # One statement over a derived table, whatever the number of rows.
-        dialect = self._sql.dialect
-        rows = [list(self._rows.delivery_to_row(d).values()) for d in deliveries]
+        dialect = self._dialect
+        encode = DELIVERIES.codec(dialect).encode
         with self._sql.duplicate_as_key_error("delivery"):
             self._sql.run(
-                f"INSERT INTO deliveries ({DELIVERY_COLUMNS})"  # noqa: S608
-                f" SELECT * FROM {dialect.table(_DELIVERY_TYPES)}",
-                dialect.table_params(rows),
+                f"INSERT INTO deliveries ({DELIVERIES.columns})"  # noqa: S608
+                f" SELECT * FROM {dialect.table(DELIVERIES.kinds)}",
+                dialect.table_params([encode(d) for d in deliveries]),
             )
         for d in deliveries:
             self._sql.tally.deliveries(d.account_id, d.status.value)
@@ -225,7 +224,7 @@ class Schedule(Repository):
             {
                 "n": notification.id,
                 "a": notification.account_id,
-                "due": self._rows.time(due_at),
+                "due": self._dialect.time(due_at),
                 "s": stream_id,
             },
         )

@@ -21,11 +21,11 @@ class Retention(Repository):
             f" WHERE settled_at < ? AND {_SETTLED} AND NOT EXISTS (SELECT 1 FROM deliveries"
             " WHERE notification_id = notifications.id AND status IN ('PENDING', 'IN_FLIGHT'))"
             " ORDER BY settled_at, id LIMIT ?" + self._sql.lock("FOR UPDATE SKIP LOCKED"),
-            (self._rows.time(before), limit),
+            (self._dialect.time(before), limit),
         )
         if not candidates:
             return 0
-        ids = self._sql.dialect.array([row[0] for row in candidates])
+        ids = self._dialect.array([row[0] for row in candidates])
         # Deliveries first, at most `limit` of them: a fan-out to 100,000
         # devices goes over several short transactions, its notification last.
         deliveries = self._sql.all(
@@ -41,7 +41,7 @@ class Retention(Repository):
             " RETURNING account_id, status, created_at, settled_at",
             (ids,),
         )
-        read = self._rows.read_time
+        read = self._dialect.read_time
         for account_id, status, created_at, settled_at in notifications:
             self._sql.tally.notification(account_id, status, read(created_at), read(settled_at), -1)
         return len(deliveries) + len(notifications)
@@ -51,6 +51,6 @@ class Retention(Repository):
         cursor = self._sql.run(
             "DELETE FROM notification_activity WHERE (account_id, minute) IN"
             " (SELECT account_id, minute FROM notification_activity WHERE minute < ? LIMIT ?)",
-            (self._rows.time(before), limit),
+            (self._dialect.time(before), limit),
         )
         return int(cursor.rowcount)

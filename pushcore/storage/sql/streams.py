@@ -7,47 +7,33 @@ from datetime import datetime
 from typing import Any
 
 from pushcore.domain.model import Device, Stream, StreamView, Subscription
-from pushcore.storage.records import DEVICE_COLUMNS, Rows, prefixed
+from pushcore.storage.records import DEVICES, STREAMS, SUBSCRIPTIONS
 from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.dialect import Dialect
 
-# The live subscriber count travels with the stream: every API view shows it.
+# The live subscriber count travels with the stream, after its columns: every
+# API view shows it.
 _VIEW = (
-    "SELECT s.id, s.account_id, s.name, s.code, s.description, s.icon_url, s.created_at,"
+    f"SELECT {STREAMS.prefixed('s')},"  # noqa: S608 (our column names)
     " (SELECT COUNT(*) FROM subscriptions AS c WHERE c.stream_id = s.id)"
     " FROM streams AS s WHERE s.deleted_at IS NULL"
 )
-_SUBSCRIPTION_COLUMNS = "id, account_id, stream_id, created_at"
+# Where the count is in a row of _VIEW; where the view starts in a subscription's.
+_SUBSCRIBERS, _VIEW_AT = len(STREAMS.names), len(SUBSCRIPTIONS.names)
 
 
-def _view(rows: Rows, row: Sequence[Any]) -> StreamView:
-    id_, account_id, name, code, description, icon_url, created_at, subscribers = row
-    created = rows.read_time(created_at)
-    return StreamView(
-        Stream(id_, account_id, name, code, description, icon_url, created), subscribers
-    )
+def _view(dialect: Dialect, row: Sequence[Any]) -> StreamView:
+    return StreamView(STREAMS.codec(dialect).decode(row[:_SUBSCRIBERS]), row[_SUBSCRIBERS])
 
 
 class Streams(Repository):
     def _views(self, where: str, *params: object) -> list[StreamView]:
-        return [_view(self._rows, r) for r in self._sql.all(_VIEW + where, params)]
+        return [_view(self._dialect, r) for r in self._sql.all(_VIEW + where, params)]
 
     def add(self, stream: Stream) -> None:
         """Insert; KeyError when the code (or id) was ever used."""
-        s = stream
-        self._sql.insert_new(
-            "INSERT INTO streams (id, account_id, name, code, description, icon_url, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                s.id,
-                s.account_id,
-                s.name,
-                s.code,
-                s.description,
-                s.icon_url,
-                self._rows.time(s.created_at),
-            ),
-            s.code,
-        )
+        codec = STREAMS.codec(self._dialect)
+        self._sql.insert_new(STREAMS.insert, codec.encode(stream), stream.code)
 
     def get(self, account_id: str, stream_id: str) -> StreamView | None:
         """The account's live stream, or None."""
@@ -76,7 +62,7 @@ class Streams(Repository):
         cursor = self._sql.run(
             "UPDATE streams SET deleted_at = ? WHERE id = ? AND account_id = ?"
             " AND deleted_at IS NULL",
-            (self._rows.time(at), stream_id, account_id),
+            (self._dialect.time(at), stream_id, account_id),
         )
         if cursor.rowcount == 0:
             return False
@@ -86,31 +72,26 @@ class Streams(Repository):
     def subscriber_devices(self, stream_id: str) -> Sequence[Device]:
         """Active devices of the stream's subscribers."""
         rows = self._sql.all(
-            f"SELECT {prefixed(DEVICE_COLUMNS, 'd')} FROM subscriptions AS s"  # noqa: S608
+            f"SELECT {DEVICES.prefixed('d')} FROM subscriptions AS s"  # noqa: S608
             " JOIN devices AS d ON d.account_id = s.account_id"
             " WHERE s.stream_id = ? AND d.is_active = TRUE",
             (stream_id,),
         )
-        return [self._rows.device_from_row(r) for r in rows]
+        decode = DEVICES.codec(self._dialect).decode
+        return [decode(r) for r in rows]
 
 
 class Subscriptions(Repository):
-    def _subscription(self, row: Sequence[Any]) -> Subscription:
-        id_, account_id, stream_id, created_at = row[:4]
-        return Subscription(id_, account_id, stream_id, self._rows.read_time(created_at))
-
     def add(self, subscription: Subscription) -> None:
         """Insert; KeyError when the account already subscribes to the stream."""
-        s = subscription
+        codec = SUBSCRIPTIONS.codec(self._dialect)
         self._sql.insert_new(
-            f"INSERT INTO subscriptions ({_SUBSCRIPTION_COLUMNS}) VALUES (?, ?, ?, ?)",  # noqa: S608
-            (s.id, s.account_id, s.stream_id, self._rows.time(s.created_at)),
-            s.stream_id,
+            SUBSCRIPTIONS.insert, codec.encode(subscription), subscription.stream_id
         )
 
     def _find(self, where: str, *params: object) -> Subscription | None:
-        rows = self._sql.select(_SUBSCRIPTION_COLUMNS, "subscriptions", where, *params)
-        return self._subscription(rows[0]) if rows else None
+        rows = self._sql.select(SUBSCRIPTIONS.columns, "subscriptions", where, *params)
+        return SUBSCRIPTIONS.codec(self._dialect).decode(rows[0]) if rows else None
 
     def get(self, account_id: str, subscription_id: str) -> Subscription | None:
         """The account's subscription, or None."""
@@ -122,13 +103,15 @@ class Subscriptions(Repository):
 
     def list(self, account_id: str) -> Sequence[tuple[Subscription, StreamView]]:
         """The account's subscriptions with their streams, newest first."""
+        # The subscription's columns, then the stream view's.
         rows = self._sql.all(
-            "SELECT sub.id, sub.account_id, sub.stream_id, sub.created_at, v.*"  # noqa: S608
+            f"SELECT {SUBSCRIPTIONS.prefixed('sub')}, v.*"  # noqa: S608
             f" FROM subscriptions AS sub JOIN ({_VIEW}) AS v ON v.id = sub.stream_id"
             " WHERE sub.account_id = ? ORDER BY sub.id DESC",
             (account_id,),
         )
-        return [(self._subscription(r), _view(self._rows, r[4:])) for r in rows]
+        decode = SUBSCRIPTIONS.codec(self._dialect).decode
+        return [(decode(r[:_VIEW_AT]), _view(self._dialect, r[_VIEW_AT:])) for r in rows]
 
     def delete(self, account_id: str, subscription_id: str) -> bool:
         """Remove the subscription; False when there is none."""

@@ -60,13 +60,13 @@ class Engines(Repository):
         self._sql.run(
             "INSERT INTO engines (id, seen_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE"
             " SET seen_at = excluded.seen_at WHERE engines.seen_at < excluded.seen_at",
-            (engine_id, self._rows.time(at)),
+            (engine_id, self._dialect.time(at)),
         )
 
     def last_seen(self) -> datetime | None:
         """The latest heartbeat of any engine, or None."""
         (value,) = self._sql.one("SELECT MAX(seen_at) FROM engines")
-        return self._rows.opt_read_time(value)
+        return self._dialect.opt_read_time(value)
 
 
 class Health(Repository):
@@ -75,7 +75,7 @@ class Health(Repository):
         self._sql.run(
             "INSERT INTO health (id, checked_at) VALUES ('ready', ?) ON CONFLICT (id)"
             " DO UPDATE SET checked_at = excluded.checked_at",
-            (self._rows.time(at),),
+            (self._dialect.time(at),),
         )
 
 

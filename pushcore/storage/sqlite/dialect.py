@@ -56,7 +56,7 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 class SqliteDialect(Dialect):
     """SQLite 3.35 or later (RETURNING). Times as integer milliseconds, scopes
-    space-separated (no value has a space), metadata as compact JSON text."""
+    space-separated (no value has a space), JSON objects as compact text."""
 
     # Applied-at times as text, as the stores have always written them.
     migrations_table = (
@@ -87,11 +87,13 @@ class SqliteDialect(Dialect):
     def read_scopes(self, value: Any) -> list[str]:
         return str(value).split()
 
-    def metadata(self, value: dict[str, str]) -> str:
+    def json(self, value: Mapping[str, str]) -> str:
         # Most notifications carry none; the encoder is made once, not per call.
-        return _COMPACT.encode(value) if value else "{}"
+        if not value:
+            return "{}"
+        return _COMPACT.encode(value if isinstance(value, dict) else dict(value))
 
-    def read_metadata(self, value: Any) -> Mapping[str, str]:
+    def read_json(self, value: Any) -> Mapping[str, str]:
         loaded: dict[str, str] = json.loads(value)
         return loaded
 
