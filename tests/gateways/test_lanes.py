@@ -4,62 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 
 import pytest
 
-from pushcore.domain.model import (
-    Delivery,
-    Device,
-    IconStyle,
-    Notification,
-    Platform,
-    Priority,
-    Sound,
-)
+from pushcore.domain.model import Device, Platform
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome
-from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.domain.states import DeliveryStatus
 from pushcore.gateways.lanes import MAX_DEFER, MIN_DEFER, Lane, Lanes, host_of
-
-T0 = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+from tests.contract.test_queue_contract import make_delivery, make_notification
+from tests.contract.test_store_contract import T0
 
 
 def dispatch(n: int, url: str, account: str = "alice") -> Dispatch:
-    notification = Notification(
-        id=f"ntf_{n:04}",
-        account_id=account,
-        title="t",
-        body="",
-        icon_style=IconStyle.BELL,
-        sound=Sound.DEFAULT,
-        priority=Priority.NORMAL,
-        delay="5s",
-        custom_delay=None,
-        target_device_token=None,
-        metadata={},
-        scheduled_at=T0,
-        sender_name=None,
-        sender_icon=None,
-        status=NotificationStatus.QUEUED,
-        created_at=T0,
-        devices_targeted=1,
-    )
-    device = Device(
-        id=f"dev_{n:04}",
-        account_id=account,
-        platform=Platform.WEBHOOK,
-        token=url,
-        name=None,
-        created_at=T0,
-    )
-    delivery = Delivery(
-        id=f"dlv_{n:04}",
-        notification_id=notification.id,
-        account_id=account,
-        device_id=device.id,
-        status=DeliveryStatus.IN_FLIGHT,
-        due_at=T0,
-        attempts=1,
+    """Delivery ``n`` of a webhook device at ``url``, in flight."""
+    notification = make_notification(f"ntf_{n:04}", account)
+    device = Device(f"dev_{n:04}", account, Platform.WEBHOOK, url, None, T0)
+    delivery = make_delivery(
+        f"dlv_{n:04}", notification.id, device.id, account, status=DeliveryStatus.IN_FLIGHT
     )
     return Dispatch(delivery, device, notification)
 
