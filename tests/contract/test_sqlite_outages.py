@@ -6,11 +6,12 @@ that they end, with Unavailable, and that nothing is left locked afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,10 @@ def test_a_write_lock_held_by_another_program_is_unavailable_and_reads_go_on(
     assert listed(store) == ["dev_02", "dev_01"]
 
 
-def test_threads_queued_behind_a_stuck_writer_give_up_after_the_wait(store: SqliteStore) -> None:
+@contextlib.contextmanager
+def stuck_writer(store: SqliteStore) -> Iterator[Callable[[], None]]:
+    """A thread holding a write transaction of ``store`` (it added dev_01) until the
+    callable given, or the block's end, lets it go."""
     inside, release = threading.Event(), threading.Event()
 
     def stuck() -> None:
@@ -80,15 +84,24 @@ def test_threads_queued_behind_a_stuck_writer_give_up_after_the_wait(store: Sqli
 
     holder = threading.Thread(target=stuck)
     holder.start()
+
+    def let_go() -> None:
+        release.set()
+        holder.join()
+
     try:
         assert inside.wait(5)
+        yield let_go
+    finally:
+        let_go()
+
+
+def test_threads_queued_behind_a_stuck_writer_give_up_after_the_wait(store: SqliteStore) -> None:
+    with stuck_writer(store):
         started = time.monotonic()
         with pytest.raises(Unavailable, match="locked"):
             add(store, "dev_02")
         assert WAIT * 0.9 <= time.monotonic() - started < 5 * WAIT
-    finally:
-        release.set()
-        holder.join()
     add(store, "dev_02")  # the lock was handed on, not lost to the waiter that left
     assert listed(store) == ["dev_02", "dev_01"]
 
@@ -96,33 +109,20 @@ def test_threads_queued_behind_a_stuck_writer_give_up_after_the_wait(store: Sqli
 def test_a_writer_of_another_process_stuck_past_the_wait_is_unavailable(path: Path) -> None:
     # Two stores on one file, as two processes have: they meet on the writers' flock.
     first, second = SqliteStore(path), SqliteStore(path)
-    inside, release = threading.Event(), threading.Event()
-
-    def stuck() -> None:
-        with first.transaction() as tx:
-            tx.devices.add(make_device("dev_01"))
-            inside.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=stuck)
-    holder.start()
     try:
-        assert inside.wait(5)
-        for _ in range(2):  # the second waiter after a first gave up too
-            started = time.monotonic()
-            with pytest.raises(Unavailable, match="locked"):
-                add(second, "dev_02")
-            assert time.monotonic() - started < 5 * WAIT
-        release.set()
-        holder.join()
-        # Neither store is left locked out by a lock taken for a waiter that gave up.
-        for n in range(3):
-            add(second, f"dev_1{n}")
-            add(first, f"dev_2{n}")
-        assert len(listed(first)) == 7
+        with stuck_writer(first) as let_go:
+            for _ in range(2):  # the second waiter after a first gave up too
+                started = time.monotonic()
+                with pytest.raises(Unavailable, match="locked"):
+                    add(second, "dev_02")
+                assert time.monotonic() - started < 5 * WAIT
+            let_go()
+            # Neither store is left locked out by a lock taken for a waiter that gave up.
+            for n in range(3):
+                add(second, f"dev_1{n}")
+                add(first, f"dev_2{n}")
+            assert len(listed(first)) == 7
     finally:
-        release.set()
-        holder.join()
         first.close()
         second.close()
 

@@ -102,6 +102,25 @@ class Server:
                 self.process.wait(5)
         return self.process.returncode
 
+    def hammer(self, api_key: str, connections: int, seconds: float) -> subprocess.Popen[bytes]:
+        """An account hammering GET /api/devices from another process (benchmarks/load.py):
+        its JSON summary on stdout when it ends."""
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.load",
+                f"{self.base}/api/devices",
+                api_key,
+                "--connections",
+                str(connections),
+                "--seconds",
+                str(seconds),
+            ],
+            stdout=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parents[2],  # benchmarks/ is importable from there
+        )
+
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """An HTTP request to the server."""
         return httpx.request(method, f"{self.base}{path}", timeout=10.0, **kwargs)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +26,6 @@ from tests.e2e.server import Server
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 RATE = 400
 CONNECTIONS = 400
 HAMMER_SECONDS = 5.5
@@ -71,21 +68,7 @@ def test_an_account_over_its_limit_leaves_another_accounts_p99_near_idle(server:
         client.get("/api/devices", headers=victim)
         stop = time.monotonic() + 2
         idle = paced(client, victim, lambda: time.monotonic() > stop)
-        hammer = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.load",
-                f"{server.base}/api/devices",
-                hammer_key,
-                "--connections",
-                str(CONNECTIONS),
-                "--seconds",
-                str(HAMMER_SECONDS),
-            ],
-            stdout=subprocess.PIPE,
-            cwd=ROOT,  # benchmarks/ is importable from the repository's root
-        )
+        hammer = server.hammer(hammer_key, CONNECTIONS, HAMMER_SECONDS)
         time.sleep(SETTLE_SECONDS)
         busy = paced(client, victim, lambda: hammer.poll() is not None)
         out, _ = hammer.communicate(timeout=60)
