@@ -76,7 +76,7 @@ from benchmarks.processes import (
 from benchmarks.report import write_section
 from benchmarks.scheduling import cores_text
 from pushcore import build_services
-from pushcore.adapters.system import SystemClock, UlidGenerator
+from pushcore.consistency import new_deliveries
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.model import (
     Delivery,
@@ -90,7 +90,7 @@ from pushcore.domain.model import (
 from pushcore.domain.outcomes import Delivered, Dispatch
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.gateways.apns import ApnsGateway, ProviderToken, apns_payload
-from pushcore.services.queueing import new_deliveries
+from pushcore.runtime.system import SystemClock, UlidGenerator
 
 TOKEN = "ab" * 32
 # Seconds between inserting the notifications (the processes already running) and their

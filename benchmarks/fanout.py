@@ -40,9 +40,9 @@ from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from benchmarks.scheduling import cores_text
 from pushcore import build_services
-from pushcore.adapters.system import UlidGenerator
 from pushcore.domain.inputs import NewStream
 from pushcore.domain.model import Account, Device, Plan, Platform, Subscription
+from pushcore.runtime.system import UlidGenerator
 
 
 def populate(

@@ -47,12 +47,12 @@ from benchmarks.processes import (
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 from pushcore import Services, build_services, load_settings
-from pushcore.adapters.system import UlidGenerator
+from pushcore.consistency import new_deliveries
 from pushcore.converter import structure_request
 from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import IconStyle, Notification, Platform, Priority, Sound
 from pushcore.domain.states import NotificationStatus
-from pushcore.services.queueing import new_deliveries
+from pushcore.runtime.system import UlidGenerator
 
 # Importers of the helpers that lived here (fanout, apns, stats, fairness, ...) keep working.
 __all__ = ["percentile", "rss_mb", "start_server", "stop_server"]

@@ -18,10 +18,6 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import httpx
 
-from pushcore.adapters.datadir import secure_data_dir, sqlite_path
-from pushcore.adapters.icons import HttpIconProbe
-from pushcore.adapters.net import NetworkGuard, tls_context
-from pushcore.adapters.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.config import Settings, retry_policy
 from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.delivery.retention import Retention, RetentionConfig
@@ -33,7 +29,11 @@ from pushcore.gateways.log import LogGateway
 from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
+from pushcore.outbound.guard import NetworkGuard, tls_context
+from pushcore.outbound.icons import HttpIconProbe
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
+from pushcore.runtime.datadir import secure_data_dir, sqlite_path
+from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
     AccountService,
     AuthService,
@@ -53,7 +53,7 @@ from pushcore.storage import open_store
 from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
-    from pushcore.adapters.metrics import Metrics
+    from pushcore.metrics import Metrics
 
 log = logging.getLogger("pushcore")
 
@@ -246,7 +246,7 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
 def build_metrics(services: Services) -> Metrics:
     """The Prometheus metrics of one server: the HTTP app and its engine share them."""
     # Imported here: only the server needs prometheus_client, not every pushctl command.
-    from pushcore.adapters.metrics import Metrics
+    from pushcore.metrics import Metrics
 
     return Metrics(services.store, services.clock)
 

@@ -9,9 +9,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from pushcore.adapters.metrics import Metrics
 from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
+from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths

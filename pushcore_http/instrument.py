@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pushcore.adapters.metrics import Metrics
+from pushcore.metrics import Metrics
 
 UNMATCHED = "<unmatched>"
 """The ``route`` label of a request no route matched (scanners, typos): one value

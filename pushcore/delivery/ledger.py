@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import attrs
 
+from pushcore.consistency import detach_device, reconcile
 from pushcore.delivery.config import EngineConfig
 from pushcore.delivery.journal import say_deactivated, say_deferred, say_failed, say_retry
 from pushcore.domain.outcomes import (
@@ -29,7 +30,6 @@ from pushcore.domain.outcomes import (
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.ports import Clock, Store, Transaction
-from pushcore.services.queueing import detach_device, reconcile
 
 
 @attrs.frozen

@@ -10,8 +10,7 @@ import hashlib
 import hmac
 import zlib
 from collections.abc import Callable
-
-from pushcore.domain.words import WORDS
+from importlib.resources import files
 
 RandBelow = Callable[[int], int]
 
@@ -25,6 +24,14 @@ KEY_PREFIX_LENGTH = 12
 # Stream code suffixes avoid characters people misread (0/o, 1/l/i).
 CODE_SUFFIX_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 CODE_SUFFIX_LENGTH = 4
+
+# Stream code words: the BIP-39 English list (2,048 common lowercase words chosen
+# to be easy to read, type and tell apart; MIT licence, trezor/python-mnemonic).
+# "falcon-7k2q" is easier to say over the phone than a random string, and the
+# suffix makes it unique. Data, not code: a package file read once at import.
+WORDS: tuple[str, ...] = tuple(
+    files("pushcore.domain").joinpath("bip39-english.txt").read_text("ascii").split()
+)
 
 _BASE62_SET = frozenset(BASE62)
 _SUFFIX_SET = frozenset(CODE_SUFFIX_ALPHABET)

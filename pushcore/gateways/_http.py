@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import attrs
 
-from pushcore.adapters.net import NetworkGuard, Pinned
 from pushcore.domain.addresses import IPAddress
+from pushcore.outbound.guard import NetworkGuard, Pinned
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:

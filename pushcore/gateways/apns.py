@@ -34,13 +34,13 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
-from pushcore.adapters.net import tls_context
 from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority, Sound
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
+from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
 PRODUCTION_URL = "https://api.push.apple.com"

@@ -30,12 +30,12 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 
-from pushcore.adapters.net import tls_context
 from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
 log = logging.getLogger("pushcore.delivery")

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from pushcore.adapters.net import NetworkGuard, pin
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import neutral_payload
@@ -35,6 +34,7 @@ from pushcore.gateways._http import (
     status_reason,
 )
 from pushcore.gateways.lanes import Lanes
+from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
 
 USER_AGENT = "pushcore-webhook/1"

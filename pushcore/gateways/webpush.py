@@ -26,7 +26,6 @@ import aiohttp
 import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pushcore.adapters.net import NetworkGuard, pin, tls_context
 from pushcore.config import Settings
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import Priority, WebPushKeys
@@ -47,6 +46,7 @@ from pushcore.gateways.vapid import (
     load_or_create_vapid_key,
     vapid_authorization,
 )
+from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock
 
 log = logging.getLogger("pushcore.delivery")

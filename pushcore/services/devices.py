@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import attrs
 
+from pushcore.consistency import attach_device, detach_device
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
 from pushcore.domain.inputs import NewDevice, device_errors
 from pushcore.domain.model import Device, Platform
 from pushcore.domain.webhooks import new_secret
 from pushcore.ports import Clock, IdGenerator, Random, Store, UrlGuard, Waker
-from pushcore.services.queueing import attach_device, detach_device
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
+from pushcore.consistency import new_deliveries
 from pushcore.domain.errors import (
     DeviceNotFound,
     FieldError,
@@ -27,7 +28,6 @@ from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_tim
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
-from pushcore.services.queueing import new_deliveries
 
 MAX_PAGE = 100
 STATS_WINDOW = timedelta(hours=24)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from pushcore.consistency import reconcile
 from pushcore.domain.codes import new_stream_code
 from pushcore.domain.errors import (
     AlreadySubscribed,
@@ -29,7 +30,6 @@ from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
 from pushcore.ports import Clock, IdGenerator, Random, Store, Waker
 from pushcore.services.notifications import NotificationService
-from pushcore.services.queueing import reconcile
 
 # Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
 # plenty, and more would mean something is wrong with the randomness.

@@ -6,8 +6,8 @@ import json
 
 import typer
 
-from pushcore.adapters.system import SystemClock
 from pushcore.gateways.checks import check_gateways
+from pushcore.runtime.system import SystemClock
 from pushcore_cli import output
 from pushcore_cli.commands import state_of
 

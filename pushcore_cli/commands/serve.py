@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pushcore.adapters.heap import settle_heap
+from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
 

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from pushcore.adapters.heap import settle_heap
 from pushcore.bootstrap import build_engine
 from pushcore.delivery.engine import DeliveryEngine
+from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import CliState, configure_logging, state_of
 from pushcore_cli.commands.serve import listen, url

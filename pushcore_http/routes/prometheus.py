@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pushcore.adapters.metrics import Metrics
+from pushcore.metrics import Metrics
 
 
 async def metrics(request: Request) -> Response:

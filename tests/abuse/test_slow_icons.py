@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from pushcore import Services, build_services, load_settings
-from pushcore.adapters.icons import HttpIconProbe
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.errors import RateLimited
+from pushcore.outbound.guard import NetworkGuard
+from pushcore.outbound.icons import HttpIconProbe
 from pushcore_http import create_app
 from tests.fakes.icon_server import IconServer, Route, running_icon_server, tiny_png
 

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from pushcore.consistency import detach_device, reconcile
 from pushcore.domain.model import (
     DeliveryCounts,
     Notification,
@@ -32,7 +33,6 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Store, Transaction
-from pushcore.services.queueing import detach_device, reconcile
 from pushcore.storage.records import delivery_counts
 from pushcore.storage.sql.dialect import Sql
 from pushcore.storage.sqlite import SqliteStore

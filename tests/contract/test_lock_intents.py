@@ -18,11 +18,11 @@ from typing import Any, cast
 import pytest
 
 from pushcore import Services, build_services, load_settings
+from pushcore.consistency import reconcile
 from pushcore.domain.errors import NotCancellable, PlanLimit
 from pushcore.domain.inputs import NewDevice, NewStream
 from pushcore.domain.model import Platform
 from pushcore.ports import Store, Transaction
-from pushcore.services.queueing import reconcile
 from tests.contract.test_queue_contract import (
     D,
     N,

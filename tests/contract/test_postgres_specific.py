@@ -19,12 +19,12 @@ import psycopg
 import pytest
 
 from pushcore import Services, build_services, load_settings
+from pushcore.consistency import reconcile
 from pushcore.domain.errors import ConfigError, NotCancellable, PlanLimit
 from pushcore.domain.inputs import NewDevice, NewStream
 from pushcore.domain.model import Account, Plan, Platform
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Store
-from pushcore.services.queueing import reconcile
 from pushcore.storage import open_store
 from pushcore.storage.migrate import Migration, load_migrations
 from pushcore.storage.postgres import PostgresStore

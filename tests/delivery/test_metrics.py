@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from pushcore.adapters.metrics import Metrics
 from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Failed, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus
+from pushcore.metrics import Metrics
 from pushcore.ports import Gateway
 from tests.delivery.conftest import (
     CONFIG,

@@ -33,8 +33,8 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 
-from pushcore.adapters.system import SystemClock
 from pushcore.ports import Clock
+from pushcore.runtime.system import SystemClock
 
 TOKEN_PATH = "/token"
 FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging"

@@ -36,8 +36,8 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
-from pushcore.adapters.system import SystemClock
 from pushcore.ports import Clock
+from pushcore.runtime.system import SystemClock
 
 MAX_BODY = 4096
 URGENCIES = frozenset({"very-low", "low", "normal", "high"})

@@ -15,7 +15,6 @@ from typing import Any
 import attrs
 import trustme
 
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import (
     Delivery,
@@ -29,6 +28,7 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.outcomes import Dispatch
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.outbound.guard import NetworkGuard
 from tests.fakes.receiver import Receiver, _handler
 
 CREATED = datetime(2026, 11, 21, 9, 0, 0, tzinfo=UTC)

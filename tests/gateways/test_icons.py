@@ -11,9 +11,9 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from pushcore.adapters.icons import HttpIconProbe
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.addresses import IPAddress
+from pushcore.outbound.guard import NetworkGuard
+from pushcore.outbound.icons import HttpIconProbe
 from tests.fakes.icon_server import (
     HTML_PAGE,
     PNG_SIGNATURE,

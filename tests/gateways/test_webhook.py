@@ -2,7 +2,7 @@
 
 Nothing of our HTTP stack is mocked: the gateway posts with its own real
 client session to servers listening on 127.0.0.1, through the SSRF guard
-and the address pinning of ``pushcore.adapters.net``.
+and the address pinning of ``pushcore.outbound.guard``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from email.utils import format_datetime
 
 import pytest
 
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.model import StreamRef
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.gateways.webhook import USER_AGENT, WebhookGateway
+from pushcore.outbound.guard import NetworkGuard
 from tests.fakes.clock import FakeClock
 from tests.fakes.icon_server import IconServer, Route, running_icon_server
 from tests.fakes.receiver import Receiver, running_receiver

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.outcomes import Delivered, Dispatch, Outcome
 from pushcore.gateways.webhook import WebhookGateway
+from pushcore.outbound.guard import NetworkGuard
 from tests.fakes.clock import FakeClock
 from tests.gateways.support import dispatch, running_fast_receiver
 

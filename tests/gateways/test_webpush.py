@@ -24,7 +24,6 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pushcore.adapters.net import NetworkGuard
 from pushcore.config import Settings
 from pushcore.domain.model import (
     Device,
@@ -53,6 +52,7 @@ from pushcore.gateways.webpush import (
     encrypt,
     fitted_plaintext,
 )
+from pushcore.outbound.guard import NetworkGuard
 from tests.fakes.clock import FakeClock
 from tests.fakes.webpush_server import FakeSubscription, WebPushServer, running_webpush_server
 from tests.gateways.support import (

@@ -18,9 +18,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
-from pushcore.domain.codes import CODE_SUFFIX_ALPHABET
+from pushcore.domain.codes import CODE_SUFFIX_ALPHABET, WORDS
 from pushcore.domain.model import Plan
-from pushcore.domain.words import WORDS
 from pushcore_http import create_app
 from tests.conftest import Api
 from tests.fakes.icons import FakeIconProbe

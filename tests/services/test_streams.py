@@ -21,7 +21,7 @@ from pushcore import (
     StreamSend,
     ValidationError,
 )
-from pushcore.domain.words import WORDS
+from pushcore.domain.codes import WORDS
 from tests.fakes.clock import FakeClock
 from tests.fakes.icons import FakeIconProbe
 from tests.services.conftest import (

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pushcore.adapters.net import NetworkGuard
 from pushcore.domain.addresses import is_forbidden_address
+from pushcore.outbound.guard import NetworkGuard
 
 FORBIDDEN = [
     # IPv4

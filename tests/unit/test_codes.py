@@ -17,6 +17,7 @@ from pushcore.domain.codes import (
     API_KEY_PREFIX,
     BASE62,
     CODE_SUFFIX_ALPHABET,
+    WORDS,
     api_key_checksum,
     api_key_from_random,
     api_key_prefix,
@@ -27,7 +28,6 @@ from pushcore.domain.codes import (
     new_api_key,
     new_stream_code,
 )
-from pushcore.domain.words import WORDS
 
 # Written out here rather than imported, so a wrong constant in the module is caught.
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pushcore.adapters.heap import FIRST_GENERATION_THRESHOLD, settle_heap
+from pushcore.runtime.heap import FIRST_GENERATION_THRESHOLD, settle_heap
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""ULID ids: format and ordering (pushcore.adapters.system)."""
+"""ULID ids: format and ordering (pushcore.runtime.system)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pushcore.adapters.system import SecretsRandom, SystemClock, UlidGenerator, encode_ulid
+from pushcore.runtime.system import SecretsRandom, SystemClock, UlidGenerator, encode_ulid
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ID_RE = re.compile(r"^ntf_[0-9A-HJKMNP-TV-Z]{26}$")

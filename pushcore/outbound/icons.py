@@ -22,10 +22,10 @@ from urllib.parse import urljoin
 
 import httpx
 
-from pushcore.adapters.net import NetworkGuard, pin
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.errors import RateLimited
 from pushcore.domain.scheduling import SENDER_ICON_MAX_BYTES
+from pushcore.outbound.guard import NetworkGuard, pin
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"

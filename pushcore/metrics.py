@@ -27,7 +27,7 @@ from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Ret
 from pushcore.domain.retry import RetryPolicy
 from pushcore.ports import Clock, EachGateway, Gateway, Store
 
-log = logging.getLogger("pushcore.adapters.metrics")
+log = logging.getLogger("pushcore.metrics")
 
 OUTCOMES = ("delivered", "retry", "token_invalid", "failed", "deferred")
 """The ``outcome`` label of ``pushcore_deliveries_total``."""
