@@ -28,9 +28,9 @@ T = TypeVar("T")
 TIME_COST = 2
 MEMORY_COST_KIB = 19 * 1024
 PARALLELISM = 1
-# Hashes waiting for the pool, per worker, past which a sign-in is refused (429) at
-# once rather than waiting seconds for its turn.
-WAITING_PER_WORKER = 100
+# Hashes waiting for the pool, per worker, past which a sign-in is refused (429)
+# rather than queued: about 5 s of hashing each.
+WAITING_PER_WORKER = 256
 
 
 def default_workers() -> int:
