@@ -30,6 +30,12 @@ from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
 
 MAX_PAGE = 100
+# The request fields a notification keeps as given, by name (title, body, sound,
+# sender name, ...): a new optional field reaches the stored notification by its
+# two declarations alone, with no line here.
+KEPT_AS_GIVEN = tuple(
+    name for name in attrs.fields_dict(NewNotification) if name in attrs.fields_dict(Notification)
+)
 STATS_WINDOW = timedelta(hours=24)
 
 
@@ -307,21 +313,17 @@ class NotificationService:
         due = in_milliseconds(
             resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
         )
+        given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
         return Notification(
+            **{
+                **given,
+                # What the request says differently from what is kept:
+                "delay": (request.delay or DEFAULT_DELAY).value,
+                "metadata": dict(request.metadata or {}),
+                "scheduled_at": due,
+            },
             id=self._ids.new_id("ntf"),
             account_id=account_id,
-            title=request.title,
-            body=request.body,
-            icon_style=request.icon_style,
-            sound=request.sound,
-            priority=request.priority,
-            delay=(request.delay or DEFAULT_DELAY).value,
-            custom_delay=request.custom_delay,
-            target_device_token=request.target_device_token,
-            metadata=dict(request.metadata or {}),
-            scheduled_at=due,
-            sender_name=request.sender_name,
-            sender_icon=request.sender_icon,
             status=NotificationStatus.QUEUED,
             created_at=now,
             devices_targeted=len(targets),
