@@ -115,12 +115,12 @@ class NotificationService:
         return created
 
     def _create_write(
-        self, account_id: str, request: NewNotification, icon_errors: Sequence[FieldError]
+        self, account_id: str, request: NewNotification, bad_icons: Sequence[FieldError]
     ) -> Callable[[Transaction], Notification]:
         """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
-        errors += icon_errors
+        errors += bad_icons
         if errors:
             raise ValidationError(errors)
 
@@ -163,7 +163,7 @@ class NotificationService:
         self,
         account_id: str,
         requests: Sequence[NewNotification],
-        icon_errors: Sequence[FieldError],
+        bad_icons: Sequence[FieldError],
     ) -> Callable[[Transaction], list[Notification]]:
         """The write that stores every item or none; ValidationError now for invalid fields."""
         now = self._clock.now()
@@ -171,7 +171,7 @@ class NotificationService:
         for i, request in enumerate(requests):
             found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
-        errors += icon_errors
+        errors += bad_icons
         if errors:
             raise ValidationError(sorted(errors, key=_item_index))
 
