@@ -152,7 +152,7 @@ def build_services(
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, notifications, hub),
+        streams=StreamService(store, stamps, ids, random, icons, hub),
         tokens=TokenIssuer(clock, secret),
         hub=hub,
         # Generated on first run, so a web client can subscribe before

@@ -34,12 +34,9 @@ class Notifications(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         new = structure_request(NewNotification, await read_json(request))
-        # The icon check runs here on the event loop, so a slow icon holds no thread.
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"senderIcon": new.sender_icon}
-        )
-        # No thread of the pool: the group writer stores it, this task awaits its commit.
-        created = await services.notifications.create_async(caller.account_id, new, icons)
+        # On the event loop, no thread of the pool: the service checks the icon
+        # and awaits the group writer's commit.
+        created = await services.notifications.create(caller.account_id, new)
         return view_response(NotificationCreatedView.of(created), 201)
 
     async def get(self, request: Request) -> Response:
@@ -64,12 +61,7 @@ class Batch(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
-        # As for one notification: icons checked on the event loop, each URL once.
-        icons = await services.notifications.check_icons(
-            caller.account_id,
-            {f"notifications[{i}].senderIcon": new.sender_icon for i, new in enumerate(batch)},
-        )
-        created = await services.notifications.create_many_async(caller.account_id, batch, icons)
+        created = await services.notifications.create_many(caller.account_id, batch)
         return view_response(BatchCreatedView.of(created), 201)
 
 

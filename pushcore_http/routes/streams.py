@@ -32,11 +32,8 @@ class Streams(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         new = structure_request(NewStream, await read_json(request))
-        # The icon check runs here on the event loop, so a slow icon holds no thread.
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"iconUrl": new.icon_url}
-        )
-        view = await run_in_threadpool(services.streams.create, caller.account_id, new, icons)
+        # The service checks the icon on the event loop and inserts in a thread.
+        view = await services.streams.create(caller.account_id, new)
         return view_response(StreamDetailView.of(view), 201)
 
     async def get(self, request: Request) -> Response:
@@ -67,12 +64,8 @@ class Send(HTTPEndpoint):
         services = services_of(request)
         caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
         send = structure_request(StreamSend, await read_json(request))
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"senderIcon": send.sender_icon}
-        )
-        result = await run_in_threadpool(
-            services.streams.send, caller.account_id, request.path_params["stream_id"], send, icons
-        )
+        stream_id = request.path_params["stream_id"]
+        result = await services.streams.send(caller.account_id, stream_id, send)
         return view_response(SendResultView.of(result), 201)
 
 
