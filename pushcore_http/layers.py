@@ -58,7 +58,7 @@ class Authenticated:
         self.app = app
         self.credentials = credentials
         self._services = services
-        self._limits = limits
+        self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         credential = self.credentials.get(scope["method"])
@@ -68,8 +68,8 @@ class Authenticated:
             return
         request = Request(scope, receive)
         caller = await authenticate(request.headers, self._services, credential.accepts)
-        if self._limits is not None:
-            self._limits.charge_account(caller.account_id, credential_digest(scope))
+        if self.limits is not None:
+            self.limits.charge_account(caller.account_id, credential_digest(scope))
         if credential.scope is not None:
             caller.require(credential.scope)
         if credential.idempotent and scope["method"] == "POST":
