@@ -2,8 +2,8 @@
 
 :func:`layered` puts each route behind :class:`Authenticated`, which does,
 for each method as its endpoint declared it (:mod:`pushcore_http.auth`), in
-this order (API.md's: a 401 comes before a 429, a 429 before a missing scope's
-401, and all of them before the body is read):
+this order (which tests/http pins: a bad credential's 401 before the 429, the
+429 before a missing scope's 401, all three before the body is read):
 
 1. authentication: the caller, resolved once per request from the declared
    kind of credential (401 otherwise);
