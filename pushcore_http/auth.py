@@ -48,7 +48,7 @@ class Accepts(enum.Enum):
 
 
 @attrs.frozen
-class Credential:
+class Declared:
     """What an endpoint declared: the credential it takes (None: none, a public
     endpoint), the scope an API key needs, and whether a POST honours
     Idempotency-Key (every POST with an account does, unless declared otherwise)."""
@@ -58,7 +58,7 @@ class Credential:
     idempotent: bool = True
 
 
-PUBLIC = Credential(None, idempotent=False)
+PUBLIC = Declared(None, idempotent=False)
 
 
 def authenticated(
@@ -67,12 +67,13 @@ def authenticated(
     """Declare that an endpoint (an HTTPEndpoint method or a route function) takes
     ``accepts``, and ``scope`` when an API key calls it.
 
-    ``idempotent=False`` is for POSTs whose answers must not be kept for replay
-    (the sign-in endpoints under ``/api/auth/``, whose answers carry tokens).
+    ``idempotent=False`` keeps a POST's answers from being stored for replay: for
+    the endpoints under ``/api/auth/`` that take a credential (a password change),
+    which, like the public sign-in ones there, are not idempotency-keyed.
     """
 
     def declare(handler: Handler) -> Handler:
-        setattr(handler, _DECLARED, Credential(accepts, scope, idempotent))
+        setattr(handler, _DECLARED, Declared(accepts, scope, idempotent))
         return handler
 
     return declare
@@ -85,10 +86,10 @@ def public(handler: Handler) -> Handler:
     return handler
 
 
-def declared(handler: object) -> Credential | None:
+def declaration_of(handler: object) -> Declared | None:
     """What ``handler`` declared with :func:`authenticated` or :func:`public`, if anything."""
     found = getattr(handler, _DECLARED, None)
-    return found if isinstance(found, Credential) else None
+    return found if isinstance(found, Declared) else None
 
 
 def caller_of(request: Request) -> Principal:

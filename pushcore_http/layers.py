@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pushcore.services import Services
-from pushcore_http.auth import PRINCIPAL, Credential, authenticate, declared
+from pushcore_http.auth import PRINCIPAL, Declared, authenticate, declaration_of
 from pushcore_http.idempotency import claim_key
 from pushcore_http.ratelimit import RateLimits, credential_digest
 
@@ -51,49 +51,49 @@ class Authenticated:
     def __init__(
         self,
         app: ASGIApp,
-        credentials: Mapping[str, Credential],
+        declared: Mapping[str, Declared],
         services: Services,
         limits: RateLimits | None,
     ) -> None:
         self.app = app
-        self.credentials = credentials
+        self.declared = declared
         self._services = services
         self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        credential = self.credentials.get(scope["method"])
+        declared = self.declared.get(scope["method"])
         # A method the endpoint does not answer goes on to its 405, unauthenticated.
-        if credential is None or credential.accepts is None:
+        if declared is None or declared.accepts is None:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        caller = await authenticate(request.headers, self._services, credential.accepts)
+        caller = await authenticate(request.headers, self._services, declared.accepts)
         if self.limits is not None:
             self.limits.charge_account(caller.account_id, credential_digest(scope))
-        if credential.scope is not None:
-            caller.require(credential.scope)
-        if credential.idempotent and scope["method"] == "POST":
+        if declared.scope is not None:
+            caller.require(declared.scope)
+        if declared.idempotent and scope["method"] == "POST":
             receive = await claim_key(request, self._services, caller)
         scope[PRINCIPAL] = caller
         await self.app(scope, receive, send)
 
 
-def credentials_of(route: Route) -> dict[str, Credential | None]:
+def declarations_of(route: Route) -> dict[str, Declared | None]:
     """What the endpoint of ``route`` declared for each method it answers."""
     endpoint = route.endpoint
     if inspect.isclass(endpoint):
         if not issubclass(endpoint, HTTPEndpoint):
             # A bare ASGI class: which methods it answers cannot be seen.
             return dict.fromkeys(METHODS)
-        found: dict[str, Credential | None] = {}
+        found: dict[str, Declared | None] = {}
         for method in METHODS:
             handler = getattr(endpoint, method.lower(), None)
             if handler is None and method == "HEAD":
                 handler = getattr(endpoint, "get", None)  # as HTTPEndpoint answers HEAD
             if handler is not None:
-                found[method] = declared(handler)
+                found[method] = declaration_of(handler)
         return found
-    return {method: declared(endpoint) for method in sorted(route.methods or ())}
+    return {method: declaration_of(endpoint) for method in sorted(route.methods or ())}
 
 
 def layered(
@@ -109,15 +109,15 @@ def _layered(
     route: BaseRoute, prefix: str, services: Services, limits: RateLimits | None
 ) -> BaseRoute:
     if isinstance(route, Route):
-        credentials = credentials_of(route)
-        missing = sorted(m for m, c in credentials.items() if c is None)
+        declarations = declarations_of(route)
+        missing = sorted(m for m, d in declarations.items() if d is None)
         if missing and _under_api(prefix + route.path):
             raise UndeclaredEndpoint(
                 f"{' '.join(missing)} {prefix + route.path}: declare the credential its"
                 " endpoint takes (@authenticated(...) or @public, pushcore_http/auth.py)"
             )
-        known = {m: c for m, c in credentials.items() if c is not None}
-        if not any(c.accepts is not None for c in known.values()):
+        known = {m: d for m, d in declarations.items() if d is not None}
+        if not any(d.accepts is not None for d in known.values()):
             return route
         guarded = copy.copy(route)
         guarded.app = Authenticated(route.app, known, services, limits)

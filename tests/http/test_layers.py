@@ -24,8 +24,8 @@ from pushcore.domain.inputs import NewApiKey
 from pushcore.domain.scopes import ALL_SCOPES
 from pushcore.services import Services
 from pushcore_http import create_app
-from pushcore_http.auth import Accepts, Credential, authenticated, caller_of, public
-from pushcore_http.layers import Authenticated, UndeclaredEndpoint, credentials_of
+from pushcore_http.auth import Accepts, Declared, authenticated, caller_of, public
+from pushcore_http.layers import Authenticated, UndeclaredEndpoint, declarations_of
 from pushcore_http.routes import webpush
 from tests.conftest import Api
 
@@ -46,14 +46,14 @@ def walk(routes: Sequence[BaseRoute], prefix: str = "") -> Iterator[tuple[str, R
             yield from walk(route.routes, prefix + route.path)
 
 
-def declarations(app: Starlette) -> Iterator[tuple[str, str, Route, Credential | None]]:
+def declarations(app: Starlette) -> Iterator[tuple[str, str, Route, Declared | None]]:
     """(method, path, route, what its layer applies) for every method of every route
     under /api/; None for a method the route answers without the layer."""
     for path, route in walk(app.routes):
         if path.startswith("/api/"):
             layer = route.app if isinstance(route.app, Authenticated) else None
-            for method in credentials_of(route):
-                yield method, path, route, layer.credentials.get(method) if layer else None
+            for method in declarations_of(route):
+                yield method, path, route, layer.declared.get(method) if layer else None
 
 
 @pytest.fixture
@@ -71,8 +71,8 @@ def test_every_endpoint_under_api_is_behind_the_layer_or_declared_public(
     buckets = next(m.kwargs["limits"] for m in app.user_middleware if "limits" in m.kwargs)
     assert buckets is not None
     public, unkeyed, posts = set(), set(), set()
-    for method, path, route, credential in declarations(app):
-        if credential is None or credential.accepts is None:
+    for method, path, route, declared in declarations(app):
+        if declared is None or declared.accepts is None:
             public.add((method, path))
             continue
         # Authenticated, then charged to the account's bucket: the middleware's own.
@@ -80,7 +80,7 @@ def test_every_endpoint_under_api_is_behind_the_layer_or_declared_public(
         assert route.app.limits is buckets, path
         if method == "POST":
             posts.add(path)
-            if not credential.idempotent:
+            if not declared.idempotent:
                 unkeyed.add((method, path))
     assert public == PUBLIC
     assert unkeyed == UNKEYED
