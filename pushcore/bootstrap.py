@@ -162,7 +162,7 @@ def build_services(
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, notifications, hub),
+        streams=StreamService(store, stamps, ids, random, icons, hub),
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
