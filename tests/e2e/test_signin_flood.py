@@ -9,7 +9,6 @@ on a pool beside the event loop: B's requests are served between them.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,4 +55,3 @@ def test_a_sign_in_flood_leaves_another_accounts_p99_near_idle(
     assert busy99 < 2 * idle99 + MARGIN_MS, seen
     assert busy50 < 2 * idle50 + MEDIAN_MARGIN_MS, seen
     assert result["samples"][1] > 100, seen  # B got answers all along
-    assert statistics.fmean([idle50, busy50]) < 50, seen
