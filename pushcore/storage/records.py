@@ -21,13 +21,14 @@ from pushcore.domain.model import (
     Stream,
     Subscription,
 )
+from pushcore.domain.oidc import SignInCode, SignInFlow
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys", "health",
+    "idempotency_keys", "health", "oidc_flows", "oidc_codes",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -47,6 +48,9 @@ IDEMPOTENCY_KEYS = Table(
     # The answer's body, JSON, is held as text.
     codecs={"body": Codec("text", "{}.decode()", "{}.encode()")},
 )
+
+OIDC_FLOWS = Table("oidc_flows", SignInFlow)
+OIDC_CODES = Table("oidc_codes", SignInCode)
 
 
 def delivery_counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:
