@@ -4,9 +4,9 @@ Adapters (storage, clocks, gateways, URL guards) satisfy these structurally;
 fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
 module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
-``notifications``, ``queue``, ``streams``, ``idempotency`` (the repositories), ``oidc``
-(single sign-on's rows and the OpenID provider), ``delivery`` (gateways and the
-engine's observer and waker), ``web`` (URL checks).
+``notifications``, ``queue``, ``streams``, ``idempotency``, ``people`` (the
+repositories), ``oidc`` (single sign-on's rows and the OpenID provider),
+``delivery`` (gateways and the engine's observer and waker), ``web`` (URL checks).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -18,6 +18,7 @@ from pushcore.ports.notifications import (
     RetentionRepository,
 )
 from pushcore.ports.oidc import IdentityProvider, SignInRepository
+from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
@@ -42,7 +43,9 @@ __all__ = [
     "IdentityProvider",
     "Locks",
     "NotificationRepository",
+    "PasswordRepository",
     "Random",
+    "RefreshTokenRepository",
     "RetentionRepository",
     "SignInRepository",
     "Store",
