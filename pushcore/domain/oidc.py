@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from pushcore.domain import validation as v
+
 FLOW_TTL = timedelta(minutes=10)
 """How long a person has at the provider before the round trip is refused."""
 CODE_TTL = timedelta(seconds=60)
@@ -38,6 +40,8 @@ NEXT_MAX = 2000
 # The longest account id an identity provider's claim may give (as tokens.py's sub).
 ACCOUNT_MAX = 255
 SCOPE = "openid profile email"
+CALLBACK_PATH = "/api/auth/oidc/callback"
+"""Where the provider sends people back, under PUSHCORE_PUBLIC_URL: the redirect URI."""
 
 # A path of this site: one "/" then URL characters, none that a browser reads as
 # another host ("//", "\"), a fragment of its own or a control character.
@@ -165,3 +169,16 @@ class SignInCode:
     account_id: str
     created_at: datetime
     expires_at: datetime
+
+
+@attrs.frozen
+class SignInExchange:
+    """The one-time code a finished single sign-on left in the app's URL fragment."""
+
+    code: str = attrs.field(
+        validator=v.text(1, 100),
+        metadata=v.about(
+            "The code after `#signin=` (43 base64url characters); good once, for 60 s.",
+            example="Xb1tq0fJm3VYd5cK2lH9rWzE8sPaNo4uGyQ7iTjvDx6",
+        ),
+    )
