@@ -35,7 +35,11 @@ from pushcore.ports import Clock
 
 with warnings.catch_warnings():
     # Authlib prefers the httpx2 fork and warns when it falls back to httpx, which is
-    # what pushcore ships and what Authlib's client works on all the same.
+    # what pushcore ships and what Authlib's client works on all the same. Its module
+    # of warnings sets a process-wide filter when imported: imported in here, that
+    # filter goes when the block ends, after ours has silenced the one warning.
+    import authlib.deprecate  # noqa: F401
+
     warnings.simplefilter("ignore", DeprecationWarning)
     from authlib.integrations.base_client import OAuthError
     from authlib.integrations.httpx_client import AsyncOAuth2Client
