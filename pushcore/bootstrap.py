@@ -33,7 +33,15 @@ from pushcore.gateways.webpush import WebPushGateway
 from pushcore.outbound.guard import NetworkGuard, tls_context
 from pushcore.outbound.icons import HttpIconProbe
 from pushcore.outbound.oidc import OidcProvider
-from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
+from pushcore.ports import (
+    Clock,
+    Gateway,
+    IconProbe,
+    IdentityProvider,
+    IdGenerator,
+    Random,
+    Store,
+)
 from pushcore.runtime.datadir import secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -107,6 +115,7 @@ def build_services(
     random: Random | None = None,
     guard: NetworkGuard | None = None,
     icons: IconProbe | None = None,
+    identity_provider: IdentityProvider | None = None,
 ) -> Services:
     """Wire the services for ``settings``; any port may be overridden (tests pass fakes)."""
     clock = clock or SystemClock()
@@ -157,8 +166,8 @@ def build_services(
     oidc = None
     if settings.oidc_enabled:
         oidc = OidcService(
-            store, stamps, random, build_identity_provider(settings, clock), sessions,
-            settings.oidc_account_claim,
+            store, stamps, random, identity_provider or build_identity_provider(settings, clock),
+            sessions, settings.oidc_account_claim,
         )  # fmt: skip
     return Services(
         settings=settings,

@@ -17,28 +17,8 @@ from starlette.testclient import TestClient
 from pushcore import Services, build_services, load_settings
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore_http import create_app
-from tests.fakes.oidc_provider import (
-    CLIENT_ID,
-    CLIENT_SECRET,
-    FakeProvider,
-    ProviderTls,
-    provider_tls,
-    running_provider,
-    visit,
-)
-
-BASE = "http://testserver"
-
-
-@pytest.fixture
-def tls(tmp_path: Path) -> ProviderTls:
-    return provider_tls(tmp_path)
-
-
-@pytest.fixture
-def provider(tls: ProviderTls) -> Iterator[FakeProvider]:
-    with running_provider(tls.server, (BASE + CALLBACK_PATH,)) as fake:
-        yield fake
+from tests.fakes.oidc_provider import CLIENT_ID, CLIENT_SECRET, FakeProvider, ProviderTls, visit
+from tests.http.conftest import BASE
 
 
 @pytest.fixture
