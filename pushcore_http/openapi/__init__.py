@@ -16,6 +16,7 @@ from pushcore_http.openapi import (
     notifications,
     oidc,
     operations,
+    people,
     streams,
 )
 from pushcore_http.openapi._common import (
@@ -49,6 +50,7 @@ _RESOURCES = {
     ("Devices", "Devices that receive notifications."): devices,
     ("Notifications", "Schedule, inspect and cancel."): notifications,
     ("Streams", "Channels shared by a code."): streams,
+    ("People", "Sign-in, sessions and the signed-in account."): people,
     ("Single sign-on", "Sign-in with the OpenID provider, when configured."): oidc,
     ("Operations", "Health, metrics and this document."): operations,
 }

@@ -34,6 +34,7 @@ from pushcore.domain.inputs import (
     Subscribe,
 )
 from pushcore.domain.oidc import SignInExchange
+from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore.domain.scheduling import METADATA_MAX_BYTES
 from pushcore.domain.validation import NOT_BLANK, not_blank
 from pushcore_http.errors import status_for
@@ -51,6 +52,10 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "SignInExchange": partial(structure_request, SignInExchange),
     "StreamSend": partial(structure_request, StreamSend),
     "Subscribe": partial(structure_request, Subscribe),
+    "SignIn": partial(structure_request, SignIn),
+    "SignUp": partial(structure_request, SignUp),
+    "SessionRefresh": partial(structure_request, SessionRefresh),
+    "PasswordChange": partial(structure_request, PasswordChange),
 }
 
 DOCUMENT = openapi_document()
