@@ -35,6 +35,8 @@ import trustme
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from tests.fakes.serving import serving
+
 CLIENT_ID = "pushcore"
 CLIENT_SECRET = "fake-client-secret-0123456789abcdef"
 CODE_SECONDS = 60
@@ -254,14 +256,8 @@ def running_provider(
     server = _Server((fake.host, 0), _handler(fake))
     fake.port = server.server_address[1]
     server.socket = cert.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
-    # A short poll interval makes shutdown() quick (the default waits up to 0.5 s).
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @attrs.frozen

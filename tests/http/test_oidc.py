@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -15,23 +16,45 @@ from joserfc.jwk import RSAKey
 from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
+from pushcore.config import Settings
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore_http import create_app
 from tests.fakes.oidc_provider import CLIENT_ID, CLIENT_SECRET, FakeProvider, ProviderTls, visit
 from tests.http.conftest import BASE
 
 
-@pytest.fixture
-def sso(tmp_path: Path, tls: ProviderTls, provider: FakeProvider) -> Iterator[Services]:
-    settings = load_settings(
+def sso_settings(
+    data_dir: Path, tls: ProviderTls, issuer: str, public_url: str = BASE, **settings: Any
+) -> Settings:
+    """Single sign-on at ``issuer``, trusting the test CA (and any other ``settings``)."""
+    return load_settings(
         env={},
-        data_dir=tmp_path / "data",
-        public_url=BASE + "/",
-        oidc_issuer=provider.issuer,
+        data_dir=data_dir,
+        public_url=public_url,
+        oidc_issuer=issuer,
         oidc_client_id=CLIENT_ID,
         oidc_client_secret=CLIENT_SECRET,
-        oidc_name="Example SSO",
         ca_file=tls.ca_file,
+        **settings,
+    )
+
+
+@contextmanager
+def sso_app(data_dir: Path, tls: ProviderTls, issuer: str, **settings: Any) -> Iterator[TestClient]:
+    """An app of its own with :func:`sso_settings`."""
+    services = build_services(sso_settings(data_dir, tls, issuer, **settings))
+    try:
+        with TestClient(create_app(services, run_engine=False), follow_redirects=False) as client:
+            yield client
+    finally:
+        services.close()
+
+
+@pytest.fixture
+def sso(tmp_path: Path, tls: ProviderTls, provider: FakeProvider) -> Iterator[Services]:
+    # A trailing slash on the public URL is not doubled in the redirect URI.
+    settings = sso_settings(
+        tmp_path / "data", tls, provider.issuer, public_url=BASE + "/", oidc_name="Example SSO"
     )
     services = build_services(settings)
     yield services
@@ -151,24 +174,10 @@ def test_a_sign_in_ends_in_a_session_whose_token_works(
 def test_the_account_claim_is_configurable(
     tmp_path: Path, tls: ProviderTls, provider: FakeProvider
 ) -> None:
-    settings = load_settings(
-        env={},
-        data_dir=tmp_path / "other",
-        public_url=BASE,
-        oidc_issuer=provider.issuer,
-        oidc_client_id=CLIENT_ID,
-        oidc_client_secret=CLIENT_SECRET,
-        oidc_account_claim="email",
-        ca_file=tls.ca_file,
-    )
-    services = build_services(settings)
-    try:
-        with TestClient(create_app(services, run_engine=False), follow_redirects=False) as c:
-            landed = Browser(c, tls).sign_in()
-            session = Browser(c, tls).exchange(fragment(landed, "signin")).json()
-        assert session["account"]["id"] == "carol@example.com"
-    finally:
-        services.close()
+    with sso_app(tmp_path / "other", tls, provider.issuer, oidc_account_claim="email") as app:
+        landed = Browser(app, tls).sign_in()
+        session = Browser(app, tls).exchange(fragment(landed, "signin")).json()
+    assert session["account"]["id"] == "carol@example.com"
 
 
 @pytest.mark.parametrize(
@@ -274,23 +283,11 @@ def test_unknown_codes_are_refused(browser: Browser, code: str) -> None:
 
 
 def test_an_unreachable_provider_lands_in_the_app_told_so(tmp_path: Path, tls: ProviderTls) -> None:
-    settings = load_settings(
-        env={},
-        data_dir=tmp_path / "data",
-        public_url=BASE,
-        oidc_issuer="https://127.0.0.1:9",  # nothing listens on the discard port
-        oidc_client_id=CLIENT_ID,
-        oidc_client_secret=CLIENT_SECRET,
-        ca_file=tls.ca_file,
-    )
-    services = build_services(settings)
-    try:
-        with TestClient(create_app(services, run_engine=False), follow_redirects=False) as c:
-            answer = c.get("/api/auth/oidc/start")
-        assert answer.status_code == 302
-        assert answer.headers["location"] == BASE + "/app/#signin-error=provider"
-    finally:
-        services.close()
+    # Nothing listens on the discard port.
+    with sso_app(tmp_path / "data", tls, "https://127.0.0.1:9") as app:
+        answer = app.get("/api/auth/oidc/start")
+    assert answer.status_code == 302
+    assert answer.headers["location"] == BASE + "/app/#signin-error=provider"
 
 
 def test_without_configuration_there_is_no_single_sign_on(client: TestClient) -> None:
