@@ -3,6 +3,8 @@ browser's redirects followed by hand (start -> provider -> callback -> exchange)
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -295,3 +297,41 @@ def test_without_configuration_there_is_no_single_sign_on(client: TestClient) ->
     assert client.get("/api/auth/oidc/start", follow_redirects=False).status_code == 404
     refused = client.post("/api/auth/oidc/exchange", json={"code": "A" * 43})
     assert refused.status_code == 404
+
+
+def test_the_servers_debug_log_holds_no_secret_of_the_flow(
+    browser: Browser, provider: FakeProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    test_thread = threading.get_ident()
+    start = browser.start()
+    callback = browser.at_provider(start)
+    landed = browser.back(callback)
+    code = fragment(landed, "signin")
+    session = browser.exchange(code).json()
+    browser.exchange(code)  # refused: logged as a refusal, if at all
+    browser.back(callback)  # the state again: refused and logged
+    provider.claims_override = {"nonce": "x"}
+    browser.sign_in()  # refused at the nonce
+    # What the server wrote: the test's own client (the browser) logs its URLs too.
+    logged = "\n".join(
+        f"{r.name} {r.getMessage()} {r.exc_text or ''}"
+        for r in caplog.records
+        if r.thread != test_thread
+    )
+    assert "single sign-on refused: state" in logged
+    assert "single sign-on refused: nonce" in logged
+    query = parse_qs(urlsplit(callback).query)
+    cookies = [c.value for c in browser.client.cookies.jar if c.value]
+    secrets = [
+        *provider.secrets_seen,
+        CLIENT_SECRET,
+        query["state"][0],
+        query["code"][0],
+        parse_qs(urlsplit(start).query)["nonce"][0],
+        code,
+        session["accessToken"],
+        session["refreshToken"],
+        *cookies,
+    ]
+    assert [s[:12] for s in secrets if s in logged] == []
