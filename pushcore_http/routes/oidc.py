@@ -66,11 +66,13 @@ def _cookie_path(settings: Settings) -> str:
     return urlsplit(settings.public_base).path + CALLBACK_PATH
 
 
+@signin_limits.held_refusals
 async def start(request: Request) -> Response:
     """Leave for the provider; ``?next=`` is where to return (a path of this site)."""
     services = services_of(request)
     oidc = _oidc(services)
-    signin_limits.admit(request, None)
+    # Each start stores a round trip: a flood of them is refused per address.
+    signin_limits.admit_address(request)
     try:
         departure = await oidc.start(request.query_params.get("next"))
     except SignInFailed as failed:
@@ -111,12 +113,13 @@ async def callback(request: Request) -> Response:
     return response
 
 
+@signin_limits.held_refusals
 async def exchange(request: Request) -> Response:
     """A session for the one-time code of a finished sign-in."""
     services = services_of(request)
     oidc = _oidc(services)
+    signin_limits.admit_address(request)
     given = structure_request(SignInExchange, await read_json(request))
-    signin_limits.admit(request, None)
     session = await run_in_threadpool(oidc.exchange, given.code)
     return view_response(SessionView.of(session))
 
