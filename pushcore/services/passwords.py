@@ -9,6 +9,7 @@ taking the threads and cores other accounts' requests need.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import threading
@@ -40,10 +41,9 @@ HASHING_NICENESS = 10
 
 
 def _lower_priority() -> None:
-    try:
+    # Not on every platform: a nicety, not a need.
+    with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), HASHING_NICENESS)
-    except (AttributeError, OSError):  # not on every platform; a nicety, not a need
-        pass
 
 
 def default_workers() -> int:
