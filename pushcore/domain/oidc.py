@@ -59,6 +59,7 @@ class SignInError(enum.StrEnum):
     PROVIDER = "provider"  # the provider could not be reached, or refused the code
     TOKEN = "token"  # noqa: S105 (a reason word) the ID token did not verify (signature, issuer, audience)
     ACCOUNT = "account"  # the ID token has no usable account id in the configured claim
+    UNAVAILABLE = "unavailable"  # this server's database could not serve: try again
 
 
 class SignInFailed(Exception):

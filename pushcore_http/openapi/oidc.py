@@ -12,6 +12,14 @@ _NOT_CONFIGURED = api.refusal(
     e.NotFound("Single sign-on is not configured on this server"),
     "Single sign-on is not configured (PUSHCORE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET).",
 )
+# Each start and exchange takes from the address's sign-in bucket (signin_limits.py).
+_TOO_MANY = api.refusal(
+    e.RateLimited("Too many sign-ins from this address", 2),
+    "Too many sign-in attempts from this address.",
+    api.RETRY_AFTER,
+)
+# The navigations land in the app when the database cannot serve; the exchange is a 503.
+_LIMITED = api.merge(_TOO_MANY, api.shared("503"))
 _REASONS = ", ".join(f"`{reason.value}`" for reason in SignInError)
 
 
@@ -45,9 +53,11 @@ def operations() -> api.Json:
             _redirect(
                 "To the provider's authorization endpoint (code flow with PKCE S256, a state "
                 "and a nonce, scope `openid profile email`); or, when the provider cannot be "
-                "reached, to `/app/#signin-error=provider`."
+                "reached, to `/app/#signin-error=provider` (`unavailable` when the database "
+                "cannot serve)."
             )
-            | _NOT_CONFIGURED,
+            | _NOT_CONFIGURED
+            | _TOO_MANY,
             "A browser navigation, not an API call. The round trip's PKCE verifier is kept in "
             "an HttpOnly cookie for the callback; the round trip must end within 10 minutes.",
             parameters=[next_parameter],
@@ -70,7 +80,8 @@ def operations() -> api.Json:
             api.PUBLIC,
             api.answer(200, "A session, as `POST /api/auth/login` answers.", SessionView)
             | api.refusal(e.Unauthorized(INVALID_CODE), "Unknown, spent or expired code.")
-            | _NOT_CONFIGURED,
+            | _NOT_CONFIGURED
+            | _LIMITED,
             "The code from the fragment of the callback's redirect; it is spent.",
             body=SignInExchange,
         ),

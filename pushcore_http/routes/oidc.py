@@ -24,10 +24,11 @@ from starlette.routing import Route
 
 from pushcore.config import Settings
 from pushcore.converter import SessionView, structure_request
-from pushcore.domain.errors import NotFound
+from pushcore.domain.errors import NotFound, Unavailable
 from pushcore.domain.oidc import (
     CALLBACK_PATH,
     FLOW_TTL,
+    SignInError,
     SignInExchange,
     SignInFailed,
     failed_location,
@@ -62,6 +63,12 @@ def _redirect(location: str) -> RedirectResponse:
     return RedirectResponse(location, 302, headers=_PRIVATE)
 
 
+def _unavailable(base: str, exc: Unavailable) -> RedirectResponse:
+    # A navigation lands in the app, told so, rather than on a JSON 503 page.
+    log.warning("single sign-on: database unavailable: %s", exc.message)
+    return _redirect(failed_location(base, SignInError.UNAVAILABLE))
+
+
 def _cookie_path(settings: Settings) -> str:
     return urlsplit(settings.public_base).path + CALLBACK_PATH
 
@@ -78,6 +85,8 @@ async def start(request: Request) -> Response:
     except SignInFailed as failed:
         log.warning("single sign-on could not start: %s", failed)
         return _redirect(failed_location(services.settings.public_base, failed.reason))
+    except Unavailable as exc:
+        return _unavailable(services.settings.public_base, exc)
     response = _redirect(departure.url)
     response.set_cookie(
         cookie_name(departure.state),
@@ -106,6 +115,8 @@ async def callback(request: Request) -> Response:
     except SignInFailed as failed:
         log.warning("single sign-on refused: %s", failed)
         response = _redirect(failed_location(base, failed.reason))
+    except Unavailable as exc:
+        response = _unavailable(base, exc)
     if state:
         response.delete_cookie(
             cookie_name(state), path=_cookie_path(services.settings), httponly=True

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
 from pushcore.config import Settings
+from pushcore.domain.errors import Unavailable
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore_http import create_app
 from tests.fakes.oidc_provider import CLIENT_ID, CLIENT_SECRET, FakeProvider, ProviderTls, visit
@@ -335,3 +336,19 @@ def test_the_servers_debug_log_holds_no_secret_of_the_flow(
         *cookies,
     ]
     assert [s[:12] for s in secrets if s in logged] == []
+
+
+def test_a_database_that_cannot_serve_lands_in_the_app_told_so(
+    browser: Browser, sso: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    callback = browser.at_provider(browser.start())
+
+    def unavailable(*args: object) -> None:
+        raise Unavailable("The database cannot be reached; try again shortly")
+
+    assert sso.oidc is not None
+    monkeypatch.setattr(sso.store, "transaction", unavailable)
+    assert browser.back(callback) == BASE + "/app/#signin-error=unavailable"
+    assert browser.client.get("/api/auth/oidc/start").headers["location"] == (
+        BASE + "/app/#signin-error=unavailable"
+    )
