@@ -23,6 +23,7 @@ from pushcore.delivery import DeliveryEngine, EngineConfig
 from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
+from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.log import LogGateway
@@ -31,7 +32,16 @@ from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
 from pushcore.outbound.guard import NetworkGuard, tls_context
 from pushcore.outbound.icons import HttpIconProbe
-from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
+from pushcore.outbound.oidc import OidcProvider
+from pushcore.ports import (
+    Clock,
+    Gateway,
+    IconProbe,
+    IdentityProvider,
+    IdGenerator,
+    Random,
+    Store,
+)
 from pushcore.runtime.datadir import secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -48,6 +58,7 @@ from pushcore.services import (
     WakeHub,
 )
 from pushcore.services.auth import KeyCache
+from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.sessions import SessionService
@@ -104,6 +115,7 @@ def build_services(
     random: Random | None = None,
     guard: NetworkGuard | None = None,
     icons: IconProbe | None = None,
+    identity_provider: IdentityProvider | None = None,
 ) -> Services:
     """Wire the services for ``settings``; any port may be overridden (tests pass fakes)."""
     clock = clock or SystemClock()
@@ -151,6 +163,12 @@ def build_services(
         settings.refresh_token_ttl,
     )
     passwords = PasswordHashing()
+    oidc = None
+    if settings.oidc_enabled:
+        oidc = OidcService(
+            store, stamps, random, identity_provider or build_identity_provider(settings, clock),
+            sessions, settings.oidc_account_claim,
+        )  # fmt: skip
     return Services(
         settings=settings,
         store=store,
@@ -166,12 +184,26 @@ def build_services(
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
+        oidc=oidc,
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         hub=hub,
         # Generated on first run, so a web client can subscribe before
         # Web Push delivery is configured.
         vapid_public_key=load_or_create_vapid_key(settings.data_dir).public_key_b64url,
+    )
+
+
+def build_identity_provider(settings: Settings, clock: Clock) -> OidcProvider:
+    """The OpenID provider of single sign-on (PUSHCORE_OIDC_*); settings validated."""
+    issuer, client_id = settings.oidc_issuer, settings.oidc_client_id
+    secret = settings.oidc_client_secret
+    if not (issuer and client_id and secret):
+        raise ConfigError("PUSHCORE_OIDC_ISSUER: single sign-on is not configured")
+    redirect_uri = settings.public_base + CALLBACK_PATH
+    log.info("single sign-on with %s; redirect URI %s", issuer, redirect_uri)
+    return OidcProvider(
+        issuer, client_id, secret, redirect_uri, clock, tls_context(settings.ca_file)
     )
 
 

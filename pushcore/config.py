@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
 from pushcore.domain.errors import ConfigError
+from pushcore.domain.oidc import is_secure_url
 from pushcore.domain.retry import RetryPolicy
 
 # A retry schedule needing more tries than this is a misconfiguration.
@@ -82,11 +84,31 @@ class Settings:
     http_body_timeout: timedelta = timedelta(seconds=30)
     # Client connections open at once; 0: derived from the open-files limit.
     http_max_connections: int = 0
+    # Where people reach this server: scheme, host and any path prefix a proxy adds.
+    # Single sign-on needs it for its redirect URI (PUBLIC_URL/api/auth/oidc/callback):
+    # a request's own Host and scheme are the client's to say, and a proxy changes them.
+    public_url: str | None = None
+    # Single sign-on (OpenID Connect): on when the issuer, client id and secret are set.
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = attrs.field(default=None, repr=False)
+    oidc_name: str = "Single sign-on"
+    oidc_account_claim: str = "preferred_username"
 
     @property
     def effective_database_url(self) -> str:
         """The database URL, defaulting to the SQLite file in the data directory."""
         return self.database_url or f"sqlite:///{self.data_dir / 'pushcore.db'}"
+
+    @property
+    def oidc_enabled(self) -> bool:
+        """Whether single sign-on is configured (issuer, client id and secret)."""
+        return bool(self.oidc_issuer and self.oidc_client_id and self.oidc_client_secret)
+
+    @property
+    def public_base(self) -> str:
+        """PUSHCORE_PUBLIC_URL without its trailing slash ("" when unset)."""
+        return (self.public_url or "").rstrip("/")
 
     @property
     def effective_jwt_algorithms(self) -> tuple[str, ...]:
@@ -215,6 +237,7 @@ def validate(settings: Settings) -> None:
     _validate_delivery(settings)
     _validate_limits(settings)
     _validate_sessions(settings)
+    _validate_oidc(settings)
     if settings.vapid_subject and not settings.vapid_subject.startswith(("mailto:", "https://")):
         raise ConfigError("PUSHCORE_VAPID_SUBJECT: must be a mailto: or https: contact")
     if settings.apns_environment not in ("production", "sandbox"):
@@ -294,6 +317,45 @@ def _validate_http(settings: Settings) -> None:
         raise ConfigError(
             "PUSHCORE_HTTP_MAX_CONNECTIONS: must be 0 (from the open-files limit) or at least 2"
         )
+
+
+def _validate_oidc(settings: Settings) -> None:
+    if settings.public_url is not None:
+        parts = urlsplit(settings.public_url)
+        if (
+            parts.scheme not in ("https", "http")
+            or not parts.hostname
+            or parts.query
+            or parts.fragment
+            or "@" in parts.netloc
+        ):
+            raise ConfigError(
+                "PUSHCORE_PUBLIC_URL: must be an http(s) URL without a query or fragment,"
+                " such as https://push.example.com"
+            )
+    names = ("oidc_issuer", "oidc_client_id", "oidc_client_secret")
+    missing = [name for name in names if not getattr(settings, name)]
+    if len(missing) == len(names):
+        return
+    if missing:
+        raise ConfigError(
+            f"{_env_name(missing[0])}: single sign-on needs PUSHCORE_OIDC_ISSUER,"
+            " PUSHCORE_OIDC_CLIENT_ID and PUSHCORE_OIDC_CLIENT_SECRET together"
+        )
+    if not is_secure_url(settings.oidc_issuer or ""):
+        raise ConfigError(
+            "PUSHCORE_OIDC_ISSUER: must be an https:// URL (http:// only on a loopback host,"
+            " for trying things out)"
+        )
+    if settings.public_url is None:
+        raise ConfigError(
+            "PUSHCORE_PUBLIC_URL: single sign-on needs it: the provider sends people back to"
+            " PUBLIC_URL/api/auth/oidc/callback"
+        )
+    if not settings.oidc_account_claim.strip():
+        raise ConfigError("PUSHCORE_OIDC_ACCOUNT_CLAIM: must name a claim of the ID token")
+    if not 0 < len(settings.oidc_name) <= 100:
+        raise ConfigError("PUSHCORE_OIDC_NAME: must be 1 to 100 characters")
 
 
 def retry_policy(settings: Settings) -> RetryPolicy:

@@ -26,6 +26,7 @@ from pushcore_http.routes import (
     health,
     keys,
     notifications,
+    oidc,
     people,
     prometheus,
     streams,
@@ -64,6 +65,7 @@ def create_app(
             *streams.routes,
             *webpush.routes,
             *people.routes,
+            *oidc.routes,
         ],
         services,
         limits,
@@ -79,6 +81,8 @@ def create_app(
         exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},
         lifespan=_lifespan(services, engine if run_engine else None, run_engine, metrics),
     )
+    if services.settings.oidc_enabled:
+        oidc.hide_callback_queries()
     if services.settings.rate_limit > 0:
         setattr(app.state, signin_limits.STATE_KEY, signin_limits.SigninLimits())
     return _with_state(app, services, metrics)

@@ -1,14 +1,15 @@
 """Retention: the engine's process deletes settled history in small steady slices.
 
 Notifications settled more than ``keep`` ago go with their deliveries
-(PUSHCORE_RETENTION; 0 keeps everything), and the stats' minute buckets
-older than any window go too. Each batch is one short transaction of at most
-``batch`` deliveries and ``batch`` notifications, followed by a pause: on
-SQLite a claim of the engine waits for the one writer, so no batch may hold
-it for long. When a pass finds nothing more, the task rests a second: under
-a steady load each pass deletes about a second's worth, so a short retention
-takes effect within seconds, and a long one never piles up a minute's worth
-to delete in one burst (those bursts were the soak's p99 peaks).
+(PUSHCORE_RETENTION; 0 keeps everything), the stats' minute buckets older
+than any window go too, and so do expired refresh tokens and single sign-on
+rows. Each batch is one short transaction of at most ``batch`` deliveries
+and ``batch`` notifications, followed by a pause: on SQLite a claim of the
+engine waits for the one writer, so no batch may hold it for long. When a
+pass finds nothing more, the task rests a second: under a steady load each
+pass deletes about a second's worth, so a short retention takes effect
+within seconds, and a long one never piles up a minute's worth to delete in
+one burst (those bursts were the soak's p99 peaks).
 Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
 
 SQLite reuses the pages deleted rows free (its default, auto_vacuum off), so
@@ -64,6 +65,8 @@ class Retention:
             deleted += tx.idempotency_keys.delete_older_than(now - REPLAY_WINDOW, self.config.batch)
             # An expired refresh token is refused whatever its row says.
             deleted += tx.refresh_tokens.delete_expired(now, self.config.batch)
+            # Sign-in round trips and one-time codes are refused once expired anyway.
+            deleted += tx.sign_ins.delete_expired(now, self.config.batch)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
         return deleted

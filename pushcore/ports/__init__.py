@@ -5,8 +5,8 @@ fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
 module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
 ``notifications``, ``queue``, ``streams``, ``idempotency``, ``people`` (the
-repositories), ``delivery`` (gateways and the engine's observer and waker),
-``web`` (URL checks).
+repositories), ``oidc`` (single sign-on's rows and the OpenID provider),
+``delivery`` (gateways and the engine's observer and waker), ``web`` (URL checks).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -17,6 +17,7 @@ from pushcore.ports.notifications import (
     NotificationRepository,
     RetentionRepository,
 )
+from pushcore.ports.oidc import IdentityProvider, SignInRepository
 from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
@@ -39,12 +40,14 @@ __all__ = [
     "IconProbe",
     "IdGenerator",
     "IdempotencyRepository",
+    "IdentityProvider",
     "Locks",
     "NotificationRepository",
     "PasswordRepository",
     "Random",
     "RefreshTokenRepository",
     "RetentionRepository",
+    "SignInRepository",
     "Store",
     "StreamRepository",
     "SubscriptionRepository",

@@ -23,6 +23,7 @@ from pushcore.ports.notifications import (
     NotificationRepository,
     RetentionRepository,
 )
+from pushcore.ports.oidc import SignInRepository
 from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
@@ -147,6 +148,11 @@ class Transaction(Protocol):
     @property
     def idempotency_keys(self) -> IdempotencyRepository:
         """Idempotency-Key claims and the answers kept for replay."""
+        ...
+
+    @property
+    def sign_ins(self) -> SignInRepository:
+        """Single sign-on's round trips and one-time codes."""
         ...
 
 

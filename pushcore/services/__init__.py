@@ -19,6 +19,7 @@ from pushcore.services.notifications import (
     Page,
     WakeHub,
 )
+from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
 from pushcore.services.sessions import Session, SessionService
@@ -43,6 +44,8 @@ class Services:
     streams: StreamService
     tokens: TokenIssuer
     sessions: SessionService
+    # Single sign-on, when PUSHCORE_OIDC_* configure it.
+    oidc: OidcService | None
     people: PeopleService
     passwords: PasswordHashing
     hub: WakeHub
@@ -75,6 +78,7 @@ __all__ = [
     "Lookup",
     "NotificationDetail",
     "NotificationService",
+    "OidcService",
     "Page",
     "PasswordHashing",
     "PeopleService",

@@ -21,6 +21,7 @@ from pushcore.domain.model import (
     Stream,
     Subscription,
 )
+from pushcore.domain.oidc import SignInCode, SignInFlow
 from pushcore.domain.people import Password, RefreshToken
 from pushcore.storage.sql.rows import Codec, Table
 
@@ -28,7 +29,8 @@ from pushcore.storage.sql.rows import Codec, Table
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys", "health", "passwords", "refresh_tokens",
+    "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
+    "oidc_codes",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -50,6 +52,9 @@ IDEMPOTENCY_KEYS = Table(
     # The answer's body, JSON, is held as text.
     codecs={"body": Codec("text", "{}.decode()", "{}.encode()")},
 )
+
+OIDC_FLOWS = Table("oidc_flows", SignInFlow)
+OIDC_CODES = Table("oidc_codes", SignInCode)
 
 
 def delivery_counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:

@@ -14,6 +14,7 @@ from pushcore_http.openapi import (
     idempotency,
     keys,
     notifications,
+    oidc,
     operations,
     people,
     streams,
@@ -50,6 +51,7 @@ _RESOURCES = {
     ("Notifications", "Schedule, inspect and cancel."): notifications,
     ("Streams", "Channels shared by a code."): streams,
     ("People", "Sign-in, sessions and the signed-in account."): people,
+    ("Single sign-on", "Sign-in with the OpenID provider, when configured."): oidc,
     ("Operations", "Health, metrics and this document."): operations,
 }
 

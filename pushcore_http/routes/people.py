@@ -18,6 +18,7 @@ from pushcore.converter import (
     AccountView,
     AuthMethodsView,
     DoneView,
+    OidcMethodView,
     SessionView,
     structure_request,
 )
@@ -33,7 +34,8 @@ from pushcore_http.routes import services_of, view_response
 async def methods(request: Request) -> Response:
     """How people can sign in here."""
     settings = services_of(request).settings
-    return view_response(AuthMethodsView(password=True, signup=settings.signup, oidc=None))
+    oidc = OidcMethodView(name=settings.oidc_name) if settings.oidc_enabled else None
+    return view_response(AuthMethodsView(password=True, signup=settings.signup, oidc=oidc))
 
 
 @public

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import socket
 import ssl
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ from pushcore.domain.outcomes import Dispatch
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.outbound.guard import NetworkGuard
 from tests.fakes.receiver import Receiver, _handler
+from tests.fakes.serving import serving
 
 CREATED = datetime(2026, 11, 21, 9, 0, 0, tzinfo=UTC)
 SCHEDULED = datetime(2026, 11, 21, 10, 15, 30, 123456, tzinfo=UTC)
@@ -164,25 +164,13 @@ class HttpsReceiver:
 
 
 @contextmanager
-def _serving(server: ThreadingHTTPServer) -> Iterator[None]:
-    # A short poll interval makes shutdown() quick (the default waits up to 0.5 s).
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@contextmanager
 def running_fast_receiver() -> Iterator[Receiver]:
     """``tests.fakes.receiver``'s receiver, served with a backlog for many clients at once
     (socketserver's default of 5 resets connections) and a quick shutdown."""
     receiver = Receiver()
     server = _Server((receiver.host, 0), _handler(receiver))
     receiver.port = server.server_address[1]
-    with _serving(server):
+    with serving(server):
         yield receiver
 
 
@@ -204,5 +192,5 @@ def running_https_receiver(tls: Tls, cert_name: str) -> Iterator[HttpsReceiver]:
 
     context.sni_callback = remember_sni
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    with _serving(server):
+    with serving(server):
         yield https

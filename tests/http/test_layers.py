@@ -42,6 +42,12 @@ PUBLIC = {
     ("POST", "/api/auth/refresh"),
     ("POST", "/api/auth/logout"),
     ("POST", "/api/auth/signup"),
+    # Single sign-on: the provider's round trip and the one-time code's exchange.
+    ("GET", "/api/auth/oidc/start"),
+    ("HEAD", "/api/auth/oidc/start"),
+    ("GET", "/api/auth/oidc/callback"),
+    ("HEAD", "/api/auth/oidc/callback"),
+    ("POST", "/api/auth/oidc/exchange"),
 }
 # POSTs with an account whose answers are not kept for replay: a password change
 # (nothing to replay, and its body, which holds passwords, is not to be hashed and kept).

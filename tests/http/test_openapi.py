@@ -299,6 +299,10 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("get", "/metrics", None, 200)
     call("get", "/openapi.json", None, 200)
     call("get", "/docs", None, 200)
+    # Single sign-on is not configured here (tests/http/test_oidc.py takes it end to end).
+    call("get", "/api/auth/oidc/start", None, 404)
+    call("get", "/api/auth/oidc/callback", None, 404)
+    call("post", "/api/auth/oidc/exchange", None, 404)
 
     documented = {(method, path) for method, path, _ in operations(document)}
     assert documented - visited == set(), "operations the tour does not exercise"

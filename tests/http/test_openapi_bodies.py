@@ -33,6 +33,7 @@ from pushcore.domain.inputs import (
     StreamSend,
     Subscribe,
 )
+from pushcore.domain.oidc import SignInExchange
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore.domain.scheduling import METADATA_MAX_BYTES
 from pushcore.domain.validation import NOT_BLANK, not_blank
@@ -48,6 +49,7 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "NewNotification": partial(structure_request, NewNotification),
     "NewNotificationBatch": structure_batch,
     "NewStream": partial(structure_request, NewStream),
+    "SignInExchange": partial(structure_request, SignInExchange),
     "StreamSend": partial(structure_request, StreamSend),
     "Subscribe": partial(structure_request, Subscribe),
     "SignIn": partial(structure_request, SignIn),

@@ -12,6 +12,7 @@ from pushcore.storage.sql.counters import Tally
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.notifications import Notifications, Progress
+from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
@@ -101,6 +102,7 @@ class Transaction:
         self.engines = Engines(sql)
         self.health = Health(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
+        self.sign_ins = SignIns(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -1,0 +1,169 @@
+"""Single sign-on (OpenID Connect): leave for the provider, come back, sign in.
+
+Three calls, each of which any API process on the database can answer (every
+piece of a sign-in's state is a row, taken once, see :mod:`pushcore.domain.oidc`):
+
+- :meth:`OidcService.start` makes the round trip's secrets, stores their
+  hashes and gives the provider's authorization URL, and the PKCE verifier
+  for the browser to keep;
+- :meth:`OidcService.finish` takes the round trip back (its state), redeems
+  the code at the provider, checks the ID token's nonce, creates the account
+  on its first sign-in and leaves a one-time code for the app;
+- :meth:`OidcService.exchange` turns that code into a session.
+
+The provider's legs are coroutines (the HTTP API awaits them, holding no
+thread); the database calls run on worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import attrs
+from anyio import to_thread
+
+from pushcore.domain.errors import Unauthorized
+from pushcore.domain.model import Account, Plan
+from pushcore.domain.oidc import (
+    CODE_TTL,
+    FLOW_TTL,
+    SignInCode,
+    SignInError,
+    SignInFailed,
+    SignInFlow,
+    account_from_claims,
+    hash_secret,
+    is_well_formed_secret,
+    matches,
+    new_secret,
+    safe_next,
+)
+from pushcore.ports import Clock, IdentityProvider, Random, Store, Transaction
+from pushcore.services.sessions import Session, SessionService
+
+log = logging.getLogger("pushcore.oidc")
+
+T = TypeVar("T")
+
+INVALID_CODE = "Invalid or expired sign-in code"
+# A state longer than any we make is refused without a look in the database.
+STATE_MAX = 200
+# What a provider's error parameter may add to a log line (it is the provider's text).
+ERROR_WORD_MAX = 64
+
+
+@attrs.frozen
+class Departure:
+    """Where to send the browser, and the verifier it keeps until it comes back
+    (with the round trip's state, by which it finds it again)."""
+
+    url: str
+    state: str = attrs.field(repr=False)
+    verifier: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class Arrival:
+    """A finished sign-in: the path to return to, and the one-time code for the app."""
+
+    next_path: str
+    code: str = attrs.field(repr=False)
+    account_id: str
+
+
+class OidcService:
+    """Sign-in with the configured OpenID provider."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        random: Random,
+        provider: IdentityProvider,
+        sessions: SessionService,
+        account_claim: str,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._random = random
+        self._provider = provider
+        self._sessions = sessions
+        self._claim = account_claim
+
+    async def start(self, next_path: str | None) -> Departure:
+        """A new round trip returning to ``next_path`` (a path of this site, else the
+        app). SignInFailed(provider) when the provider's metadata cannot be had."""
+        state, nonce, verifier = (new_secret(self._random.randbelow) for _ in range(3))
+        # The provider first: when it cannot be reached, nothing is stored.
+        url = await self._provider.authorization_url(state, nonce, verifier)
+        now = self._clock.now()
+        flow = SignInFlow(
+            state_hash=hash_secret(state),
+            nonce_hash=hash_secret(nonce),
+            verifier_hash=hash_secret(verifier),
+            next_path=safe_next(next_path),
+            created_at=now,
+            expires_at=now + FLOW_TTL,
+        )
+        await self._write(lambda tx: tx.sign_ins.add_flow(flow))
+        return Departure(url, state, verifier)
+
+    async def finish(
+        self, state: str | None, code: str | None, error: str | None, verifier: str | None
+    ) -> Arrival:
+        """The end of a round trip: the callback's ``state``, ``code`` and ``error``
+        parameters, and the ``verifier`` the browser kept. SignInFailed with the
+        reason when it signs nobody in; the round trip is spent either way."""
+        if not state or len(state) > STATE_MAX:
+            raise SignInFailed(SignInError.STATE, "no state")
+        flow = await self._write(lambda tx: tx.sign_ins.take_flow(hash_secret(state)))
+        if flow is None:
+            raise SignInFailed(SignInError.STATE, "unknown or spent state")
+        if error is not None:
+            word = "".join(c for c in error[:ERROR_WORD_MAX] if c.isalnum() or c == "_")
+            reason = SignInError.DENIED if word == "access_denied" else SignInError.PROVIDER
+            raise SignInFailed(reason, f"the provider answered {word!r}")
+        flow.check_fresh(self._clock.now())
+        # The browser that started holds the verifier: another's callback (a
+        # forged or leaked URL) has none, or the wrong one.
+        if verifier is None or not matches(verifier, flow.verifier_hash):
+            raise SignInFailed(SignInError.STATE, "the round trip began in another browser")
+        if not code:
+            raise SignInFailed(SignInError.PROVIDER, "the provider sent no code")
+        claims = await self._provider.redeem(code, verifier)
+        flow.check_nonce(claims)
+        account_id = account_from_claims(claims, self._claim)
+        one_time = new_secret(self._random.randbelow)
+        await self._write(self._land(account_id, one_time))
+        log.info("single sign-on: %s signed in", account_id)
+        return Arrival(flow.next_path, one_time, account_id)
+
+    def exchange(self, code: str) -> Session:
+        """A session for the one-time code of a finished sign-in, which is spent;
+        Unauthorized when it is unknown, spent or past its minute."""
+        if not is_well_formed_secret(code):
+            raise Unauthorized(INVALID_CODE)
+        with self._store.transaction() as tx:
+            found = tx.sign_ins.take_code(hash_secret(code))
+            if found is None or self._clock.now() >= found.expires_at:
+                raise Unauthorized(INVALID_CODE)
+            return self._sessions.start(found.account_id, tx)
+
+    def _land(self, account_id: str, code: str) -> Callable[[Transaction], None]:
+        now = self._clock.now()
+
+        def land(tx: Transaction) -> None:
+            # Created on its first sign-in, on the free plan, as a JWKS token's account is.
+            tx.accounts.ensure(Account(account_id, Plan.FREE, now))
+            tx.sign_ins.add_code(SignInCode(hash_secret(code), account_id, now, now + CODE_TTL))
+
+        return land
+
+    async def _write(self, work: Callable[[Transaction], T]) -> T:
+        def run() -> T:
+            with self._store.transaction() as tx:
+                return work(tx)
+
+        return await to_thread.run_sync(run)

@@ -1,0 +1,169 @@
+"""/api/auth/oidc/*: single sign-on with the OpenID provider of PUSHCORE_OIDC_*.
+
+``start`` and ``callback`` are the browser's navigations: they answer with
+redirects, and every failure of a callback lands in the app with
+``#signin-error=REASON``, never a JSON error page. ``exchange`` is the app's
+POST that turns the one-time code into a session.
+
+The PKCE verifier rides in a cookie from ``start`` to ``callback``: HttpOnly,
+SameSite=Lax (the provider's redirect back is a cross-site navigation, which a
+Strict cookie would not follow), Secure when PUSHCORE_PUBLIC_URL is https,
+scoped to the callback's path and named after its round trip, so that two
+sign-ins begun in two tabs do not overwrite each other's.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from pushcore.config import Settings
+from pushcore.converter import SessionView, structure_request
+from pushcore.domain.errors import NotFound, Unavailable
+from pushcore.domain.oidc import (
+    CALLBACK_PATH,
+    FLOW_TTL,
+    SignInError,
+    SignInExchange,
+    SignInFailed,
+    failed_location,
+    hash_secret,
+    signed_in_location,
+)
+from pushcore.services import OidcService, Services
+from pushcore_http import signin_limits
+from pushcore_http.auth import public
+from pushcore_http.body import read_json
+from pushcore_http.routes import services_of, view_response
+
+log = logging.getLogger("pushcore.oidc")
+
+COOKIE_PREFIX = "pushcore_oidc_"
+# Neither the provider's page nor the app may be handed these URLs in a Referer,
+# and no cache may keep a redirect that carries a code.
+_PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def cookie_name(state: str) -> str:
+    """The cookie holding the verifier of the round trip with this state."""
+    return COOKIE_PREFIX + hash_secret(state)[:16]
+
+
+def _oidc(services: Services) -> OidcService:
+    if services.oidc is None:
+        raise NotFound("Single sign-on is not configured on this server")
+    return services.oidc
+
+
+def _redirect(location: str) -> RedirectResponse:
+    return RedirectResponse(location, 302, headers=_PRIVATE)
+
+
+def _unavailable(base: str, exc: Unavailable) -> RedirectResponse:
+    # A navigation lands in the app, told so, rather than on a JSON 503 page.
+    log.warning("single sign-on: database unavailable: %s", exc.message)
+    return _redirect(failed_location(base, SignInError.UNAVAILABLE))
+
+
+def _cookie_path(settings: Settings) -> str:
+    return urlsplit(settings.public_base).path + CALLBACK_PATH
+
+
+@public
+@signin_limits.held_refusals
+async def start(request: Request) -> Response:
+    """Leave for the provider; ``?next=`` is where to return (a path of this site)."""
+    services = services_of(request)
+    oidc = _oidc(services)
+    # Each start stores a round trip: a flood of them is refused per address.
+    signin_limits.admit_address(request)
+    try:
+        departure = await oidc.start(request.query_params.get("next"))
+    except SignInFailed as failed:
+        log.warning("single sign-on could not start: %s", failed)
+        return _redirect(failed_location(services.settings.public_base, failed.reason))
+    except Unavailable as exc:
+        return _unavailable(services.settings.public_base, exc)
+    response = _redirect(departure.url)
+    response.set_cookie(
+        cookie_name(departure.state),
+        departure.verifier,
+        max_age=int(FLOW_TTL.total_seconds()),
+        path=_cookie_path(services.settings),
+        secure=services.settings.public_base.startswith("https:"),
+        httponly=True,
+        samesite="lax",
+    )
+    return response
+
+
+@public
+async def callback(request: Request) -> Response:
+    """Back from the provider: to ``next`` with ``#signin=CODE``, or to the app with
+    ``#signin-error=REASON``."""
+    services = services_of(request)
+    oidc = _oidc(services)
+    base = services.settings.public_base
+    query = request.query_params
+    state = query.get("state")
+    verifier = request.cookies.get(cookie_name(state)) if state else None
+    try:
+        arrival = await oidc.finish(state, query.get("code"), query.get("error"), verifier)
+        response = _redirect(signed_in_location(base, arrival.next_path, arrival.code))
+    except SignInFailed as failed:
+        log.warning("single sign-on refused: %s", failed)
+        response = _redirect(failed_location(base, failed.reason))
+    except Unavailable as exc:
+        response = _unavailable(base, exc)
+    if state:
+        response.delete_cookie(
+            cookie_name(state), path=_cookie_path(services.settings), httponly=True
+        )
+    return response
+
+
+@public
+@signin_limits.held_refusals
+async def exchange(request: Request) -> Response:
+    """A session for the one-time code of a finished sign-in."""
+    services = services_of(request)
+    oidc = _oidc(services)
+    signin_limits.admit_address(request)
+    given = structure_request(SignInExchange, await read_json(request))
+    session = await run_in_threadpool(oidc.exchange, given.code)
+    return view_response(SessionView.of(session))
+
+
+class HideCallbackQueries(logging.Filter):
+    """uvicorn's access log (PUSHCORE_ACCESS_LOG) writes each request's path with its
+    query; the callback's query carries the authorization code and the state, which
+    no log may keep. Its line keeps the path and the status."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Let every record through, the callback's without its query."""
+        args = record.args
+        # uvicorn's args: client, method, path with query, HTTP version, status.
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            path = args[2]
+            if path.startswith(CALLBACK_PATH) and "?" in path:
+                record.args = (args[0], args[1], CALLBACK_PATH + "?(hidden)", *args[3:])
+        return True
+
+
+def hide_callback_queries(logger: logging.Logger | None = None) -> None:
+    """Install :class:`HideCallbackQueries` on uvicorn's access log (once)."""
+    logger = logger or logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, HideCallbackQueries) for f in logger.filters):
+        logger.addFilter(HideCallbackQueries())
+
+
+routes = [
+    Route("/api/auth/oidc/start", start, methods=["GET"]),
+    Route(CALLBACK_PATH, callback, methods=["GET"]),
+    Route("/api/auth/oidc/exchange", exchange, methods=["POST"]),
+]
