@@ -67,7 +67,10 @@ def login(
 
 
 def logout(ctx: typer.Context) -> None:
-    """End the session kept for the server at --url: revoked there, removed here."""
+    """End the session kept for the server at --url: revoked there, removed here.
+
+    Example: pushctl logout --url https://push.example.com
+    """
     url = _server(ctx, "logout")
     sessions = SessionFile()
     with sessions.locked():

@@ -20,12 +20,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("cli-login") / "data")
-    s.start()
-    try:
+    with Server.running(tmp_path_factory.mktemp("cli-login") / "data") as s:
         yield s
-    finally:
-        s.stop()
 
 
 class Pushctl:
@@ -42,6 +38,7 @@ class Pushctl:
     def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "pushcore_cli.main", "--url", self.server.base, *args],
+            check=False,
             input=stdin,
             capture_output=True,
             text=True,
@@ -66,7 +63,7 @@ def test_login_keeps_a_private_session_that_later_commands_use(
     name = person(server)
     done = pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n")
     assert done.returncode == 0, done.stderr
-    assert f"Signed in to {server.base} as {name}" in done.stdout
+    assert f"Signed in to {server.base} as {name}" in done.stderr
     saved = pushctl.saved()
     # No token on the terminal; the file and its directory are the user's alone.
     assert str(saved["access_token"]) not in done.stdout + done.stderr
@@ -82,19 +79,18 @@ def test_login_keeps_a_private_session_that_later_commands_use(
 
 
 def test_streams_subscribe_by_code_after_login(server: Server, pushctl: Pushctl) -> None:
-    publisher = Pushctl(server, pushctl.file.parent.parent / "publisher")
-    owner, subscriber = person(server), person(server)
-    assert publisher("login", owner, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
-    stream = json.loads(publisher("streams", "create", "--name", "Releases", "--json").stdout)
+    # Someone else's stream (made with their API key), and its code shared.
+    publisher = server.key(person(server))
+    made = server.request("POST", "/api/streams", json={"name": "Releases"}, headers=publisher)
+    code = made.json()["code"]
+    subscriber = person(server)
     assert pushctl("login", subscriber, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
-    joined = pushctl("streams", "subscribe", stream["code"], "--json")
+    joined = pushctl("streams", "subscribe", code, "--json")
     assert joined.returncode == 0, joined.stderr
-    assert json.loads(joined.stdout)["stream"]["code"] == stream["code"]
+    assert json.loads(joined.stdout)["stream"]["code"] == code
 
 
-def test_a_run_after_expiry_renews_and_saves_the_new_pair(
-    server: Server, pushctl: Pushctl
-) -> None:
+def test_a_run_after_expiry_renews_and_saves_the_new_pair(server: Server, pushctl: Pushctl) -> None:
     name = person(server)
     assert pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
     before = pushctl.saved()
@@ -115,7 +111,7 @@ def test_logout_revokes_and_forgets_the_session(server: Server, pushctl: Pushctl
     refresh = str(pushctl.saved()["refresh_token"])
     done = pushctl("logout")
     assert done.returncode == 0, done.stderr
-    assert f"Signed out of {server.base}" in done.stdout
+    assert f"Signed out of {server.base}" in done.stderr
     assert server.base not in json.loads(pushctl.file.read_text())
     assert refresh_status(server, refresh) == 401
     # Signed out, a command has no credential and says so.
@@ -136,6 +132,7 @@ def test_login_needs_a_server(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")}
     done = subprocess.run(
         [sys.executable, "-m", "pushcore_cli.main", "login", "alice", "--password-stdin"],
+        check=False,
         input="whatever1\n",
         capture_output=True,
         text=True,

