@@ -14,6 +14,7 @@ from pushcore_cli.commands import (
     gateways,
     keys,
     listen,
+    login,
     notifications,
     serve,
     streams,
@@ -71,6 +72,8 @@ def root(
 app.command("serve")(serve.serve)
 app.command("worker")(worker.worker)
 app.add_typer(tokens.app, name="token")
+app.command("login")(login.login)
+app.command("logout")(login.logout)
 app.add_typer(accounts.app, name="accounts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(devices.app, name="devices")

@@ -6,5 +6,6 @@ exception tree.
 """
 
 from pushcore.client._client import AsyncClient, Client
+from pushcore.client._session import Session, Tokens
 
-__all__ = ["AsyncClient", "Client"]
+__all__ = ["AsyncClient", "Client", "Session", "Tokens"]

@@ -29,6 +29,7 @@ class Auth(enum.Enum):
     KEY = "key"  # an API key
     USER = "user"  # a JWT
     EITHER = "either"  # either; the key is sent when the client has both
+    NONE = "none"  # none: signing in (the body carries what proves who it is)
 
 
 @attrs.frozen

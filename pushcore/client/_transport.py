@@ -19,7 +19,8 @@ import httpx
 
 from pushcore.client._call import Auth, Call
 from pushcore.client._errors import error_for, retry_after
-from pushcore.domain.errors import ConnectionFailed, PushcoreError, ServerError
+from pushcore.client._session import Session
+from pushcore.domain.errors import ConnectionFailed, PushcoreError, ServerError, Unauthorized
 
 T = TypeVar("T")
 # What a sender hands back to Policy.attempts: None after a sleep (and to start).
@@ -48,20 +49,39 @@ class Policy:
 
     api_key: str | None = None
     token: str | None = None
+    # A signed-in client's tokens (Client.login): its access token is the token.
+    session: Session | None = None
     retries: int = 3
     backoff: float = 0.5  # seconds before the first retry, doubled on each next one
     max_backoff: float = 8.0
     # Jitter spreads out the retries of clients that failed together; a test can pin it.
     jitter: Callable[[], float] = random.random
 
+    def bearer(self) -> str | None:
+        """The token sent as Bearer: the session's access token, or the one given."""
+        return self.session.tokens.access_token if self.session is not None else self.token
+
+    def sends_token(self, call: Call[Any]) -> bool:
+        """Whether ``call`` carries the token (not the key, not nothing)."""
+        if call.auth is Auth.NONE or self.bearer() is None:
+            return False
+        return call.auth is Auth.USER or not self.api_key
+
+    def renews(self, call: Call[Any]) -> Session | None:
+        """The session to renew for ``call`` when its access token is the credential."""
+        return self.session if self.session is not None and self.sends_token(call) else None
+
     def headers(self, call: Call[Any]) -> dict[str, str]:
         """The credential the endpoint takes, or the one the client has; an Idempotency-Key."""
-        key = {"X-API-Key": self.api_key} if self.api_key else None
-        user = {"Authorization": f"Bearer {self.token}"} if self.token else None
-        # Without the credential an endpoint takes, send the other one so the
-        # server's 401 says which is needed.
-        first, second = (user, key) if call.auth is Auth.USER else (key, user)
-        headers = dict(first or second or {})
+        headers: dict[str, str] = {}
+        if call.auth is not Auth.NONE:
+            token = self.bearer()
+            key = {"X-API-Key": self.api_key} if self.api_key else None
+            user = {"Authorization": f"Bearer {token}"} if token else None
+            # Without the credential an endpoint takes, send the other one so the
+            # server's 401 says which is needed.
+            first, second = (user, key) if call.auth is Auth.USER else (key, user)
+            headers.update(first or second or {})
         if call.method == "POST":
             # One key per logical call, the same on every attempt of it.
             headers["Idempotency-Key"] = str(uuid.uuid4())
@@ -134,7 +154,29 @@ class Sender:
         self.policy = policy
 
     def send(self, call: Call[T]) -> T:
-        """The parsed answer, or the error tree's exception."""
+        """The parsed answer, or the error tree's exception; a session renewed as needed."""
+        session = self.policy.renews(call)
+        if session is None:
+            return self.attempt(call)
+        if session.due():
+            self.renew(session, session.tokens.refresh_token)
+        spent = session.tokens.refresh_token
+        try:
+            return self.attempt(call)
+        except Unauthorized:
+            # Expired early or signed with a key the server no longer has: renew once.
+            self.renew(session, spent)
+            return self.attempt(call)
+
+    def renew(self, session: Session, spent: str) -> None:
+        """Spend ``spent`` for a new pair, unless another thread already did."""
+        with session.exclusive():
+            renewal = session.renewal(spent)
+            if renewal is not None:
+                session.renewed(self.attempt(renewal))
+
+    def attempt(self, call: Call[T]) -> T:
+        """The answer of ``call``, retried as the policy says."""
         steps = self.policy.attempts(call, self.http)
         answer: Answer = None
         try:
@@ -159,9 +201,31 @@ class AsyncSender:
     def __init__(self, http: httpx.AsyncClient, policy: Policy) -> None:
         self.http = http
         self.policy = policy
+        self.renewing = asyncio.Lock()
 
     async def send(self, call: Call[T]) -> T:
-        """The parsed answer, or the error tree's exception."""
+        """The parsed answer, or the error tree's exception; a session renewed as needed."""
+        session = self.policy.renews(call)
+        if session is None:
+            return await self.attempt(call)
+        if session.due():
+            await self.renew(session, session.tokens.refresh_token)
+        spent = session.tokens.refresh_token
+        try:
+            return await self.attempt(call)
+        except Unauthorized:
+            await self.renew(session, spent)
+            return await self.attempt(call)
+
+    async def renew(self, session: Session, spent: str) -> None:
+        """Spend ``spent`` for a new pair, unless another task already did."""
+        async with self.renewing:
+            renewal = session.renewal(spent)
+            if renewal is not None:
+                session.renewed(await self.attempt(renewal))
+
+    async def attempt(self, call: Call[T]) -> T:
+        """The answer of ``call``, retried as the policy says."""
         steps = self.policy.attempts(call, self.http)
         answer: Answer = None
         try:

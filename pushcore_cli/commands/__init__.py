@@ -102,7 +102,7 @@ class CliState:
         ``--url``, of the app on the local services acting as ``account``."""
         if self._client is None:
             if self.url is not None:
-                self._client = Client(self.url, api_key=self.api_key, token=self.token)
+                self._client = self.remote_client(self.url)
             else:
                 # Imported here: only local account commands need the app.
                 from pushcore_cli.inprocess import local_client
@@ -110,6 +110,16 @@ class CliState:
                 assert account is not None
                 self._client = local_client(self.services, account)
         return self._client
+
+    def remote_client(self, url: str) -> Client:
+        """The client of ``url``: with the credentials given, else the session that
+        ``pushctl login`` saved for it (renewed by itself), else none."""
+        if self.given_credentials:
+            return Client(url, api_key=self.api_key, token=self.token)
+        # Imported here: the session file is only for remote commands.
+        from pushcore_cli.sessions import SessionFile
+
+        return Client(url, session=SessionFile().session(url))
 
     def close(self) -> None:
         """Close the services and the client if they were made."""

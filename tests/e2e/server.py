@@ -8,7 +8,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,17 @@ class Server:
                 pass
             time.sleep(0.1)
         raise RuntimeError("server did not start")
+
+    @classmethod
+    @contextmanager
+    def running(cls, data_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[Server]:
+        """A started server on ``data_dir``, stopped when the block ends (for fixtures)."""
+        server = cls(data_dir, env)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
 
     def start_worker(self, *args: str) -> subprocess.Popen[bytes]:
         """A `pushctl worker` (with ``args``) on the same data directory."""

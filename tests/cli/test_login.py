@@ -1,0 +1,143 @@
+"""pushctl login / logout: a session kept in the user's config directory, used by --url commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.client.test_login import PASSWORD, person, refresh_status
+from tests.e2e.server import Server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with Server.running(tmp_path_factory.mktemp("cli-login") / "data") as s:
+        yield s
+
+
+class Pushctl:
+    """pushctl as a person runs it: a process of its own, with its own config directory."""
+
+    def __init__(self, server: Server, home: Path) -> None:
+        self.server = server
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
+            "XDG_CONFIG_HOME": str(home),
+        }
+        self.file = home / "pushcore" / "sessions.json"
+
+    def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pushcore_cli.main", "--url", self.server.base, *args],
+            check=False,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+        )
+
+    def saved(self) -> dict[str, object]:
+        entry = json.loads(self.file.read_text())[self.server.base]
+        assert isinstance(entry, dict)
+        return entry
+
+
+@pytest.fixture
+def pushctl(server: Server, tmp_path: Path) -> Pushctl:
+    return Pushctl(server, tmp_path / "config")
+
+
+def test_login_keeps_a_private_session_that_later_commands_use(
+    server: Server, pushctl: Pushctl
+) -> None:
+    name = person(server)
+    done = pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n")
+    assert done.returncode == 0, done.stderr
+    assert f"Signed in to {server.base} as {name}" in done.stderr
+    saved = pushctl.saved()
+    # No token on the terminal; the file and its directory are the user's alone.
+    assert str(saved["access_token"]) not in done.stdout + done.stderr
+    assert str(saved["refresh_token"]) not in done.stdout + done.stderr
+    assert stat.S_IMODE(pushctl.file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(pushctl.file.parent.stat().st_mode) == 0o700
+
+    made = pushctl("keys", "create", "--name", "laptop", "--scope", "devices:read", "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["name"] == "laptop"
+    listed = pushctl("keys", "list", "--json")
+    assert [k["name"] for k in json.loads(listed.stdout)] == ["laptop"]
+
+
+def test_streams_subscribe_by_code_after_login(server: Server, pushctl: Pushctl) -> None:
+    # Someone else's stream (made with their API key), and its code shared.
+    publisher = server.key(person(server))
+    made = server.request("POST", "/api/streams", json={"name": "Releases"}, headers=publisher)
+    code = made.json()["code"]
+    subscriber = person(server)
+    assert pushctl("login", subscriber, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
+    joined = pushctl("streams", "subscribe", code, "--json")
+    assert joined.returncode == 0, joined.stderr
+    assert json.loads(joined.stdout)["stream"]["code"] == code
+
+
+def test_a_run_after_expiry_renews_and_saves_the_new_pair(server: Server, pushctl: Pushctl) -> None:
+    name = person(server)
+    assert pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
+    before = pushctl.saved()
+    data = json.loads(pushctl.file.read_text())
+    data[server.base]["expires_at"] = 0  # as if the access token ran out since
+    pushctl.file.write_text(json.dumps(data))
+    assert pushctl("keys", "list").returncode == 0
+    after = pushctl.saved()
+    assert after["refresh_token"] != before["refresh_token"]
+    # The next run uses the saved pair: it still works, so no token was spent twice.
+    assert pushctl("keys", "list").returncode == 0
+    assert pushctl.saved()["refresh_token"] == after["refresh_token"]
+
+
+def test_logout_revokes_and_forgets_the_session(server: Server, pushctl: Pushctl) -> None:
+    name = person(server)
+    assert pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
+    refresh = str(pushctl.saved()["refresh_token"])
+    done = pushctl("logout")
+    assert done.returncode == 0, done.stderr
+    assert f"Signed out of {server.base}" in done.stderr
+    assert server.base not in json.loads(pushctl.file.read_text())
+    assert refresh_status(server, refresh) == 401
+    # Signed out, a command has no credential and says so.
+    refused = pushctl("keys", "list")
+    assert refused.returncode == 1
+    assert "Authentication required" in refused.stderr
+
+
+def test_a_wrong_password_saves_nothing(server: Server, pushctl: Pushctl) -> None:
+    name = person(server)
+    done = pushctl("login", name, "--password-stdin", stdin="wrong password\n")
+    assert done.returncode == 1
+    assert "Invalid account or password" in done.stderr
+    assert not pushctl.file.exists()
+
+
+def test_login_needs_a_server(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pushcore_cli.main", "login", "alice", "--password-stdin"],
+        check=False,
+        input="whatever1\n",
+        capture_output=True,
+        text=True,
+        env={**env, "XDG_CONFIG_HOME": str(tmp_path)},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--url" in done.stderr
