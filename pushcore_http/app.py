@@ -22,6 +22,7 @@ from pushcore_http.routes import (
     devices,
     docs,
     health,
+    inbox,
     keys,
     notifications,
     prometheus,
@@ -55,6 +56,7 @@ def create_app(
         *devices.routes,
         *notifications.routes,
         *streams.routes,
+        *inbox.routes,
         *webpush.routes,
     ]
     app = Starlette(
@@ -113,6 +115,7 @@ def _lifespan(
             if running is not None and task is not None:
                 await running.stop()
                 await task
+            await services.live.aclose()
             # A readiness ping may still wait out the store's bounds (seconds).
             await app.state.readiness.finish(timeout=10.0)
             services.close()

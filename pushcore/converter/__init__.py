@@ -11,6 +11,14 @@ from pushcore.converter._schema import components, example, json_schema
 from pushcore.converter._views import DeletedView, View, from_json, to_json
 from pushcore.converter.batches import BatchCreatedView, NewNotificationBatch, structure_batch
 from pushcore.converter.devices import DeviceView, RegisteredDeviceView, device_json
+from pushcore.converter.inbox import (
+    DismissedEventView,
+    InboxEntryView,
+    InboxPageView,
+    ReadEventView,
+    SenderView,
+    UnreadView,
+)
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
     ApiKeyView,
@@ -57,20 +65,26 @@ __all__ = [
     "DeletedView",
     "DeliveryCountsView",
     "DeviceView",
+    "DismissedEventView",
+    "InboxEntryView",
+    "InboxPageView",
     "Last24hView",
     "LookupView",
     "NewNotificationBatch",
     "NotificationCreatedView",
     "NotificationPageView",
     "NotificationView",
+    "ReadEventView",
     "RegisteredDeviceView",
     "SendResultView",
+    "SenderView",
     "StatsView",
     "StreamDetailView",
     "StreamLabelView",
     "StreamRefView",
     "StreamSummaryView",
     "SubscriptionView",
+    "UnreadView",
     "View",
     "api_key_created_json",
     "api_key_json",

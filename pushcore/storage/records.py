@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pushcore.domain.idempotency import IdempotencyRecord
+from pushcore.domain.inbox import InboxEntry
 from pushcore.domain.model import (
     Account,
     ApiKey,
@@ -27,7 +28,7 @@ from pushcore.storage.sql.rows import Codec, Table
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys", "health",
+    "idempotency_keys", "health", "inbox",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -40,6 +41,7 @@ DELIVERIES = Table("deliveries", Delivery, columns={"lease_expires_at": "lease_u
 # deleted_at is the table's own: a deleted stream is no entity.
 STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
+INBOX = Table("inbox", InboxEntry)
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",
     IdempotencyRecord,
