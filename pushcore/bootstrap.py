@@ -267,7 +267,7 @@ def build_metrics(services: Services) -> Metrics:
     # Imported here: only the server needs prometheus_client, not every pushctl command.
     from pushcore.metrics import Metrics
 
-    return Metrics(services.store, services.clock)
+    return Metrics(services.store, services.clock, services.live)
 
 
 def build_engine(
