@@ -14,7 +14,7 @@ import httpx
 
 @attrs.frozen
 class Event:
-    """One event as received (``data`` decoded from JSON), and when (monotonic seconds)."""
+    """One event as received (``data`` decoded from JSON), and when (wall-clock seconds)."""
 
     event: str
     data: Any
@@ -55,7 +55,7 @@ class Listener:
                         if "event" in fields:
                             data = json.loads(fields.get("data", "null"))
                             self.events.append(
-                                Event(fields["event"], data, fields.get("id"), time.monotonic())
+                                Event(fields["event"], data, fields.get("id"), time.time())
                             )
                         fields = {}
                     elif not line.startswith(":"):
