@@ -87,7 +87,7 @@ def test_async_events_carry_reads_and_dismissals(live: LiveServer) -> None:
             read = await asyncio.wait_for(anext(events), 10)
             await client.inbox.dismiss(entry.id)
             dismissed = await asyncio.wait_for(anext(events), 10)
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
             return [entry, read, dismissed]
 
     entry, read, dismissed = asyncio.run(scenario())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 
 from pushcore.client._call import (
     AsyncResource,
@@ -61,7 +61,7 @@ class Inbox(SyncResource):
         """Every entry (only unread ones with ``unread=True``), newest first."""
         return every(lambda cursor: self.page(unread, cursor=cursor))
 
-    def events(self, since: str | None = None) -> Iterator[LiveEvent]:
+    def events(self, since: str | None = None) -> Generator[LiveEvent, None, None]:
         """The live channel, for ever: new entries (``InboxEntryView``), reads
         (``ReadEventView``) and dismissals (``DismissedEventView``), after the entry
         ``since`` (None: only new ones). Reconnects by itself, resuming after the last
@@ -97,7 +97,7 @@ class AsyncInbox(AsyncResource):
         """Every entry (only unread ones with ``unread=True``), newest first."""
         return every_async(lambda cursor: self.page(unread, cursor=cursor))
 
-    async def events(self, since: str | None = None) -> AsyncIterator[LiveEvent]:
+    async def events(self, since: str | None = None) -> AsyncGenerator[LiveEvent, None]:
         """:meth:`Inbox.events`, as an async iterator."""
         resume = Resume(since)
         while True:
