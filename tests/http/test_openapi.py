@@ -146,8 +146,11 @@ def test_every_example_matches_its_schema(document: Json) -> None:
 
 @pytest.fixture
 def app_api(tmp_path: Path) -> Iterator[Api]:
-    """An API-only app (nothing is delivered) with icons that need no network."""
-    services = build_services(load_settings(env={}, data_dir=tmp_path), icons=FakeIconProbe())
+    """An API-only app (nothing is delivered) with icons that need no network, and no
+    rate limits: the credential checks of every operation fail more than 50 times in a
+    second, past the failed-authentication burst (tests/http/test_limits.py tests it)."""
+    settings = load_settings(env={"PUSHCORE_RATE_LIMIT": "0"}, data_dir=tmp_path)
+    services = build_services(settings, icons=FakeIconProbe())
     with TestClient(create_app(services, run_engine=False)) as client:
         yield Api(client, services)
 
