@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
 from pushcore.domain.inbox import InboxItem, Read
 from pushcore.domain.scopes import Scope as ApiScope
+from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.ports import Clock
 from pushcore.services.inbox import parse_entry_id
@@ -33,10 +34,29 @@ RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+# What an entry shows of its notification, as JSON text, by notification id: a stream
+# send reaches thousands of channels with one notification, rendered once. A sent
+# notification's fields never change; the cache is cleared when it grows.
+_SHARED: dict[str, str] = {}
+_SHARED_MAX = 256
+_OWN = ("id", "deliveredAt", "readAt")  # the entry's own fields, first and last
+
+
 def frame(item: InboxItem) -> bytes:
     """The `notification` event of an entry; its id is what a client resumes from."""
-    data = _COMPACT.encode(to_json(InboxEntryView.of(item)))
-    return f"id: {item.entry.id}\nevent: notification\ndata: {data}\n\n".encode()
+    entry = item.entry
+    shared = _SHARED.get(entry.notification_id)
+    if shared is None:
+        data = to_json(InboxEntryView.of(item))
+        assert tuple(data)[:1] + tuple(data)[-2:] == _OWN  # the view's order
+        shared = _COMPACT.encode({k: v for k, v in data.items() if k not in _OWN})[1:-1]
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[entry.notification_id] = shared
+    read = None if entry.read_at is None else format_timestamp(entry.read_at)
+    own = f'"deliveredAt":"{format_timestamp(entry.delivered_at)}","readAt":{_COMPACT.encode(read)}'
+    data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
+    return f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
 
 
 def change_frame(change: object) -> bytes:
