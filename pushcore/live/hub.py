@@ -114,6 +114,7 @@ class LiveHub:
         self._channels: dict[str, set[Channel]] = defaultdict(set)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._poke: asyncio.Event | None = None
+        self._starting = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="pushcore-live")
@@ -145,12 +146,13 @@ class LiveHub:
 
         RateLimited when the account has its most channels open already.
         """
+        await self._start()
+        # No wait between the count and the registration: two opens cannot both pass.
         if len(self._channels.get(account_id, ())) >= self.limits.per_account:
             raise RateLimited(
                 f"At most {self.limits.per_account} live channels per account are open at once",
                 retry_after=2,
             )
-        await self._start()
         channel = Channel(
             account_id, key_id, self.position if since is None else since, self.limits.queue
         )
@@ -186,15 +188,19 @@ class LiveHub:
         return await asyncio.get_running_loop().run_in_executor(self._reader, read)
 
     async def _start(self) -> None:
-        if self._task is not None and not self._task.done():
-            return
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            self._loop, self._poke = loop, asyncio.Event()
-        self.position = await self._latest()
-        self._task = loop.create_task(self._run(), name="pushcore-live-hub")
-        if self._watch is not None and self._stop_watch is None:
-            self._stop_watch = self._watch(self.committed, self.changed)
+            self._loop, self._poke, self._starting = loop, asyncio.Event(), asyncio.Lock()
+        # One start at a time: two channels opening together must not start two loops.
+        async with self._starting:
+            if self._task is not None and not self._task.done():
+                return
+            self.position = await self._latest()
+            # Its first look comes after the caller registers its channel (no wait
+            # between this and the registration), or it would end at once.
+            self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+            if self._watch is not None and self._stop_watch is None:
+                self._stop_watch = self._watch(self.committed, self.changed)
 
     async def _latest(self) -> int:
         def read() -> int:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from pushcore import build_services, load_settings
+from pushcore.domain.errors import RateLimited
 from pushcore.domain.inbox import Dismissed, InboxEntry, InboxItem, Read, entry_id
 from pushcore.domain.inputs import InboxRead, NewStream, StreamSend
-from pushcore.live import LiveHub, LiveLimits
+from pushcore.live import Channel, LiveHub, LiveLimits
 from pushcore.runtime.system import SystemClock
 from pushcore.storage import open_store
 from pushcore.storage.sql.inbox import change_payloads, read_change
@@ -107,3 +108,25 @@ def test_long_reads_are_told_in_payloads_postgres_takes() -> None:
     assert [i for change in changes if isinstance(change, Read) for i in change.ids] == list(ids)
     assert read_change("") is None
     assert read_change(change_payloads("bob", Dismissed("inb_1"))[0]) == ("bob", Dismissed("inb_1"))
+
+
+def test_channels_opening_together_start_one_loop_and_keep_the_bound(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'db'}")
+    hub = LiveHub(store, SystemClock())
+
+    async def scenario() -> list[object]:
+        opened: list[object] = await asyncio.gather(
+            *(hub.open("alice", None, None) for _ in range(25)), return_exceptions=True
+        )
+        loops = [t for t in asyncio.all_tasks() if t.get_name() == "pushcore-live-hub"]
+        assert len(loops) == 1
+        await hub.aclose()
+        return opened
+
+    try:
+        opened = asyncio.run(scenario())
+    finally:
+        hub.close()
+        store.close()
+    assert sum(isinstance(o, Channel) for o in opened) == 20
+    assert sum(isinstance(o, RateLimited) for o in opened) == 5
