@@ -82,7 +82,7 @@ def main() -> None:
         data_dir = Path(tmp)
         settings = library_settings(data_dir)
         services = build_services(settings)
-        stream = services.streams.create("publisher", NewStream(name="Bench")).stream
+        stream = asyncio.run(services.streams.create("publisher", NewStream(name="Bench"))).stream
         accounts = [f"acct{i:05d}" for i in range(args.channels)]
         for account in accounts:
             services.streams.subscribe(account, stream.code)

@@ -27,7 +27,7 @@ from pushcore.live import Channel, LiveHub
 from pushcore.ports import Clock
 from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of
 from pushcore_http.routes import services_of
 
 RETRY = b"retry: 2000\n\n"
@@ -129,11 +129,12 @@ async def _events(
 class Events(HTTPEndpoint):
     """/api/inbox/events"""
 
+    @authenticated(Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
         ``?since=``) replays the entries after that one first."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         header = request.headers.get("last-event-id")
         since = request.query_params.get("since") or None
         after = None

@@ -72,13 +72,13 @@ def test_on_postgres_entries_reads_and_dismissals_reach_another_process_s_channe
     url = pg_cluster.create_database()
     settings = load_settings(env={"PUSHCORE_DATABASE_URL": url}, data_dir=tmp_path)
     here, there = build_services(settings), build_services(settings)
-    stream = there.streams.create("pub", NewStream(name="Deploys")).stream
+    stream = asyncio.run(there.streams.create("pub", NewStream(name="Deploys"))).stream
     there.streams.subscribe("alice", stream.code)
 
     async def scenario() -> list[object]:
         channel = await here.live.open("alice", None, None)
         await asyncio.sleep(0.5)  # listening by now
-        await asyncio.to_thread(there.streams.send, "pub", stream.id, StreamSend(title="t"))
+        await there.streams.send("pub", stream.id, StreamSend(title="t"))
         entry = await asyncio.wait_for(channel.queue.get(), 5)
         assert isinstance(entry, InboxItem)
         await asyncio.to_thread(there.inbox.read, "alice", InboxRead(ids=(entry.entry.id,)))
