@@ -26,10 +26,13 @@ from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
+from pushcore.gateways.live import LiveGateway
 from pushcore.gateways.log import LogGateway
 from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
+from pushcore.live import LiveHub
+from pushcore.live.hub import Watch
 from pushcore.outbound.guard import NetworkGuard, tls_context
 from pushcore.outbound.icons import HttpIconProbe
 from pushcore.outbound.oidc import OidcProvider
@@ -49,6 +52,7 @@ from pushcore.services import (
     AuthService,
     DeviceService,
     IdempotencyService,
+    InboxService,
     KeyService,
     NotificationService,
     Services,
@@ -63,7 +67,7 @@ from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
-from pushcore.storage import open_store
+from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
@@ -137,6 +141,7 @@ def build_services(
             per_account=settings.icon_checks_per_account,
         )
     hub = WakeHub()
+    live = LiveHub(store, stamps, watch=_inbox_watch(settings.effective_database_url))
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, hub)
 
@@ -180,7 +185,9 @@ def build_services(
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, icons, hub),
+        streams=StreamService(store, stamps, ids, random, icons, hub, live),
+        inbox=InboxService(store, stamps, live),
+        live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
@@ -207,8 +214,19 @@ def build_identity_provider(settings: Settings, clock: Clock) -> OidcProvider:
     )
 
 
+def _inbox_watch(url: str) -> Watch | None:
+    """How live channels hear of entries other processes commit: PostgreSQL's
+    LISTEN; None (the hub polls the latest entry's number) on SQLite."""
+    if not url.startswith(POSTGRES_SCHEMES):
+        return None
+    from pushcore.storage.postgres.listen import inbox_watch
+
+    return inbox_watch(url)
+
+
 def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
-    """A gateway per platform: webhook always; the others log and fail until configured.
+    """A gateway per platform: webhook and live always; the others log and fail until
+    configured.
 
     Configured credentials that do not load stop the start with a ConfigError
     naming the setting.
@@ -244,7 +262,7 @@ class PlatformSetup:
 
 # The one decision of whether each platform is configured: the engine's
 # gateways and `pushctl gateways` both read it, so they cannot disagree.
-# Webhooks need no credentials and are always on.
+# Webhooks and live devices need no credentials and are always on.
 PLATFORMS: tuple[PlatformSetup, ...] = (
     PlatformSetup(
         Platform.IOS,
@@ -278,7 +296,8 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
         tls=tls_context(settings.ca_file),
         host_concurrency=settings.webhook_host_concurrency,
     )
-    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
+    # Live devices are reached through the inbox, written before any send.
+    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook, Platform.LIVE: LiveGateway()}
     for setup in PLATFORMS:
         if setup.configured(settings):
             gateways[setup.platform] = setup.build(settings, clock)
@@ -294,7 +313,7 @@ def build_metrics(services: Services) -> Metrics:
     # Imported here: only the server needs prometheus_client, not every pushctl command.
     from pushcore.metrics import Metrics
 
-    return Metrics(services.store, services.clock)
+    return Metrics(services.store, services.clock, services.live)
 
 
 def build_engine(
@@ -329,6 +348,7 @@ def build_engine(
         owner,
         observer=metrics,
         retention=retention,
+        inbox=services.live,
     )
     if metrics is not None:
         metrics.watch_engine(engine)

@@ -13,6 +13,7 @@ import httpx
 from pushcore.client._session import Session, Tokens, login_call, logout_call
 from pushcore.client._transport import AsyncSender, Policy, Sender
 from pushcore.client.resources.devices import AsyncDevices, Devices
+from pushcore.client.resources.inbox import AsyncInbox, Inbox
 from pushcore.client.resources.keys import AsyncKeys, Keys
 from pushcore.client.resources.notifications import AsyncNotifications, Notifications
 from pushcore.client.resources.streams import AsyncStreams, Streams
@@ -61,6 +62,7 @@ class Client:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.inbox = Inbox(sender)
 
     @classmethod
     def login(
@@ -141,6 +143,7 @@ class AsyncClient:
         self.devices = AsyncDevices(sender)
         self.notifications = AsyncNotifications(sender)
         self.streams = AsyncStreams(sender)
+        self.inbox = AsyncInbox(sender)
 
     @classmethod
     async def login(

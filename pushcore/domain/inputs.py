@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
+from pushcore.domain.inbox import entry_seq
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
     BODY_MAX,
@@ -38,6 +39,7 @@ from pushcore.domain.scheduling import (
 from pushcore.domain.scopes import Scope
 
 EXAMPLE_FUTURE_TIME = "2036-01-01T00:00:00.000Z"
+LIVE_TOKEN_MAX = 200
 """An example for a time that must be in the future: one copied from the docs must work."""
 
 
@@ -79,14 +81,16 @@ class NewDevice:
             "`ios`: the APNs device token in hex (an even number of hex digits, at least 32). "
             "`android`: the FCM registration token. `web`: the push subscription's endpoint "
             "URL. `webhook`: the URL to POST to; a private, loopback or link-local host is "
-            "refused unless PUSHCORE_ALLOW_PRIVATE_NETWORKS is true.",
+            "refused unless PUSHCORE_ALLOW_PRIVATE_NETWORKS is true. `live`: any 1 to "
+            f"{LIVE_TOKEN_MAX} characters the client picks.",
             example="fcm-example-token",
         ),
     )
     platform: Platform = attrs.field(
         metadata=v.about(
-            "`ios` (APNs), `android` (FCM), `web` (Web Push) or `webhook` (an http(s) URL "
-            "pushcore POSTs the JSON payload to; UnifiedPush-compatible).",
+            "`ios` (APNs), `android` (FCM), `web` (Web Push), `webhook` (an http(s) URL "
+            "pushcore POSTs the JSON payload to; UnifiedPush-compatible) or `live` (an app "
+            "following the live channel, GET /api/inbox/events: reached once in the inbox).",
             example="android",
         )
     )
@@ -136,6 +140,9 @@ def device_errors(device: NewDevice) -> list[FieldError]:
     if device.platform is Platform.IOS:
         if not APNS_TOKEN.fullmatch(token):
             errors.append(FieldError("token", "must be an APNs device token in hex"))
+    elif device.platform is Platform.LIVE:
+        if len(token) > LIVE_TOKEN_MAX:
+            errors.append(FieldError("token", f"must be 1 to {LIVE_TOKEN_MAX} characters"))
     elif device.platform in (Platform.WEB, Platform.WEBHOOK):
         try:
             v.http_url(None, None, token)
@@ -281,3 +288,53 @@ class Subscribe:
     code: str = attrs.field(
         validator=v.text(1, 100), metadata=v.about("The stream's code.", example="falcon-7k2q")
     )
+
+
+INBOX_READ_MAX = 500
+
+
+def _entry_id(value: str) -> None:
+    if entry_seq(value) is None:
+        raise ValueError("must be an inbox entry id (inb_...)")
+
+
+def _entry_ids(value: tuple[str, ...]) -> None:
+    if not 1 <= len(value) <= INBOX_READ_MAX:
+        raise ValueError(f"must hold 1 to {INBOX_READ_MAX} ids, not {len(value)}")
+    for item in value:
+        _entry_id(item)
+
+
+# Crockford base32 of a number below 2**63 (domain/inbox.py).
+ENTRY_ID_PATTERN = "^inb_[0-7][0-9A-HJKMNP-TV-Z]{12}$"
+_ENTRY_ID = v.Rule(_entry_id, {"pattern": ENTRY_ID_PATTERN})
+
+
+@attrs.frozen
+class InboxRead:
+    """Entries to mark read: ``ids``, or ``upTo`` (that entry and every older one)."""
+
+    ids: tuple[str, ...] | None = attrs.field(
+        default=None,
+        validator=v.Rule(
+            _entry_ids,
+            {
+                "minItems": 1,
+                "maxItems": INBOX_READ_MAX,
+                "items": {"type": "string", "pattern": ENTRY_ID_PATTERN},
+            },
+        ),
+        metadata=v.about("The entries to mark read.", example=["inb_0000000000001"]),
+    )
+    up_to: str | None = attrs.field(
+        default=None,
+        validator=_ENTRY_ID,
+        metadata=v.about("Mark this entry and every older one read (instead of `ids`)."),
+    )
+
+
+def inbox_read_errors(request: InboxRead) -> list[FieldError]:
+    """Exactly one of ``ids`` and ``upTo``."""
+    if (request.ids is None) == (request.up_to is None):
+        return [FieldError("ids", "give either ids or upTo")]
+    return []

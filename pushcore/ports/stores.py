@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.idempotency import IdempotencyRepository
+from pushcore.ports.inbox import InboxRepository
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -153,6 +154,11 @@ class Transaction(Protocol):
     @property
     def sign_ins(self) -> SignInRepository:
         """Single sign-on's round trips and one-time codes."""
+        ...
+
+    @property
+    def inbox(self) -> InboxRepository:
+        """Inbox entries."""
         ...
 
 

@@ -12,6 +12,7 @@ from pushcore.converter import components
 from pushcore_http.openapi import (
     devices,
     idempotency,
+    inbox,
     keys,
     notifications,
     oidc,
@@ -52,6 +53,7 @@ _RESOURCES = {
     ("Streams", "Channels shared by a code."): streams,
     ("People", "Sign-in, sessions and the signed-in account."): people,
     ("Single sign-on", "Sign-in with the OpenID provider, when configured."): oidc,
+    ("Inbox", "What reached the account, and its live channel."): inbox,
     ("Operations", "Health, metrics and this document."): operations,
 }
 

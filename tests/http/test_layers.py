@@ -224,6 +224,8 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
             alice,
             notification,
         ),
+        # An entry id of nobody's: passed over, the unread count answered.
+        "/api/inbox/read": ("/api/inbox/read", bob, {"ids": ["inb_0000000000001"]}),
     }
 
 
