@@ -14,6 +14,7 @@ import aiohttp
 import attrs
 
 from pushcore.domain.addresses import IPAddress
+from pushcore.gateways.lanes import Lanes
 from pushcore.outbound.guard import NetworkGuard, Pinned
 
 
@@ -71,12 +72,64 @@ class BatchResolver:
         return self._tasks[key]
 
 
-def new_session(
-    tls: ssl.SSLContext | None, concurrency: int, timeout: aiohttp.ClientTimeout
-) -> aiohttp.ClientSession:
-    """An aiohttp session for a gateway (made inside the loop that will use it)."""
-    connector = aiohttp.TCPConnector(limit=concurrency, ssl=tls if tls is not None else True)
-    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)
+@attrs.frozen
+class Limits:
+    """How many posts a gateway makes at once: in all, to one host, for one account;
+    and how long one may wait for its turn before it is Deferred."""
+
+    concurrency: int
+    per_host: int
+    per_account: int
+    max_wait: float
+
+
+class Poster:
+    """What the webhook and Web Push gateways post through: one aiohttp session behind
+    the lanes that share its slots.
+
+    Requests wait for a slot in the lanes, not in aiohttp's pool, whose wait
+    would count against each request's own timeout and fail deliveries that were
+    only queued behind slower ones. The URLs are the accounts' choice, so the
+    lanes share the slots fairly by host (a push service its full share, a dead
+    host soon one) and by account (see gateways/lanes.py). ``unreachable`` are
+    the retry reasons that count against a host.
+    """
+
+    def __init__(
+        self,
+        tls: ssl.SSLContext | None,
+        timeout: aiohttp.ClientTimeout,
+        limits: Limits,
+        unreachable: frozenset[str],
+    ) -> None:
+        self._tls = tls
+        self._timeout = timeout
+        self._concurrency = limits.concurrency
+        self.lanes = Lanes(
+            concurrency=limits.concurrency,
+            host_concurrency=limits.per_host,
+            account_concurrency=limits.per_account,
+            max_wait=limits.max_wait,
+            unreachable=unreachable,
+        )
+        self._session: aiohttp.ClientSession | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        """The session; made on first use, since it belongs to the loop it is made in
+        (the engine's)."""
+        if self._session is None:
+            tls = self._tls if self._tls is not None else True
+            connector = aiohttp.TCPConnector(limit=self._concurrency, ssl=tls)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, trust_env=False
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
 
 # Answers are read (so the connection can be reused) up to this much: a receiver

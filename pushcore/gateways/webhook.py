@@ -28,12 +28,12 @@ from pushcore.domain.payload import neutral_payload
 from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
     BatchResolver,
-    new_session,
+    Limits,
+    Poster,
     post_pinned,
     retry_after_seconds,
     status_reason,
 )
-from pushcore.gateways.lanes import Lanes
 from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
 
@@ -63,27 +63,9 @@ class WebhookGateway:
     ) -> None:
         self._guard = guard
         self._clock = clock
-        self._tls = tls
-        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
-        self._concurrency = concurrency
-        # Requests wait for a slot in the lanes, not in aiohttp's pool, whose
-        # wait would count against the request's own timeout and fail
-        # deliveries that were only queued behind slower ones. The lanes share
-        # the slots fairly by host and by account (see gateways/lanes.py).
-        self._lanes = Lanes(
-            concurrency=concurrency,
-            host_concurrency=host_concurrency,
-            account_concurrency=account_concurrency,
-            max_wait=max_wait,
-            unreachable=UNREACHABLE,
-        )
-        self._session: aiohttp.ClientSession | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        # A session belongs to the loop it was made in: make it inside the engine's.
-        if self._session is None:
-            self._session = new_session(self._tls, self._concurrency, self._timeout)
-        return self._session
+        timeouts = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        limits = Limits(concurrency, host_concurrency, account_concurrency, max_wait)
+        self._poster = Poster(tls, timeouts, limits, UNREACHABLE)
 
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Post every dispatch concurrently (bounded); one outcome each."""
@@ -112,7 +94,7 @@ class WebhookGateway:
             )
             return await self._send_one(url, resolve(url), body, signed)
 
-        return self._lanes.send_each(dispatches, post)
+        return self._poster.lanes.send_each(dispatches, post)
 
     async def _send_one(
         self,
@@ -127,7 +109,7 @@ class WebhookGateway:
             return Failed(f"Webhook refused: {exc}")
         headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **signed}
         try:
-            answer = await post_pinned(self._client(), pin(url, address), body, headers)
+            answer = await post_pinned(self._poster.session(), pin(url, address), body, headers)
         except TimeoutError:
             return Retry(TIMED_OUT)
         except aiohttp.ClientError:
@@ -144,6 +126,4 @@ class WebhookGateway:
 
     async def aclose(self) -> None:
         """Close the session."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._poster.aclose()

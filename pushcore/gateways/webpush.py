@@ -33,12 +33,12 @@ from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry
 from pushcore.domain.payload import neutral_payload, shorten_to_fit
 from pushcore.gateways._http import (
     BatchResolver,
-    new_session,
+    Limits,
+    Poster,
     post_pinned,
     retry_after_seconds,
     status_reason,
 )
-from pushcore.gateways.lanes import Lanes
 from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
@@ -94,21 +94,9 @@ class WebPushGateway:
         self._subject = check_subject(subject)
         self._guard = guard
         self._clock = clock
-        self._tls = tls
-        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
-        self._concurrency = concurrency
-        # Requests wait for a slot in the lanes rather than in aiohttp's pool,
-        # whose wait would count against each request's own timeout. Endpoints
-        # are URLs the accounts chose: the lanes share the slots fairly by host
-        # (a push service's full share, a dead host soon one) and by account.
-        self._lanes = Lanes(
-            concurrency=concurrency,
-            host_concurrency=host_concurrency,
-            account_concurrency=account_concurrency,
-            max_wait=max_wait,
-            unreachable=UNREACHABLE,
-        )
-        self._session: aiohttp.ClientSession | None = None
+        timeouts = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        limits = Limits(concurrency, host_concurrency, account_concurrency, max_wait)
+        self._poster = Poster(tls, timeouts, limits, UNREACHABLE)
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock) -> WebPushGateway:
@@ -133,12 +121,6 @@ class WebPushGateway:
             f"public key {self._vapid.public_key_b64url}"
         )
 
-    def _client(self) -> aiohttp.ClientSession:
-        # A session belongs to the loop it was made in: make it inside the engine's.
-        if self._session is None:
-            self._session = new_session(self._tls, self._concurrency, self._timeout)
-        return self._session
-
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         """Encrypt and post every dispatch concurrently (bounded); one outcome each."""
         return await asyncio.gather(*self.send_each(dispatches))
@@ -157,7 +139,7 @@ class WebPushGateway:
             url = dispatch.device.token
             return await self._send_one(dispatch, resolve(url), plaintexts[notification.id])
 
-        return self._lanes.send_each(dispatches, post)
+        return self._poster.lanes.send_each(dispatches, post)
 
     async def _send_one(
         self, dispatch: Dispatch, resolving: asyncio.Task[IPAddress], plaintext: bytes | None
@@ -190,7 +172,7 @@ class WebPushGateway:
             "User-Agent": USER_AGENT,
         }
         try:
-            answer = await post_pinned(self._client(), pinned, body, headers)
+            answer = await post_pinned(self._poster.session(), pinned, body, headers)
         except TimeoutError:
             return Retry(TIMED_OUT)
         except aiohttp.ClientError:
@@ -221,9 +203,7 @@ class WebPushGateway:
 
     async def aclose(self) -> None:
         """Close the session."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._poster.aclose()
 
 
 def _encode(payload: dict[str, Any]) -> bytes:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import attrs
+
 from pushcore.domain.model import Account, Plan
 from pushcore.ports import Clock, Store
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class AccountService:
     """Use cases on accounts."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store = store
-        self._clock = clock
+    _store: Store
+    _clock: Clock
 
     def ensure(self, account_id: str) -> Account:
         """The account, created on the free plan if it has never been seen."""

@@ -109,24 +109,16 @@ class KeyCache:
             self._entries.pop(key_hash, None)
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class AuthService:
     """Turns credentials into principals."""
 
-    def __init__(
-        self,
-        store: Store,
-        writes: Writes,
-        clock: Clock,
-        verifier: TokenVerifier,
-        accounts: AccountService,
-        key_cache: KeyCache | None = None,
-    ) -> None:
-        self._store = store
-        self._writes = writes
-        self._clock = clock
-        self._verifier = verifier
-        self._accounts = accounts
-        self._keys = key_cache or KeyCache()
+    _store: Store
+    _writes: Writes
+    _clock: Clock
+    _verifier: TokenVerifier
+    _accounts: AccountService
+    _keys: KeyCache = attrs.field(factory=KeyCache, alias="key_cache")
 
     def authenticate_token(self, token: str) -> Principal:
         """A user principal for a valid JWT; its account is created on first use."""

@@ -28,24 +28,16 @@ class Registration:
         return self.device.webhook_secret
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class DeviceService:
     """Use cases on devices."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        ids: IdGenerator,
-        guard: UrlGuard,
-        waker: Waker,
-        random: Random,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._ids = ids
-        self._guard = guard
-        self._waker = waker
-        self._random = random
+    _store: Store
+    _clock: Clock
+    _ids: IdGenerator
+    _guard: UrlGuard
+    _waker: Waker
+    _random: Random
 
     def register(self, account_id: str, request: NewDevice) -> Registration:
         """Register a device, or refresh and reactivate the one with the same token."""

@@ -33,12 +33,12 @@ class Replay:
     body: bytes
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class IdempotencyService:
     """One request per account and key acts; the others get its answer or an error."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store = store
-        self._clock = clock
+    _store: Store
+    _clock: Clock
 
     def claim(self, account_id: str, key: str, request_hash: str) -> Claim | Replay:
         """The key for this request, or the answer kept for it.

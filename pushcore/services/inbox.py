@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
 from pushcore.domain.inbox import Dismissed, InboxItem, InboxPage, Read, entry_id, entry_seq
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
@@ -21,6 +23,7 @@ def parse_entry_id(value: str, field: str) -> int:
     return seq
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class InboxService:
     """Use cases on an account's inbox (entries are written by the delivery path).
 
@@ -28,10 +31,9 @@ class InboxService:
     database where it can tell them (PostgreSQL), else this process's directly.
     """
 
-    def __init__(self, store: Store, clock: Clock, signal: InboxSignal) -> None:
-        self._store = store
-        self._clock = clock
-        self._signal = signal
+    _store: Store
+    _clock: Clock
+    _signal: InboxSignal
 
     def page(
         self, account_id: str, limit: int = 20, before: str | None = None, unread: bool = False

@@ -23,23 +23,16 @@ class CreatedKey:
     secret: str
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class KeyService:
     """Use cases on API keys."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        ids: IdGenerator,
-        random: Random,
-        key_cache: KeyCache | None = None,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._ids = ids
-        self._random = random
-        # Shared with AuthService: a revoked key is refused at once in this process.
-        self._key_cache = key_cache
+    # Shared with AuthService: a revoked key is refused at once in this process.
+    _store: Store
+    _clock: Clock
+    _ids: IdGenerator
+    _random: Random
+    _key_cache: KeyCache | None = None
 
     def create(self, account_id: str, request: NewApiKey) -> CreatedKey:
         """Create a key; only its hash is stored."""

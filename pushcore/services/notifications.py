@@ -88,24 +88,16 @@ class WakeHub:
             self.engine.wake(at)
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class NotificationService:
     """Use cases on notifications."""
 
-    def __init__(
-        self,
-        store: Store,
-        writes: Writes,
-        clock: Clock,
-        ids: IdGenerator,
-        icons: IconProbe,
-        waker: Waker,
-    ) -> None:
-        self._store = store
-        self._writes = writes
-        self._clock = clock
-        self._ids = ids
-        self._icons = icons
-        self._waker = waker
+    _store: Store
+    _writes: Writes
+    _clock: Clock
+    _ids: IdGenerator
+    _icons: IconProbe
+    _waker: Waker
 
     async def create(self, account_id: str, request: NewNotification) -> Notification:
         """Schedule a notification; it and its deliveries are committed before this returns.

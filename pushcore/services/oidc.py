@@ -73,24 +73,16 @@ class Arrival:
     account_id: str
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class OidcService:
     """Sign-in with the configured OpenID provider."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        random: Random,
-        provider: IdentityProvider,
-        sessions: SessionService,
-        account_claim: str,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._random = random
-        self._provider = provider
-        self._sessions = sessions
-        self._claim = account_claim
+    _store: Store
+    _clock: Clock
+    _random: Random
+    _provider: IdentityProvider
+    _sessions: SessionService
+    _account_claim: str
 
     async def start(self, next_path: str | None) -> Departure:
         """A new round trip returning to ``next_path`` (a path of this site, else the
@@ -134,7 +126,7 @@ class OidcService:
             raise SignInFailed(SignInError.PROVIDER, "the provider sent no code")
         claims = await self._provider.redeem(code, verifier)
         flow.check_nonce(claims)
-        account_id = account_from_claims(claims, self._claim)
+        account_id = account_from_claims(claims, self._account_claim)
         one_time = new_secret(self._random.randbelow)
         await self._write(self._land(account_id, one_time))
         log.info("single sign-on: %s signed in", account_id)

@@ -47,22 +47,15 @@ def _field(name: str, check: Callable[[str], str], value: str) -> str:
         raise ValidationError([FieldError(name, str(exc))]) from None
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class PeopleService:
     """Accounts with passwords, and signing them in."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        passwords: PasswordHashing,
-        sessions: SessionService,
-        signup: bool,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._passwords = passwords
-        self._sessions = sessions
-        self.signup = signup
+    _store: Store
+    _clock: Clock
+    _passwords: PasswordHashing
+    _sessions: SessionService
+    signup: bool
 
     # The operator's (pushctl accounts) -------------------------------------------------
 

@@ -39,26 +39,17 @@ class Session:
     account: Account
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class SessionService:
     """Starts, refreshes and ends sessions; revokes an account's refresh tokens."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        ids: IdGenerator,
-        random_bytes: Callable[[int], bytes],
-        issuer: TokenIssuer,
-        access_ttl: timedelta,
-        refresh_ttl: timedelta,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._ids = ids
-        self._issuer = issuer
-        self._access_ttl = access_ttl
-        self._refresh_ttl = refresh_ttl
-        self._random_bytes = random_bytes
+    _store: Store
+    _clock: Clock
+    _ids: IdGenerator
+    _random_bytes: Callable[[int], bytes]
+    _issuer: TokenIssuer
+    _access_ttl: timedelta
+    _refresh_ttl: timedelta
 
     def start(self, account_id: str, tx: Transaction | None = None) -> Session:
         """A new session (a new family of refresh tokens) for whoever proved to be

@@ -69,26 +69,17 @@ class Lookup:
     is_subscribed: bool
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class StreamService:
     """Use cases on streams and subscriptions."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        ids: IdGenerator,
-        random: Random,
-        icons: IconProbe,
-        waker: Waker,
-        inbox: InboxSignal,
-    ) -> None:
-        self._store = store
-        self._inbox = inbox
-        self._clock = clock
-        self._ids = ids
-        self._random = random
-        self._icons = icons
-        self._waker = waker
+    _store: Store
+    _clock: Clock
+    _ids: IdGenerator
+    _random: Random
+    _icons: IconProbe
+    _waker: Waker
+    _inbox: InboxSignal
 
     async def create(self, account_id: str, request: NewStream) -> StreamView:
         """Create a stream with a fresh unique code, within the account's plan.
