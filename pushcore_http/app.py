@@ -19,6 +19,7 @@ from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
 from pushcore_http.instrument import RequestMetrics
 from pushcore_http.ratelimit import RateLimit
 from pushcore_http.routes import (
+    app_session,
     devices,
     docs,
     health,
@@ -26,6 +27,7 @@ from pushcore_http.routes import (
     notifications,
     prometheus,
     streams,
+    web_app,
     webpush,
 )
 
@@ -56,6 +58,8 @@ def create_app(
         *notifications.routes,
         *streams.routes,
         *webpush.routes,
+        *app_session.routes,
+        *web_app.routes,
     ]
     app = Starlette(
         routes=routes,
