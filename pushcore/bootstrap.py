@@ -48,6 +48,9 @@ from pushcore.services import (
     WakeHub,
 )
 from pushcore.services.auth import KeyCache
+from pushcore.services.passwords import PasswordHashing
+from pushcore.services.people import PeopleService
+from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import open_store
 from pushcore.storage.group import GroupWriter
@@ -125,12 +128,9 @@ def build_services(
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, hub)
 
-    secret = settings.jwt_secret
-    jwks = None
-    if settings.jwks:
-        jwks = JwksSource(settings.jwks, settings.ca_file)
-    elif secret is None:
-        secret = ensure_jwt_secret(settings.data_dir)
+    jwks = JwksSource(settings.jwks, settings.ca_file) if settings.jwks else None
+    # pushcore signs its sessions' access tokens itself, beside a JWKS too.
+    secret = settings.jwt_secret or ensure_jwt_secret(settings.data_dir)
     verifier = TokenVerifier(
         clock,
         settings.effective_jwt_algorithms,
@@ -141,6 +141,16 @@ def build_services(
     )
     accounts = AccountService(store, stamps)
     key_cache = KeyCache()
+    sessions = SessionService(
+        store,
+        stamps,
+        ids,
+        secrets.token_bytes,
+        TokenIssuer(clock, secret),
+        settings.access_token_ttl,
+        settings.refresh_token_ttl,
+    )
+    passwords = PasswordHashing()
     return Services(
         settings=settings,
         store=store,
@@ -153,7 +163,11 @@ def build_services(
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
         streams=StreamService(store, stamps, ids, random, notifications, hub),
-        tokens=TokenIssuer(clock, secret),
+        # With a JWKS, tokens for the API come from the identity provider or a sign-in.
+        tokens=TokenIssuer(clock, None if jwks else secret),
+        sessions=sessions,
+        people=PeopleService(store, stamps, passwords, sessions, settings.signup),
+        passwords=passwords,
         hub=hub,
         # Generated on first run, so a web client can subscribe before
         # Web Push delivery is configured.

@@ -46,6 +46,10 @@ class Settings:
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     allow_private_networks: bool = False
+    # Sessions of people who sign in (POST /api/auth/login).
+    signup: bool = False
+    access_token_ttl: timedelta = timedelta(minutes=15)
+    refresh_token_ttl: timedelta = timedelta(days=30)
     ca_file: Path | None = None
     apns_key_file: Path | None = None
     apns_key_id: str | None = None
@@ -210,6 +214,7 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"PUSHCORE_JWT_ALGORITHMS: {', '.join(wrong)} cannot be used with {kind}")
     _validate_delivery(settings)
     _validate_limits(settings)
+    _validate_sessions(settings)
     if settings.vapid_subject and not settings.vapid_subject.startswith(("mailto:", "https://")):
         raise ConfigError("PUSHCORE_VAPID_SUBJECT: must be a mailto: or https: contact")
     if settings.apns_environment not in ("production", "sandbox"):
@@ -269,6 +274,15 @@ def _validate_limits(settings: Settings) -> None:
             "PUSHCORE_ICON_CHECKS_PER_ACCOUNT: must be from 1 to PUSHCORE_ICON_CHECKS"
         )
     _validate_http(settings)
+
+
+def _validate_sessions(settings: Settings) -> None:
+    if not timedelta(minutes=1) <= settings.access_token_ttl <= timedelta(days=1):
+        raise ConfigError("PUSHCORE_ACCESS_TOKEN_TTL: must be from 1m to 1d")
+    if not settings.access_token_ttl < settings.refresh_token_ttl <= timedelta(days=365):
+        raise ConfigError(
+            "PUSHCORE_REFRESH_TOKEN_TTL: must be longer than PUSHCORE_ACCESS_TOKEN_TTL, up to 365d"
+        )
 
 
 def _validate_http(settings: Settings) -> None:

@@ -13,6 +13,7 @@ from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
 from pushcore.metrics import Metrics
 from pushcore.services import Services
+from pushcore_http import signin_limits
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
@@ -25,6 +26,7 @@ from pushcore_http.routes import (
     health,
     keys,
     notifications,
+    people,
     prometheus,
     streams,
     web_app,
@@ -58,6 +60,7 @@ def create_app(
         *notifications.routes,
         *streams.routes,
         *webpush.routes,
+        *people.routes,
         *app_session.routes,
         *web_app.routes,
     ]
@@ -72,6 +75,8 @@ def create_app(
         exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},
         lifespan=_lifespan(services, engine if run_engine else None, run_engine, metrics),
     )
+    if services.settings.rate_limit > 0:
+        setattr(app.state, signin_limits.STATE_KEY, signin_limits.SigninLimits())
     return _with_state(app, services, metrics)
 
 

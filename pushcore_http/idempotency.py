@@ -29,6 +29,8 @@ log = logging.getLogger("pushcore.http")
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 _PENDING = "pushcore.idempotency"
+NOT_KEPT = "/api/auth/"
+"""The POSTs whose answers are never kept: sign-in and sessions (pushcore_http/routes/people.py)."""
 
 
 @attrs.define
@@ -91,6 +93,8 @@ class IdempotentPosts:
             scope["type"] != "http"
             or scope["method"] != "POST"
             or not scope["path"].startswith("/api/")
+            # Sessions and passwords: nothing there to replay, nothing to keep a hash of.
+            or scope["path"].startswith(NOT_KEPT)
         ):
             await self.app(scope, receive, send)
             return

@@ -99,6 +99,12 @@ class OwnStream(Forbidden):
     code = "own_stream"
 
 
+class SignupDisabled(Forbidden):
+    """Sign-up is off on this server (PUSHCORE_SIGNUP): an operator makes accounts."""
+
+    code = "signup_disabled"
+
+
 class NotFound(PushcoreError):
     """No such resource in the caller's account (whether or not it exists elsewhere)."""
 
@@ -127,6 +133,12 @@ class NotCancellable(Conflict):
     """The notification has been handed to a gateway, settled or cancelled."""
 
     code = "not_cancellable"
+
+
+class AccountExists(Conflict):
+    """An account with this id exists already."""
+
+    code = "account_exists"
 
 
 class IllegalTransition(Conflict):

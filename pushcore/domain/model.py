@@ -66,6 +66,7 @@ class Account:
     id: str
     plan: Plan
     created_at: datetime
+    last_sign_in_at: datetime | None = None
 
 
 @attrs.frozen

@@ -4,8 +4,9 @@ Adapters (storage, clocks, gateways, URL guards) satisfy these structurally;
 fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
 module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
-``notifications``, ``queue``, ``streams``, ``idempotency`` (the repositories), ``delivery``
-(gateways and the engine's observer and waker), ``web`` (URL checks).
+``notifications``, ``queue``, ``streams``, ``idempotency``, ``people`` (the
+repositories), ``delivery`` (gateways and the engine's observer and waker),
+``web`` (URL checks).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -16,6 +17,7 @@ from pushcore.ports.notifications import (
     NotificationRepository,
     RetentionRepository,
 )
+from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
@@ -39,7 +41,9 @@ __all__ = [
     "IdempotencyRepository",
     "Locks",
     "NotificationRepository",
+    "PasswordRepository",
     "Random",
+    "RefreshTokenRepository",
     "RetentionRepository",
     "Store",
     "StreamRepository",

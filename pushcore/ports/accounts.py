@@ -25,6 +25,18 @@ class AccountRepository(Protocol):
         """Insert ``account`` unless one with its id exists; return the stored one."""
         ...
 
+    def add(self, account: Account) -> None:
+        """Insert a new account; KeyError when its id is taken."""
+        ...
+
+    def list(self) -> Sequence[Account]:
+        """Every account, by id (for the operator: not paged)."""
+        ...
+
+    def signed_in(self, account_id: str, at: datetime) -> None:
+        """Record that the account signed in at ``at``."""
+        ...
+
     def set_plan(self, account_id: str, plan: Plan, now: datetime) -> Account:
         """Set the plan, creating the account (at ``now``) if it does not exist."""
         ...

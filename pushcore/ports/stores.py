@@ -23,6 +23,7 @@ from pushcore.ports.notifications import (
     NotificationRepository,
     RetentionRepository,
 )
+from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -76,6 +77,16 @@ class Transaction(Protocol):
     @property
     def accounts(self) -> AccountRepository:
         """Accounts."""
+        ...
+
+    @property
+    def passwords(self) -> PasswordRepository:
+        """Password hashes."""
+        ...
+
+    @property
+    def refresh_tokens(self) -> RefreshTokenRepository:
+        """Refresh tokens of sessions."""
         ...
 
     @property
@@ -176,7 +187,7 @@ class Writes(Protocol):
     notifications, and a key's best-effort ``lastUsedAt``), so that a
     thousand of them a second cost a few COMMITs (one WAL flush each) instead
     of a thousand. Everything else uses :meth:`Store.transaction` directly:
-    writes that are rare (keys, devices, streams, accounts), that must hold
+    writes that are rare (keys, devices, streams, accounts, sign-ins), that must hold
     locks across several statements the group's savepoints would serialise
     behind unrelated work (the engine's claims and records, stream fan-out,
     retention), or that must not wait behind a group (a claim must never

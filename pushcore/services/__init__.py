@@ -19,6 +19,9 @@ from pushcore.services.notifications import (
     Page,
     WakeHub,
 )
+from pushcore.services.passwords import PasswordHashing
+from pushcore.services.people import AccountSummary, PeopleService
+from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
 
@@ -39,6 +42,9 @@ class Services:
     notifications: NotificationService
     streams: StreamService
     tokens: TokenIssuer
+    sessions: SessionService
+    people: PeopleService
+    passwords: PasswordHashing
     hub: WakeHub
     vapid_public_key: str
 
@@ -52,11 +58,13 @@ class Services:
     def close(self) -> None:
         """Commit what was handed to the writer, then release the database connections."""
         self.writes.close()
+        self.passwords.close()
         self.store.close()
 
 
 __all__ = [
     "AccountService",
+    "AccountSummary",
     "AuthService",
     "Claim",
     "CreatedKey",
@@ -68,11 +76,15 @@ __all__ = [
     "NotificationDetail",
     "NotificationService",
     "Page",
+    "PasswordHashing",
+    "PeopleService",
     "Principal",
     "Registration",
     "Replay",
     "SendResult",
     "Services",
+    "Session",
+    "SessionService",
     "StreamService",
     "TokenIssuer",
     "TokenVerifier",

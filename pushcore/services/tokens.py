@@ -7,6 +7,8 @@ not list are refused before a signature is even looked at.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import threading
 import time
@@ -70,8 +72,23 @@ class JwksSource:
             return self._keys
 
 
+def _header_alg(token: str) -> object:
+    head = token.split(".", 1)[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (ValueError, binascii.Error):
+        return None
+    return header.get("alg") if isinstance(header, dict) else None
+
+
 class TokenVerifier:
-    """Checks bearer tokens: signature with the configured key, algorithm, exp, iss, aud."""
+    """Checks bearer tokens: signature with the configured key, algorithm, exp, iss, aud.
+
+    With a JWKS, the tokens pushcore signs itself (sessions: HS256 with the local
+    ``secret``) are accepted beside the identity provider's: a token whose header
+    says HS256 is checked with the secret and HS256 only, any other with the JWKS
+    and the configured algorithms only, so neither key can stand in for the other.
+    """
 
     def __init__(
         self,
@@ -82,8 +99,8 @@ class TokenVerifier:
         issuer: str | None = None,
         audience: str | None = None,
     ) -> None:
-        if (secret is None) == (jwks is None):
-            raise ConfigError("PUSHCORE_JWT_SECRET: exactly one of a secret or a JWKS is needed")
+        if secret is None and jwks is None:
+            raise ConfigError("PUSHCORE_JWT_SECRET: a secret or a JWKS is needed")
         self._clock = clock
         self._algorithms = list(algorithms)
         self._secret = OctKey.import_key(secret.encode()) if secret else None
@@ -93,14 +110,26 @@ class TokenVerifier:
             claims["iss"] = {"essential": True, "value": issuer}
         if audience:
             claims["aud"] = {"essential": True, "value": audience}
-        self._registry = JWTClaimsRegistry(
+        self._registry = self._claims(claims)
+        # Beside a JWKS, iss and aud are the identity provider's: pushcore's own
+        # tokens carry neither.
+        essential = {"exp": {"essential": True}, "sub": {"essential": True}}
+        self._own_registry = self._claims(essential) if jwks else self._registry
+
+    def _claims(self, claims: dict[str, Any]) -> JWTClaimsRegistry:
+        return JWTClaimsRegistry(
             now=lambda: int(self._clock.now().timestamp()), leeway=CLOCK_LEEWAY_SECONDS, **claims
         )
 
+    def _own(self, token: str) -> bool:
+        return self._secret is not None and (self._jwks is None or _header_alg(token) == "HS256")
+
     def _decode(self, token: str, refresh: bool) -> jwt.Token:
-        key: OctKey | KeySet
-        key = self._secret if self._secret is not None else self._jwks.keys(refresh)  # type: ignore[union-attr]
-        return jwt.decode(token, key, algorithms=self._algorithms)
+        if self._secret is not None and self._own(token):
+            algorithms = self._algorithms if self._jwks is None else ["HS256"]
+            return jwt.decode(token, self._secret, algorithms=algorithms)
+        assert self._jwks is not None
+        return jwt.decode(token, self._jwks.keys(refresh), algorithms=self._algorithms)
 
     def verify(self, token: str) -> str:
         """The account id (``sub``) of a valid token; Unauthorized("Token expired") for a
@@ -111,11 +140,12 @@ class TokenVerifier:
             try:
                 decoded = self._decode(token, refresh=False)
             except JoseError:
-                if self._jwks is None:
+                if self._jwks is None or self._own(token):
                     raise
                 # The identity provider may have rotated its keys since we fetched them.
                 decoded = self._decode(token, refresh=True)
-            self._registry.validate(decoded.claims)
+            registry = self._own_registry if self._own(token) else self._registry
+            registry.validate(decoded.claims)
         except ExpiredTokenError:
             # Only once the signature held: an expiry says nothing to a forger.
             raise Unauthorized("Token expired") from None

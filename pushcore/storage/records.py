@@ -21,13 +21,14 @@ from pushcore.domain.model import (
     Stream,
     Subscription,
 )
+from pushcore.domain.people import Password, RefreshToken
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys", "health",
+    "idempotency_keys", "health", "passwords", "refresh_tokens",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -40,6 +41,8 @@ DELIVERIES = Table("deliveries", Delivery, columns={"lease_expires_at": "lease_u
 # deleted_at is the table's own: a deleted stream is no entity.
 STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
+PASSWORDS = Table("passwords", Password)
+REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",
     IdempotencyRecord,

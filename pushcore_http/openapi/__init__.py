@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from pushcore import __version__
 from pushcore.converter import components
-from pushcore_http.openapi import devices, idempotency, keys, notifications, operations, streams
+from pushcore_http.openapi import (
+    devices,
+    idempotency,
+    keys,
+    notifications,
+    operations,
+    people,
+    streams,
+)
 from pushcore_http.openapi._common import (
     ERROR_RESPONSES,
     SECURITY_SCHEMES,
@@ -41,6 +49,7 @@ _RESOURCES = {
     ("Devices", "Devices that receive notifications."): devices,
     ("Notifications", "Schedule, inspect and cancel."): notifications,
     ("Streams", "Channels shared by a code."): streams,
+    ("People", "Sign-in, sessions and the signed-in account."): people,
     ("Operations", "Health, metrics and this document."): operations,
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pushcore.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from pushcore.domain.idempotency import HEADER, KEY_MAX
-from pushcore_http.idempotency import REPLAYED_HEADER
+from pushcore_http.idempotency import NOT_KEPT, REPLAYED_HEADER
 from pushcore_http.openapi._common import Json, merge, refusal
 
 PARAMETER: Json = {
@@ -27,10 +27,10 @@ _REUSED = IdempotencyKeyReused("This Idempotency-Key was already used with a dif
 
 
 def add_to_posts(paths: Json) -> None:
-    """Give every POST under /api/ the header and its 409 and 422 answers."""
+    """Give every POST under /api/ (but /api/auth/) the header and its 409 and 422 answers."""
     for path, item in paths.items():
         op = item.get("post")
-        if op is None or not path.startswith("/api/"):
+        if op is None or not path.startswith("/api/") or path.startswith(NOT_KEPT):
             continue
         op.setdefault("parameters", []).append({"$ref": f"#/components/parameters/{HEADER}"})
         reused = "The Idempotency-Key was used in the last 24 hours for another request."

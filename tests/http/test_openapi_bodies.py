@@ -33,6 +33,7 @@ from pushcore.domain.inputs import (
     StreamSend,
     Subscribe,
 )
+from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore.domain.scheduling import METADATA_MAX_BYTES
 from pushcore.domain.validation import NOT_BLANK, not_blank
 from pushcore_http.errors import status_for
@@ -49,6 +50,10 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "NewStream": partial(structure_request, NewStream),
     "StreamSend": partial(structure_request, StreamSend),
     "Subscribe": partial(structure_request, Subscribe),
+    "SignIn": partial(structure_request, SignIn),
+    "SignUp": partial(structure_request, SignUp),
+    "SessionRefresh": partial(structure_request, SessionRefresh),
+    "PasswordChange": partial(structure_request, PasswordChange),
 }
 
 DOCUMENT = openapi_document()

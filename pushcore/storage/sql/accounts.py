@@ -35,6 +35,26 @@ class Accounts(Repository):
         assert stored is not None  # inserted or already there, committed or ours
         return stored
 
+    def add(self, account: Account) -> None:
+        """Insert a new account; KeyError if its id is taken."""
+        self._sql.insert_new(
+            ACCOUNTS.insert, ACCOUNTS.codec(self._dialect).encode(account), account.id
+        )
+
+    def list(self) -> Sequence[Account]:
+        """Every account, by id."""
+        decode = ACCOUNTS.codec(self._dialect).decode
+        return [
+            decode(r) for r in self._sql.select(ACCOUNTS.columns, "accounts", "TRUE ORDER BY id")
+        ]
+
+    def signed_in(self, account_id: str, at: datetime) -> None:
+        """Record a sign-in of the account at ``at``."""
+        self._sql.run(
+            "UPDATE accounts SET last_sign_in_at = ? WHERE id = ?",
+            (self._dialect.time(at), account_id),
+        )
+
     def set_plan(self, account_id: str, plan: Plan, now: datetime) -> Account:
         """Set the plan, creating the account at ``now`` if it does not exist."""
         codec = ACCOUNTS.codec(self._dialect)

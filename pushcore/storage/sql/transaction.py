@@ -12,6 +12,7 @@ from pushcore.storage.sql.counters import Tally
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.notifications import Notifications, Progress
+from pushcore.storage.sql.people import Passwords, RefreshTokens
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.streams import Streams, Subscriptions
@@ -87,6 +88,8 @@ class Transaction:
         self.locks = Locks(sql)
         self.accounts = Accounts(sql)
         self.api_keys = ApiKeys(sql)
+        self.passwords = Passwords(sql)
+        self.refresh_tokens = RefreshTokens(sql)
         self.devices = Devices(sql)
         self.notifications = Notifications(sql)
         self.progress = Progress(sql)

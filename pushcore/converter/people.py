@@ -1,0 +1,97 @@
+"""Sign-in and the signed-in account as API JSON."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+import attrs
+
+from pushcore.converter._views import CREATED, View, copy_fields
+from pushcore.domain.model import Account, Plan
+from pushcore.domain.validation import about
+from pushcore.services.sessions import Session
+
+_ID = about("The account id (the JWT `sub`).", example="alice")
+_PLAN = about("`free` (up to 3 streams) or `pro`.", example="free")
+
+
+@attrs.frozen
+class AccountView(View):
+    """The signed-in account."""
+
+    id: str = attrs.field(metadata=_ID)
+    plan: Plan = attrs.field(metadata=_PLAN)
+    created_at: datetime = attrs.field(metadata=CREATED)
+
+    @classmethod
+    def of(cls, account: Account) -> AccountView:
+        """The view of an account."""
+        return copy_fields(cls, account)
+
+
+@attrs.frozen
+class SessionAccountView(View):
+    """Whose session it is."""
+
+    id: str = attrs.field(metadata=_ID)
+    plan: Plan = attrs.field(metadata=_PLAN)
+
+
+@attrs.frozen
+class SessionView(View):
+    """A session: an access token for the API and a refresh token for the next one."""
+
+    access_token: str = attrs.field(
+        repr=False,
+        metadata=about(
+            "A JWT for `Authorization: Bearer`, signed by this server; valid `expiresIn` "
+            "seconds (PUSHCORE_ACCESS_TOKEN_TTL).",
+            example="eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl",
+        ),
+    )
+    token_type: str = attrs.field(metadata=about(const="Bearer"))
+    expires_in: int = attrs.field(metadata=about("Seconds the access token is valid.", minimum=1))
+    refresh_token: str = attrs.field(
+        repr=False,
+        metadata=about(
+            "Usable once, at `POST /api/auth/refresh`, within PUSHCORE_REFRESH_TOKEN_TTL; "
+            "a spent one presented again ends the sign-in.",
+            pattern="^psr_[A-Za-z0-9_-]{43}$",
+            example="psr_" + "A" * 43,
+        ),
+    )
+    account: SessionAccountView
+
+    @classmethod
+    def of(cls, session: Session) -> SessionView:
+        """The view of a session just started or refreshed."""
+        account = SessionAccountView(session.account.id, session.account.plan)
+        return cls(
+            session.access_token, "Bearer", session.expires_in, session.refresh_token, account
+        )
+
+
+@attrs.frozen
+class OidcMethodView(View):
+    """The single sign-on provider."""
+
+    name: str = attrs.field(metadata=about("What its button says.", example="Single sign-on"))
+
+
+@attrs.frozen
+class AuthMethodsView(View):
+    """How people can sign in to this server."""
+
+    password: bool = attrs.field(metadata=about("Sign-in with a password."))
+    signup: bool = attrs.field(metadata=about("Whether `POST /api/auth/signup` makes accounts."))
+    oidc: OidcMethodView | None = attrs.field(metadata=about("Single sign-on, when set up."))
+
+
+@attrs.frozen
+class DoneView(View):
+    """What an action without a resource answers: `{success: true}`."""
+
+    schema_name: ClassVar[str] = "Done"
+
+    success: bool = attrs.field(metadata=about(const=True))

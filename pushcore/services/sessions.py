@@ -1,0 +1,135 @@
+"""Sessions: an access token pushcore signs, and a refresh token used once and rotated.
+
+However the person proved who they are (a password today, single sign-on
+later), :meth:`SessionService.start` is what signs them in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+
+import attrs
+
+from pushcore.domain.errors import Unauthorized
+from pushcore.domain.model import Account
+from pushcore.domain.people import (
+    REFRESH_TOKEN_BYTES,
+    RefreshToken,
+    hash_refresh_token,
+    is_well_formed_refresh_token,
+    refresh_token_from,
+)
+from pushcore.ports import Clock, IdGenerator, Store, Transaction
+from pushcore.services.tokens import TokenIssuer
+
+log = logging.getLogger("pushcore.sessions")
+
+INVALID = "Invalid refresh token"
+
+
+@attrs.frozen
+class Session:
+    """What a sign-in or a refresh answers: the two tokens and whose they are."""
+
+    access_token: str = attrs.field(repr=False)
+    expires_in: int
+    refresh_token: str = attrs.field(repr=False)
+    account: Account
+
+
+class SessionService:
+    """Starts, refreshes and ends sessions; revokes an account's refresh tokens."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        ids: IdGenerator,
+        random_bytes: Callable[[int], bytes],
+        issuer: TokenIssuer,
+        access_ttl: timedelta,
+        refresh_ttl: timedelta,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._ids = ids
+        self._issuer = issuer
+        self._access_ttl = access_ttl
+        self._refresh_ttl = refresh_ttl
+        self._random_bytes = random_bytes
+
+    def start(self, account_id: str, tx: Transaction | None = None) -> Session:
+        """A new session (a new family of refresh tokens) for an account that proved
+        who it is; its last sign-in is now. In ``tx`` when given, else in its own."""
+        if tx is None:
+            with self._store.transaction() as own:
+                return self.start(account_id, own)
+        now = self._clock.now()
+        tx.accounts.signed_in(account_id, now)
+        account = tx.accounts.get(account_id)
+        assert account is not None, "sessions are started for accounts that exist"
+        first = self._ids.new_id("rtk")
+        return self._issue(tx, account, family_id=first, token_id=first)
+
+    def refresh(self, token: str) -> Session:
+        """A new pair for a refresh token, which is spent. A token spent already revokes
+        its whole family (someone else may hold a copy). Unauthorized when refused."""
+        if not is_well_formed_refresh_token(token):
+            raise Unauthorized(INVALID)
+        now = self._clock.now()
+        reused = False
+        with self._store.transaction() as tx:
+            stored = tx.refresh_tokens.find_by_hash(hash_refresh_token(token))
+            if stored is None or stored.revoked_at is not None:
+                raise Unauthorized(INVALID)
+            if stored.expires_at <= now:
+                raise Unauthorized("Refresh token expired")
+            if tx.refresh_tokens.spend(stored.id, now):
+                account = tx.accounts.get(stored.account_id)
+                assert account is not None
+                return self._issue(tx, account, stored.family_id, self._ids.new_id("rtk"))
+            # Spent before (or by a refresh that just won): theft, or a client that
+            # lost the answer; either way the sign-in ends, committed before refusing.
+            tx.refresh_tokens.revoke_family(stored.family_id, now)
+            reused = True
+        if reused:
+            log.warning(
+                "a spent refresh token of %s was presented again: its sign-in is revoked",
+                stored.account_id,
+            )
+        raise Unauthorized(INVALID)
+
+    def end(self, token: str) -> None:
+        """Sign out: revoke every refresh token of the token's sign-in (an unknown or
+        spent one too: signing out is never refused)."""
+        if not is_well_formed_refresh_token(token):
+            return
+        with self._store.transaction() as tx:
+            stored = tx.refresh_tokens.find_by_hash(hash_refresh_token(token))
+            if stored is not None:
+                tx.refresh_tokens.revoke_family(stored.family_id, self._clock.now())
+
+    def revoke_all(self, account_id: str, tx: Transaction | None = None) -> int:
+        """Revoke every refresh token of the account (its password changed); how many."""
+        if tx is None:
+            with self._store.transaction() as own:
+                return self.revoke_all(account_id, own)
+        return tx.refresh_tokens.revoke_account(account_id, self._clock.now())
+
+    def _issue(self, tx: Transaction, account: Account, family_id: str, token_id: str) -> Session:
+        now = self._clock.now()
+        secret = refresh_token_from(self._random_bytes(REFRESH_TOKEN_BYTES))
+        tx.refresh_tokens.add(
+            RefreshToken(
+                id=token_id,
+                account_id=account.id,
+                family_id=family_id,
+                token_hash=hash_refresh_token(secret),
+                created_at=now,
+                expires_at=now + self._refresh_ttl,
+            )
+        )
+        access = self._issuer.issue(account.id, self._access_ttl)
+        return Session(access, int(self._access_ttl.total_seconds()), secret, account)
