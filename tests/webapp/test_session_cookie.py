@@ -25,9 +25,7 @@ def _cookie(set_cookie: str) -> dict[str, str]:
     return {"name": name, "value": value, **attributes}
 
 
-def test_login_sets_the_cookie_and_answers_no_refresh_token(
-    client: TestClient, alice: str
-) -> None:
+def test_login_sets_the_cookie_and_answers_no_refresh_token(client: TestClient, alice: str) -> None:
     response = client.post("/app/session/login", json=LOGIN, headers=APP)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -43,9 +41,7 @@ def test_login_sets_the_cookie_and_answers_no_refresh_token(
     assert "secure" not in cookie  # plain HTTP here: Secure only over HTTPS
     assert response.headers["cache-control"] == "no-store"
     # The access token works on the API.
-    account = client.get(
-        "/api/account", headers={"Authorization": f"Bearer {body['accessToken']}"}
-    )
+    account = client.get("/api/account", headers={"Authorization": f"Bearer {body['accessToken']}"})
     assert account.json()["id"] == alice
 
 
