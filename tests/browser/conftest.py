@@ -1,0 +1,142 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright, against `pushctl serve`.
+
+Playwright drives the system's Chromium (never `playwright install`, which would
+download a browser). Without /usr/bin/chromium the tests skip, saying why;
+.ci/run installs it, so they run in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.server import Server
+
+CHROMIUM = Path(os.environ.get("PUSHCORE_TEST_CHROMIUM", "/usr/bin/chromium"))
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PASSWORD = "correct horse battery"
+AXE = Path(__file__).with_name("axe.min.js")
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        f"the browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium; "
+        ".ci/run installs it)",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    """Playwright's driver for the session."""
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    """One headless Chromium for the session; each test has a context (cookies, storage) of its own."""
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+    yield chromium
+    chromium.close()
+
+
+class AppServer(Server):
+    """`pushctl serve` with sign-up on, for people made by the tests."""
+
+    def person(self, prefix: str = "p") -> str:
+        """A new account with PASSWORD; its id."""
+        account = f"{prefix}{secrets.token_hex(4)}"
+        response = httpx.post(
+            f"{self.base}/api/auth/signup", json={"account": account, "password": PASSWORD}
+        )
+        assert response.status_code == 201, response.text
+        return account
+
+    def bearer(self, account: str) -> dict[str, str]:
+        """Authorization headers of a fresh session of ``account``."""
+        response = httpx.post(
+            f"{self.base}/api/auth/login", json={"account": account, "password": PASSWORD}
+        )
+        assert response.status_code == 200, response.text
+        return {"Authorization": f"Bearer {response.json()['accessToken']}"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """One server per module (the tests each use accounts of their own)."""
+    running = AppServer(
+        tmp_path_factory.mktemp("app"),
+        env={
+            "PUSHCORE_SIGNUP": "true",
+            "PUSHCORE_RATE_LIMIT": "0",
+            "PUSHCORE_VAPID_SUBJECT": "mailto:tests@example.com",
+        },
+    )
+    running.start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def context(browser: Browser, server: AppServer) -> Iterator[BrowserContext]:
+    """A fresh browser profile at 360 px wide, as a small phone."""
+    ctx = browser.new_context(base_url=server.base, viewport={"width": 360, "height": 780})
+    ctx.set_default_timeout(10_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    """A page of ``context`` that collects script errors and CSP refusals in ``problems``.
+
+    An answer of 4xx is logged by Chromium as a console error too; those are the
+    app's expected answers (a wrong password, a reload with no session), not problems.
+    """
+    opened = context.new_page()
+    problems: list[str] = []
+
+    def console(message: Any) -> None:
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            problems.append(message.text)
+
+    opened.on("console", console)
+    opened.on("pageerror", lambda e: problems.append(str(e)))
+    opened.problems = problems  # type: ignore[attr-defined]
+    yield opened
+
+
+def sign_in(page: Page, account: str, path: str = "/app/") -> None:
+    """Open ``path`` and sign in as ``account`` with the form."""
+    page.goto(path)
+    page.get_by_label("Account").fill(account)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("navigation", name="Main").wait_for()
+
+
+def axe_scan(page: Page) -> list[dict[str, Any]]:
+    """axe-core's serious and critical violations on the page (injected by the test only)."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} missing (vendored from npm axe-core)")
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate("async () => await axe.run(document)")
+    return [v for v in result["violations"] if v["impact"] in ("serious", "critical")]

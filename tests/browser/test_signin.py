@@ -1,0 +1,51 @@
+"""Sign in, reload keeping the session, sign out; the session's token never reaches storage."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import PASSWORD, AppServer, sign_in
+
+
+def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
+    account = server.person()
+    page.goto("/")
+    expect(page).to_have_url(f"{server.base}/app/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("Account").fill(account)
+    page.get_by_label("Password", exact=True).fill("wrong password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Invalid account or password")).to_be_visible()
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    nav = page.get_by_role("navigation", name="Main")
+    for name in ("Inbox", "Subscriptions", "Streams", "Settings"):
+        expect(nav.get_by_role("link", name=name)).to_be_visible()
+
+    # No token where a script could read it across reloads.
+    stored = page.evaluate("() => JSON.stringify([{...localStorage}, {...sessionStorage}, document.cookie])")
+    assert "psr_" not in stored
+    assert "eyJ" not in stored
+    cookies = page.context.cookies()
+    refresh = [c for c in cookies if c["name"] == "pushcore_refresh"]
+    assert refresh
+    assert refresh[0]["httpOnly"]
+    assert refresh[0]["sameSite"] == "Strict"
+    assert refresh[0]["path"] == "/app/session"
+
+    page.reload()
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in")).to_have_count(0)
+
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert not page.problems  # type: ignore[attr-defined]
+
+
+def test_a_share_link_keeps_its_place_through_sign_in(page: Page, server: AppServer) -> None:
+    account = server.person()
+    sign_in(page, account, "/app/settings")
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
