@@ -29,6 +29,8 @@ from pushcore.gateways.log import LogGateway
 from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
+from pushcore.live import LiveHub
+from pushcore.live.hub import Watch
 from pushcore.outbound.guard import NetworkGuard, tls_context
 from pushcore.outbound.icons import HttpIconProbe
 from pushcore.ports import Clock, Gateway, IconProbe, IdGenerator, Random, Store
@@ -39,6 +41,7 @@ from pushcore.services import (
     AuthService,
     DeviceService,
     IdempotencyService,
+    InboxService,
     KeyService,
     NotificationService,
     Services,
@@ -52,7 +55,7 @@ from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
-from pushcore.storage import open_store
+from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
@@ -125,6 +128,7 @@ def build_services(
             per_account=settings.icon_checks_per_account,
         )
     hub = WakeHub()
+    live = LiveHub(store, stamps, watch=_inbox_watch(settings.effective_database_url))
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, hub)
 
@@ -162,7 +166,9 @@ def build_services(
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, notifications, hub),
+        streams=StreamService(store, stamps, ids, random, notifications, hub, live),
+        inbox=InboxService(store, stamps, live),
+        live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
@@ -173,6 +179,16 @@ def build_services(
         # Web Push delivery is configured.
         vapid_public_key=load_or_create_vapid_key(settings.data_dir).public_key_b64url,
     )
+
+
+def _inbox_watch(url: str) -> Watch | None:
+    """How live channels hear of entries other processes commit: PostgreSQL's
+    LISTEN; None (the hub polls the latest entry's number) on SQLite."""
+    if not url.startswith(POSTGRES_SCHEMES):
+        return None
+    from pushcore.storage.postgres.listen import inbox_watch
+
+    return inbox_watch(url)
 
 
 def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
@@ -297,6 +313,7 @@ def build_engine(
         owner,
         observer=metrics,
         retention=retention,
+        inbox=services.live,
     )
     if metrics is not None:
         metrics.watch_engine(engine)

@@ -24,6 +24,7 @@ from pushcore_http.routes import (
     devices,
     docs,
     health,
+    inbox,
     keys,
     notifications,
     people,
@@ -59,6 +60,7 @@ def create_app(
         *devices.routes,
         *notifications.routes,
         *streams.routes,
+        *inbox.routes,
         *webpush.routes,
         *people.routes,
         *app_session.routes,
@@ -122,6 +124,7 @@ def _lifespan(
             if running is not None and task is not None:
                 await running.stop()
                 await task
+            await services.live.aclose()
             # A readiness ping may still wait out the store's bounds (seconds).
             await app.state.readiness.finish(timeout=10.0)
             services.close()

@@ -11,6 +11,14 @@ from pushcore.converter._schema import components, example, json_schema
 from pushcore.converter._views import DeletedView, View, from_json, to_json
 from pushcore.converter.batches import BatchCreatedView, NewNotificationBatch, structure_batch
 from pushcore.converter.devices import DeviceView, RegisteredDeviceView, device_json
+from pushcore.converter.inbox import (
+    DismissedEventView,
+    InboxEntryView,
+    InboxPageView,
+    ReadEventView,
+    SenderView,
+    UnreadView,
+)
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
     ApiKeyView,
@@ -67,7 +75,10 @@ __all__ = [
     "DeletedView",
     "DeliveryCountsView",
     "DeviceView",
+    "DismissedEventView",
     "DoneView",
+    "InboxEntryView",
+    "InboxPageView",
     "Last24hView",
     "LookupView",
     "NewNotificationBatch",
@@ -75,8 +86,10 @@ __all__ = [
     "NotificationPageView",
     "NotificationView",
     "OidcMethodView",
+    "ReadEventView",
     "RegisteredDeviceView",
     "SendResultView",
+    "SenderView",
     "SessionAccountView",
     "SessionView",
     "StatsView",
@@ -85,6 +98,7 @@ __all__ = [
     "StreamRefView",
     "StreamSummaryView",
     "SubscriptionView",
+    "UnreadView",
     "View",
     "api_key_created_json",
     "api_key_json",

@@ -34,7 +34,7 @@ from pushcore.delivery.retention import Retention
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
-from pushcore.ports import Clock, DeliveryObserver, EachGateway, Gateway, Store
+from pushcore.ports import Clock, DeliveryObserver, EachGateway, Gateway, InboxSignal, Store
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
@@ -67,6 +67,7 @@ class DeliveryEngine:
         uniform: Callable[[], float] = random.random,
         observer: DeliveryObserver | None = None,
         retention: Retention | None = None,
+        inbox: InboxSignal | None = None,
     ) -> None:
         self._store = store
         # Run beside the loop, in this process: see delivery/retention.py.
@@ -77,7 +78,8 @@ class DeliveryEngine:
         self._gateways = gateways
         self.config = config or EngineConfig()
         self.owner = owner or new_owner()
-        self._ledger = Ledger(store, clock, self.config, self.owner, uniform)
+        # Told after a claim put entries in inboxes: this process's live channels.
+        self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
         # Claims (and heartbeats) and records each get one thread (and so one
         # SQLite connection): a claim never waits behind a slow record.
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")

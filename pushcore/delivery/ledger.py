@@ -29,7 +29,7 @@ from pushcore.domain.outcomes import (
     is_redelivery,
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
-from pushcore.ports import Clock, Store, Transaction
+from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 
 @attrs.frozen
@@ -50,8 +50,10 @@ class Ledger:
         config: EngineConfig,
         owner: str,
         uniform: Callable[[], float],
+        inbox: InboxSignal | None = None,
     ) -> None:
         self._store = store
+        self._inbox = inbox
         self._clock = clock
         self._config = config
         self.owner = owner
@@ -68,7 +70,8 @@ class Ledger:
             if now >= self.beat_due:
                 # The heartbeat senders look for (pushctl send warns without one).
                 self._beat(tx, now, sorted(held))
-            reconcile(tx, tx.notifications.due_wakeups(now, config.batch_size), now)
+            woken = tx.notifications.due_wakeups(now, config.batch_size)
+            reconcile(tx, woken, now)
             horizon, lease_end = now + config.lead, now + config.lease
             deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
             notification_ids = sorted({d.notification_id for d in deliveries})
@@ -96,6 +99,16 @@ class Ledger:
             if orphaned:
                 reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
             candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
+            # The notifications that fall due now, devices or none, reach their
+            # owners' inboxes in this transaction, last: it holds the inbox's turn
+            # until COMMIT (storage/sql/inbox.py). A woken one is due (a wake-up
+            # before the due time is set for the due time); a claimed delivery's
+            # notification is due by the claim's lead. Stream sends were put in
+            # their subscribers' inboxes when sent (StreamService.send).
+            due = {n.id for n in (*woken, *notifications.values()) if n.stream is None}
+            inboxed = tx.inbox.deliver_own(sorted(due), now) if due else 0
+        if inboxed and self._inbox is not None:
+            self._inbox.committed()
         next_due = min((c for c in candidates if c is not None), default=None)
         return Claim(dispatches, next_due)
 

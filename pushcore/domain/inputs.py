@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
+from pushcore.domain.inbox import entry_seq
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
     BODY_MAX,
@@ -281,3 +282,47 @@ class Subscribe:
     code: str = attrs.field(
         validator=v.text(1, 100), metadata=v.about("The stream's code.", example="falcon-7k2q")
     )
+
+
+INBOX_READ_MAX = 500
+
+
+def _entry_id(value: str) -> None:
+    if entry_seq(value) is None:
+        raise ValueError("must be an inbox entry id (inb_...)")
+
+
+def _entry_ids(value: tuple[str, ...]) -> None:
+    if not 1 <= len(value) <= INBOX_READ_MAX:
+        raise ValueError(f"must hold 1 to {INBOX_READ_MAX} ids, not {len(value)}")
+    for item in value:
+        _entry_id(item)
+
+
+_ENTRY_ID = v.Rule(_entry_id, {"pattern": "^inb_[0-9A-HJKMNP-TV-Z]{13}$"})
+
+
+@attrs.frozen
+class InboxRead:
+    """Entries to mark read: ``ids``, or ``upTo`` (that entry and every older one)."""
+
+    ids: tuple[str, ...] | None = attrs.field(
+        default=None,
+        validator=v.Rule(_entry_ids, {"minItems": 1, "maxItems": INBOX_READ_MAX}),
+        metadata=v.about("The entries to mark read.", example=["inb_0000000000001"]),
+    )
+    up_to: str | None = attrs.field(
+        default=None,
+        validator=_ENTRY_ID,
+        metadata=v.about(
+            "Mark this entry and every older one read (instead of `ids`).",
+            example="inb_000000000000Z",
+        ),
+    )
+
+
+def inbox_read_errors(request: InboxRead) -> list[FieldError]:
+    """Exactly one of ``ids`` and ``upTo``."""
+    if (request.ids is None) == (request.up_to is None):
+        return [FieldError("ids", "give either ids or upTo")]
+    return []

@@ -4,14 +4,15 @@ Adapters (storage, clocks, gateways, URL guards) satisfy these structurally;
 fakes in ``tests/fakes`` do too, and ``mypy --strict`` checks both. One
 module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
-``notifications``, ``queue``, ``streams``, ``idempotency``, ``people`` (the
-repositories), ``delivery`` (gateways and the engine's observer and waker),
+``notifications``, ``queue``, ``streams``, ``idempotency``, ``people``, ``inbox``
+(the repositories), ``delivery`` (gateways and the engine's observer and waker),
 ``web`` (URL checks).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.delivery import DeliveryObserver, EachGateway, Gateway, Waker
 from pushcore.ports.idempotency import IdempotencyRepository
+from pushcore.ports.inbox import InboxRepository, InboxSignal
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -39,6 +40,8 @@ __all__ = [
     "IconProbe",
     "IdGenerator",
     "IdempotencyRepository",
+    "InboxRepository",
+    "InboxSignal",
     "Locks",
     "NotificationRepository",
     "PasswordRepository",

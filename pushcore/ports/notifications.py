@@ -141,8 +141,8 @@ class RetentionRepository(Protocol):
 
     def delete_settled(self, before: datetime, limit: int) -> int:
         """Delete notifications settled (DELIVERED, FAILED, CANCELLED) before ``before``
-        with their deliveries, oldest first: up to ``limit`` deliveries, then the
-        notifications among those looked at (up to ``limit``) that have none left.
+        with their deliveries and inbox entries, oldest first: up to ``limit`` of each,
+        then the notifications among those looked at (up to ``limit``) that have none left.
         The number of rows deleted (0: nothing left to do). The stats count what
         is kept; a notification with a PENDING or IN_FLIGHT delivery is kept."""
         ...

@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
 from pushcore.ports.idempotency import IdempotencyRepository
+from pushcore.ports.inbox import InboxRepository
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -147,6 +148,11 @@ class Transaction(Protocol):
     @property
     def idempotency_keys(self) -> IdempotencyRepository:
         """Idempotency-Key claims and the answers kept for replay."""
+        ...
+
+    @property
+    def inbox(self) -> InboxRepository:
+        """Inbox entries."""
         ...
 
 

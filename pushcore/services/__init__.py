@@ -7,11 +7,13 @@ from datetime import timedelta
 import attrs
 
 from pushcore.config import Settings
+from pushcore.live import LiveHub
 from pushcore.ports import Clock, Store, Writes
 from pushcore.services.accounts import AccountService
 from pushcore.services.auth import AuthService, CredentialKind, Principal
 from pushcore.services.devices import DeviceService, Registration
 from pushcore.services.idempotency import Claim, IdempotencyService, Replay
+from pushcore.services.inbox import InboxService
 from pushcore.services.keys import CreatedKey, KeyService
 from pushcore.services.notifications import (
     NotificationDetail,
@@ -41,6 +43,8 @@ class Services:
     idempotency: IdempotencyService
     notifications: NotificationService
     streams: StreamService
+    inbox: InboxService
+    live: LiveHub
     tokens: TokenIssuer
     sessions: SessionService
     people: PeopleService
@@ -59,6 +63,7 @@ class Services:
         """Commit what was handed to the writer, then release the database connections."""
         self.writes.close()
         self.passwords.close()
+        self.live.close()
         self.store.close()
 
 
@@ -71,6 +76,7 @@ __all__ = [
     "CredentialKind",
     "DeviceService",
     "IdempotencyService",
+    "InboxService",
     "KeyService",
     "Lookup",
     "NotificationDetail",

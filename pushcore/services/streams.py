@@ -28,7 +28,7 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
-from pushcore.ports import Clock, IdGenerator, Random, Store, Waker
+from pushcore.ports import Clock, IdGenerator, InboxSignal, Random, Store, Waker
 from pushcore.services.notifications import NotificationService
 
 # Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
@@ -65,8 +65,10 @@ class StreamService:
         random: Random,
         notifications: NotificationService,
         waker: Waker,
+        inbox: InboxSignal,
     ) -> None:
         self._store = store
+        self._inbox = inbox
         self._clock = clock
         self._ids = ids
         self._random = random
@@ -171,6 +173,11 @@ class StreamService:
             if not sent:
                 # Stream sends never wait for a device: nobody to reach is a failure now.
                 (notification,) = reconcile(tx, [notification], now) or [notification]
+            # Due now, so in every subscriber's inbox now, devices or none; last, as
+            # it holds the inbox's turn until COMMIT (storage/sql/inbox.py).
+            inboxed = tx.inbox.fan_out(notification, stream.id, now)
+        if inboxed:
+            self._inbox.committed()
         if sent:
             self._waker.wake(now)
         return SendResult(notification, sent, view.subscribers, stream)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +181,20 @@ class TokenIssuer:
         now = int(self._clock.now().timestamp())
         claims = {"sub": account_id, "iat": now, "exp": now + int(ttl.total_seconds())}
         return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, self._key)
+
+
+def verified_expiry(token: str) -> datetime | None:
+    """The ``exp`` of a token that :meth:`TokenVerifier.verify` accepted (read without
+    checking again), or None when it has none: what ends a live channel."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        exp = claims.get("exp") if isinstance(claims, dict) else None
+    except (IndexError, ValueError, binascii.Error):
+        return None
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(exp, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pushcore.domain.idempotency import IdempotencyRecord
+from pushcore.domain.inbox import InboxEntry
 from pushcore.domain.model import (
     Account,
     ApiKey,
@@ -28,7 +29,7 @@ from pushcore.storage.sql.rows import Codec, Table
 TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
-    "idempotency_keys", "health", "passwords", "refresh_tokens",
+    "idempotency_keys", "health", "passwords", "refresh_tokens", "inbox",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -43,6 +44,7 @@ STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
 PASSWORDS = Table("passwords", Password)
 REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
+INBOX = Table("inbox", InboxEntry)
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",
     IdempotencyRecord,

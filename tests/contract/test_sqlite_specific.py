@@ -105,7 +105,8 @@ def test_a_failing_migration_leaves_no_trace(path: Path, monkeypatch: pytest.Mon
 
 def test_the_schema_has_its_tables_and_indexes(store: SqliteStore, path: Path) -> None:
     db = sqlite_utils.Database(path)
-    assert set(db.table_names()) == {"schema_migrations", *TABLES}
+    # sqlite_sequence: SQLite's own, kept for the inbox's AUTOINCREMENT numbers.
+    assert set(db.table_names()) == {"schema_migrations", "sqlite_sequence", *TABLES}
     key_indexes = {tuple(i.columns): i.unique for i in db.table("api_keys").indexes}
     assert key_indexes[("key_hash",)] == 1
     assert key_indexes[("account_id", "id")] == 0

@@ -23,6 +23,8 @@ from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INDEX_PIN = re.compile(r" INDEXED BY \w+")
+# The LISTEN/NOTIFY channel on which inbox writers tell live channels (inbox_signal).
+INBOX_CHANNEL = "pushcore_inbox"
 _ARRAY_TYPES = {
     "text": "text[]", "int": "integer[]", "bool": "boolean[]", "time": "timestamptz[]",
     "json": "jsonb[]",
@@ -61,6 +63,7 @@ class PostgresDialect(Dialect):
     row_locks = True
     executemany_is_bulk = False
     advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
+    inbox_signal = f"SELECT pg_notify('{INBOX_CHANNEL}', '')"
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
         " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -92,6 +95,9 @@ class PostgresDialect(Dialect):
         return _NAMED.sub(r"%(\1)s", text).replace("?", "%s")
 
     def array(self, values: Sequence[str]) -> list[str]:
+        return list(values)
+
+    def int_array(self, values: Sequence[int]) -> list[int]:
         return list(values)
 
     def list_table(self, alias: str) -> str:

@@ -42,6 +42,9 @@ class Dialect:
     # rows (SQLite: in process, one prepared statement); else (PostgreSQL: a
     # round trip each) the repositories use one statement over :meth:`table`.
     executemany_is_bulk: bool
+    # The statement that has listeners told, at COMMIT, that inbox entries were
+    # written (PostgreSQL's NOTIFY), or None where readers look by themselves.
+    inbox_signal: str | None
     # The table of applied migrations, and the time one was applied at.
     migrations_table: str
     now: str
@@ -99,6 +102,10 @@ class Dialect:
 
     def array(self, values: Sequence[str]) -> Any:
         """A list of strings as the parameter of ``= ANY(?)`` and :meth:`list_table`."""
+        raise NotImplementedError
+
+    def int_array(self, values: Sequence[int]) -> Any:
+        """A list of integers as the parameter of ``= ANY(?)``."""
         raise NotImplementedError
 
     def list_table(self, alias: str) -> str:

@@ -1,4 +1,5 @@
-"""Retention: settled notifications deleted with their deliveries, old minute buckets pruned."""
+"""Retention: settled notifications deleted with their deliveries and inbox entries,
+old minute buckets pruned."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ _SETTLED = "status IN ('DELIVERED', 'FAILED', 'CANCELLED')"
 
 class Retention(Repository):
     def delete_settled(self, before: datetime, limit: int) -> int:
-        """Delete up to ``limit`` deliveries of notifications settled before ``before``,
-        then those of the notifications that have none left; the rows deleted."""
+        """Delete up to ``limit`` deliveries and inbox entries of notifications settled
+        before ``before``, then the notifications that have none left; the rows deleted."""
         # Oldest first by the partial index on settled_at. A settled
         # notification with an open delivery (none should exist) is left
         # alone. SKIP LOCKED: a second engine's retention takes other rows.
@@ -35,16 +36,23 @@ class Retention(Repository):
         )
         for account_id, status in deliveries:
             self._sql.tally.deliveries(account_id, status, -1)
+        # Inbox entries go with their notification, as many slices as a fan-out's.
+        entries = self._sql.run(
+            "DELETE FROM inbox WHERE seq IN (SELECT seq FROM inbox"
+            " WHERE notification_id = ANY(?) LIMIT ?)",
+            (ids, limit),
+        ).rowcount
         notifications = self._sql.all(
             "DELETE FROM notifications WHERE id = ANY(?) AND NOT EXISTS (SELECT 1"
-            " FROM deliveries WHERE notification_id = notifications.id)"
+            " FROM deliveries WHERE notification_id = notifications.id) AND NOT EXISTS"
+            " (SELECT 1 FROM inbox WHERE notification_id = notifications.id)"
             " RETURNING account_id, status, created_at, settled_at",
             (ids,),
         )
         read = self._dialect.read_time
         for account_id, status, created_at, settled_at in notifications:
             self._sql.tally.notification(account_id, status, read(created_at), read(settled_at), -1)
-        return len(deliveries) + len(notifications)
+        return len(deliveries) + int(entries) + len(notifications)
 
     def prune_activity(self, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` minute buckets of the stats older than ``before``; how many."""

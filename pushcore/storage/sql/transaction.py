@@ -11,6 +11,7 @@ from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.counters import Tally
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.idempotency import IdempotencyKeys
+from pushcore.storage.sql.inbox import Inbox
 from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.people import Passwords, RefreshTokens
 from pushcore.storage.sql.queue import Queue, Schedule
@@ -23,6 +24,7 @@ from pushcore.storage.sql.streams import Streams, Subscriptions
 MIGRATION_LOCK = 0x70757368
 PLAN_LIMIT_LOCK = MIGRATION_LOCK + 1
 DEVICE_TOKEN_LOCK = MIGRATION_LOCK + 2
+# MIGRATION_LOCK + 3: the inbox's turn (sql/inbox.py).
 
 
 class Locks:
@@ -101,6 +103,7 @@ class Transaction:
         self.engines = Engines(sql)
         self.health = Health(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
+        self.inbox = Inbox(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -66,6 +66,8 @@ class SqliteDialect(Dialect):
     now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
     # One writer at a time (BEGIN IMMEDIATE): nothing to lock.
     row_locks, advisory_lock = False, None
+    # Readers poll (PRAGMA data_version): SQLite has no way to tell another process.
+    inbox_signal = None
     # In process: one prepared statement per row, no round trips.
     executemany_is_bulk = True
 
@@ -102,6 +104,9 @@ class SqliteDialect(Dialect):
         return _ROW_LOCK.sub("", text)
 
     def array(self, values: Sequence[str]) -> str:
+        return json.dumps(list(values))
+
+    def int_array(self, values: Sequence[int]) -> str:
         return json.dumps(list(values))
 
     def list_table(self, alias: str) -> str:

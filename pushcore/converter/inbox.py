@@ -1,0 +1,107 @@
+"""The inbox as API JSON: entries, pages, and the live channel's events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+import attrs
+
+from pushcore.converter._views import View, copy_fields, count, ident
+from pushcore.converter.notifications import StreamRefView
+from pushcore.domain.inbox import InboxItem, InboxPage, entry_id
+from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.validation import about
+
+ENTRY_ID = about(
+    "The entry's id: opaque, prefixed `inb_`, sorts by arrival.", example="inb_00000000000Z3"
+)
+UNREAD = count("Every unread entry of the account.")
+
+
+@attrs.frozen
+class SenderView(View):
+    """Who the notification says it is from; a missing half is null."""
+
+    name: str | None
+    icon: str | None
+
+
+@attrs.frozen
+class InboxEntryView(View):
+    """A notification in the inbox of one account."""
+
+    schema_name: ClassVar[str] = "InboxEntry"
+
+    id: str = attrs.field(metadata=ENTRY_ID)
+    notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
+    title: str
+    body: str
+    icon_style: IconStyle
+    sound: Sound
+    priority: Priority
+    metadata: dict[str, str]
+    sender: SenderView | None = attrs.field(metadata=about("Null unless a sender is set."))
+    stream: StreamRefView | None = attrs.field(metadata=about("The stream of a stream send."))
+    delivered_at: datetime = attrs.field(
+        metadata=about("When it reached the inbox (its due time).")
+    )
+    read_at: datetime | None
+
+    @classmethod
+    def of(cls, item: InboxItem) -> InboxEntryView:
+        """The view of an entry with its notification."""
+        n = item.notification
+        sender = None
+        if n.sender_name is not None or n.sender_icon is not None:
+            sender = SenderView(n.sender_name, n.sender_icon)
+        return copy_fields(
+            cls,
+            n,
+            id=item.entry.id,
+            notification_id=n.id,
+            metadata=dict(n.metadata),
+            sender=sender,
+            stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
+            delivered_at=item.entry.delivered_at,
+            read_at=item.entry.read_at,
+        )
+
+
+@attrs.frozen
+class InboxPageView(View):
+    """A page of the inbox, newest first, and the unread count."""
+
+    items: tuple[InboxEntryView, ...]
+    next_cursor: str | None = attrs.field(
+        metadata=about("Pass as `cursor` for the next page; null: last page.")
+    )
+    unread: int = attrs.field(metadata=UNREAD)
+
+    @classmethod
+    def of(cls, page: InboxPage) -> InboxPageView:
+        """The view of a page."""
+        cursor = None if page.next_before is None else entry_id(page.next_before)
+        return cls(tuple(InboxEntryView.of(i) for i in page.items), cursor, page.unread)
+
+
+@attrs.frozen
+class UnreadView(View):
+    """What marking entries read answers."""
+
+    unread: int = attrs.field(metadata=UNREAD)
+
+
+@attrs.frozen
+class ReadEventView(View):
+    """The data of a live channel's `read` event."""
+
+    ids: tuple[str, ...] = attrs.field(metadata=about("The entries just marked read."))
+    unread: int = attrs.field(metadata=UNREAD)
+
+
+@attrs.frozen
+class DismissedEventView(View):
+    """The data of a live channel's `dismissed` event."""
+
+    id: str = attrs.field(metadata=ENTRY_ID)

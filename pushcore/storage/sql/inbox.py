@@ -1,0 +1,150 @@
+"""Inbox entries: written as notifications fall due, paged, marked read, dismissed.
+
+Entries are numbered by the database as they are inserted (``seq``). So that
+the numbers follow the order of COMMITs, a transaction takes the inbox's turn
+before its first entry: PostgreSQL's writers run at once, and two claims
+could otherwise commit numbers 7 and 6 in that order, and a live channel
+that had shown 7 would never show 6. SQLite's one writer takes turns anyway.
+The turn is held to COMMIT, so callers write entries last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pushcore.domain.inbox import InboxItem
+from pushcore.domain.model import Notification
+from pushcore.storage.records import INBOX, NOTIFICATIONS
+from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.dialect import Sql
+
+# An advisory lock namespace of its own (see transaction.py for the others).
+INBOX_LOCK = 0x70757368 + 3
+_ITEM = (
+    f"SELECT {INBOX.prefixed('i')}, {NOTIFICATIONS.prefixed('n')} FROM inbox AS i"  # noqa: S608
+    " JOIN notifications AS n ON n.id = i.notification_id WHERE i.dismissed_at IS NULL AND "
+)
+_UNREAD = "read_at IS NULL AND dismissed_at IS NULL"
+
+
+class Inbox(Repository):
+    def __init__(self, sql: Sql) -> None:
+        super().__init__(sql)
+        self._turn = False
+
+    def _take_turn(self) -> None:
+        """Hold the inbox's turn until COMMIT (once a transaction), and have listeners
+        told at COMMIT."""
+        if self._turn:
+            return
+        self._turn = True
+        dialect = self._dialect
+        if self._sql.locking and dialect.advisory_lock is not None:
+            self._sql.run(dialect.advisory_lock, (INBOX_LOCK, "inbox"))
+        if dialect.inbox_signal is not None:
+            # PostgreSQL delivers a NOTIFY at COMMIT, and drops it on ROLLBACK.
+            self._sql.run(dialect.inbox_signal)
+
+    def deliver_own(self, notification_ids: Sequence[str], now: datetime) -> int:
+        """Entries of the owners' own notifications (due: the caller knows) not yet in
+        their inboxes."""
+        if not notification_ids:
+            return 0
+        self._take_turn()
+        at = self._dialect.time(now)
+        # The notification's row is read here, not trusted from the caller: a
+        # cancel committed since is seen (and a cancelled one never gets in).
+        cursor = self._sql.run(
+            "INSERT INTO inbox (account_id, notification_id, delivered_at)"
+            " SELECT n.account_id, n.id, CASE WHEN n.scheduled_at > ? THEN n.scheduled_at"
+            " ELSE ? END FROM notifications AS n WHERE n.id = ANY(?) AND n.stream_id IS NULL"
+            " AND n.status <> 'CANCELLED'"
+            " ORDER BY n.scheduled_at, n.id"
+            " ON CONFLICT (notification_id, account_id) DO NOTHING",
+            (at, at, self._dialect.array(sorted(notification_ids))),
+        )
+        return int(cursor.rowcount)
+
+    def fan_out(self, notification: Notification, stream_id: str, at: datetime) -> int:
+        """An entry per subscriber of the stream, inserted by the database in one go."""
+        self._take_turn()
+        cursor = self._sql.run(
+            "INSERT INTO inbox (account_id, notification_id, delivered_at)"
+            " SELECT s.account_id, ?, ? FROM subscriptions AS s WHERE s.stream_id = ?"
+            " ORDER BY s.account_id",
+            (notification.id, self._dialect.time(at), stream_id),
+        )
+        return int(cursor.rowcount)
+
+    def _items(self, where: str, *params: object) -> list[InboxItem]:
+        entry = INBOX.codec(self._dialect).decode
+        notification = NOTIFICATIONS.codec(self._dialect).decode
+        width = len(INBOX.names)
+        return [
+            InboxItem(entry(row[:width]), notification(row[width:]))
+            for row in self._sql.all(_ITEM + where, params)
+        ]
+
+    def page(
+        self, account_id: str, limit: int, before: int | None, unread_only: bool
+    ) -> Sequence[InboxItem]:
+        """The account's entries, newest first, below ``before``."""
+        where, params = "i.account_id = ?", list[object]([account_id])
+        if unread_only:
+            where += " AND i.read_at IS NULL"
+        if before is not None:
+            where += " AND i.seq < ?"
+            params.append(before)
+        return self._items(where + " ORDER BY i.seq DESC LIMIT ?", *params, limit)
+
+    def after(self, account_ids: Sequence[str], seq: int, limit: int) -> Sequence[InboxItem]:
+        """Entries of these accounts after ``seq``, oldest first."""
+        if not account_ids:
+            return []
+        return self._items(
+            "i.account_id = ANY(?) AND i.seq > ? ORDER BY i.seq LIMIT ?",
+            self._dialect.array(sorted(account_ids)),
+            seq,
+            limit,
+        )
+
+    def last_seq(self) -> int:
+        """The latest entry's number, or 0."""
+        (value,) = self._sql.one("SELECT MAX(seq) FROM inbox")
+        return int(value or 0)
+
+    def unread(self, account_id: str) -> int:
+        """The account's unread entries."""
+        (count,) = self._sql.one(
+            f"SELECT COUNT(*) FROM inbox WHERE account_id = ? AND {_UNREAD}",  # noqa: S608
+            (account_id,),
+        )
+        return int(count)
+
+    def mark_read(self, account_id: str, seqs: Sequence[int], at: datetime) -> list[int]:
+        """Mark these unread entries read; the numbers marked."""
+        if not seqs:
+            return []
+        return self._read(" AND seq = ANY(?)", account_id, at, self._dialect.int_array(seqs))
+
+    def mark_read_up_to(self, account_id: str, seq: int, at: datetime) -> list[int]:
+        """Mark the unread entries up to ``seq`` read; the numbers marked."""
+        return self._read(" AND seq <= ?", account_id, at, seq)
+
+    def _read(self, where: str, account_id: str, at: datetime, value: object) -> list[int]:
+        rows = self._sql.all(
+            f"UPDATE inbox SET read_at = ? WHERE account_id = ? AND {_UNREAD}{where}"  # noqa: S608
+            " RETURNING seq",
+            (self._dialect.time(at), account_id, value),
+        )
+        return sorted(int(r[0]) for r in rows)
+
+    def dismiss(self, account_id: str, seq: int, at: datetime) -> bool:
+        """Dismiss the account's entry; whether it had one (not dismissed already)."""
+        cursor = self._sql.run(
+            "UPDATE inbox SET dismissed_at = ? WHERE seq = ? AND account_id = ?"
+            " AND dismissed_at IS NULL",
+            (self._dialect.time(at), seq, account_id),
+        )
+        return bool(cursor.rowcount > 0)

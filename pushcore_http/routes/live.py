@@ -1,0 +1,132 @@
+"""/api/inbox/events: the live channel, server-sent events (text/event-stream).
+
+A plain Starlette StreamingResponse: the format is a few lines per event,
+and what a helper such as sse-starlette adds (a ping task and a disconnect
+listener of its own per connection) costs memory on every open channel,
+while the keep-alive and the end at the credential's expiry are this
+generator's own waits anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
+from pushcore.domain.inbox import InboxItem, Read
+from pushcore.domain.scopes import Scope as ApiScope
+from pushcore.live import Channel, LiveHub
+from pushcore.ports import Clock
+from pushcore.services.inbox import parse_entry_id
+from pushcore.services.tokens import verified_expiry
+from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.routes import services_of
+
+KEEPALIVE = 15.0  # seconds: API.md's most between two lines of a quiet channel
+RETRY = b"retry: 2000\n\n"
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def frame(item: InboxItem) -> bytes:
+    """The `notification` event of an entry; its id is what a client resumes from."""
+    data = _COMPACT.encode(to_json(InboxEntryView.of(item)))
+    return f"id: {item.entry.id}\nevent: notification\ndata: {data}\n\n".encode()
+
+
+def change_frame(change: object) -> bytes:
+    """A `read` or `dismissed` event: no id, so the client's resume point stays."""
+    if isinstance(change, Read):
+        name, view = "read", to_json(ReadEventView(change.ids, change.unread))
+    else:
+        name, view = "dismissed", to_json(DismissedEventView(getattr(change, "id", "")))
+    return f"event: {name}\ndata: {_COMPACT.encode(view)}\n\n".encode()
+
+
+class EventStream(StreamingResponse):
+    """A channel's response: the channel is forgotten however the response ends,
+    also when the client left before its first byte."""
+
+    def __init__(self, hub: LiveHub, channel: Channel, content: AsyncIterator[bytes]) -> None:
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        super().__init__(content, media_type="text/event-stream", headers=headers)
+        self._hub, self._channel = hub, channel
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._hub.forget(self._channel)
+
+
+async def _events(
+    hub: LiveHub, channel: Channel, clock: Clock, until: datetime | None, resumed: bool
+) -> AsyncIterator[bytes]:
+    yield RETRY
+    # Registered before this read: what the hub hands over meanwhile is also
+    # read here, and dropped below by its number.
+    replayed = 0
+    while channel.ended is None:
+        items = await hub.replay(channel)
+        for item in items:
+            channel.last_seq = item.entry.seq
+            yield frame(item)
+        replayed += len(items)
+        if len(items) < hub.limits.batch:
+            break
+    hub.stats.events += replayed
+    if resumed and replayed:
+        hub.stats.replays += 1
+        hub.stats.replayed += replayed
+    while channel.ended is None:
+        wait = KEEPALIVE
+        if until is not None:
+            wait = min(wait, (until - clock.now()).total_seconds())
+            if wait <= 0:
+                return  # the credential expired: the client resumes with a new one
+        try:
+            event = await asyncio.wait_for(channel.queue.get(), wait)
+        except TimeoutError:
+            yield b": keepalive\n\n"
+            continue
+        if event is None or channel.ended is not None:
+            return
+        if isinstance(event, InboxItem):
+            if event.entry.seq <= channel.last_seq:
+                continue  # replayed already
+            channel.last_seq = event.entry.seq
+            yield frame(event)
+        else:
+            yield change_frame(event)
+        hub.stats.events += 1
+
+
+class Events(HTTPEndpoint):
+    """/api/inbox/events"""
+
+    async def get(self, request: Request) -> Response:
+        """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
+        ``?since=``) replays the entries after that one first."""
+        services = services_of(request)
+        caller = await authenticate(request, services, Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
+        header = request.headers.get("last-event-id")
+        since = request.query_params.get("since") or None
+        after = None
+        if header:
+            after = parse_entry_id(header, "Last-Event-ID")
+        elif since is not None:
+            after = parse_entry_id(since, "since")
+        until = None
+        if caller.key_id is None:
+            token = request.headers.get("authorization", "").partition(" ")[2].strip()
+            until = verified_expiry(token)
+        hub = services.live
+        channel = await hub.open(caller.account_id, caller.key_id, after)
+        stream = _events(hub, channel, services.clock, until, after is not None)
+        return EventStream(hub, channel, stream)

@@ -1,0 +1,231 @@
+"""The inbox on every database: written when notifications fall due, read, dismissed, kept
+as long as their notifications.
+
+The engine's claims are run by hand (``Ledger.claim``) on a fake clock: the
+inbox is written in the claim's transaction, so no gateway is needed to tell.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pushcore import Services, build_services, load_settings
+from pushcore.delivery import EngineConfig
+from pushcore.delivery.ledger import Ledger
+from pushcore.delivery.retention import Retention, RetentionConfig
+from pushcore.domain.errors import NotFound, ValidationError
+from pushcore.domain.inbox import InboxPage, entry_id
+from pushcore.domain.inputs import InboxRead, NewDevice, NewNotification, NewStream, StreamSend
+from pushcore.domain.model import Notification, Platform
+from pushcore.domain.scheduling import Delay
+from pushcore.domain.states import NotificationStatus
+from pushcore.ports import Store
+from tests.fakes.clock import FakeClock
+
+N = NotificationStatus
+DUE = timedelta(seconds=5)  # the default delay
+
+
+class Inboxes:
+    """Services on ``store`` and a fake clock, with a hand-driven claim."""
+
+    def __init__(self, store: Store, tmp_path: Path) -> None:
+        self.clock = FakeClock()
+        settings = load_settings(env={}, data_dir=tmp_path)
+        self.services: Services = build_services(settings, store=store, clock=self.clock)
+        self.ledger = Ledger(store, self.clock, EngineConfig(), "engine-a", random.random)
+
+    def device(self, account: str, token: str) -> None:
+        self.services.devices.register(
+            account, NewDevice(token=token, platform=Platform.ANDROID)
+        )
+
+    def notify(self, account: str, title: str = "hello", **fields: object) -> Notification:
+        request = NewNotification(title=title, **fields)  # type: ignore[arg-type]
+        return self.services.notifications.create(account, request)
+
+    def claim(self, after: timedelta = DUE) -> None:
+        self.clock.advance(after)
+        self.ledger.claim(self.clock.now(), 100)
+
+    def page(self, account: str, **options: object) -> InboxPage:
+        return self.services.inbox.page(account, **options)  # type: ignore[arg-type]
+
+    def titles(self, account: str) -> list[str]:
+        return [i.notification.title for i in self.page(account).items]
+
+
+@pytest.fixture
+def ib(store: Store, tmp_path: Path) -> Iterator[Inboxes]:
+    inboxes = Inboxes(store, tmp_path)
+    yield inboxes
+    inboxes.services.writes.close()
+
+
+def test_an_own_notification_reaches_its_owner_when_it_falls_due(ib: Inboxes) -> None:
+    ib.device("alice", "tok-a")
+    sent = ib.notify("alice")
+    ib.claim(DUE - timedelta(seconds=1))
+    assert ib.titles("alice") == []
+    ib.claim(timedelta(seconds=1))
+    page = ib.page("alice")
+    assert [i.notification.id for i in page.items] == [sent.id]
+    entry = page.items[0].entry
+    assert entry.delivered_at == sent.scheduled_at
+    assert (entry.read_at, page.unread) == (None, 1)
+    assert ib.titles("bob") == []
+
+
+def test_a_notification_without_a_device_reaches_the_inbox_at_its_due_time(
+    ib: Inboxes,
+) -> None:
+    sent = ib.notify("alice")
+    ib.claim(DUE - timedelta(milliseconds=1))
+    assert ib.titles("alice") == []
+    ib.claim(timedelta(milliseconds=1))
+    assert ib.titles("alice") == ["hello"]
+    # Waiting for a device, as before: the inbox does not change the status.
+    assert ib.services.notifications.get("alice", sent.id).notification.status is N.SCHEDULED
+    # A device that comes later gets a delivery; the entry is not written twice.
+    ib.device("alice", "tok-a")
+    ib.claim(timedelta(seconds=1))
+    assert ib.titles("alice") == ["hello"]
+
+
+def test_a_notification_cancelled_before_it_is_due_never_appears(ib: Inboxes) -> None:
+    ib.device("alice", "tok-a")
+    cancelled = ib.notify("alice", "cancelled")
+    ib.notify("alice", "kept", delay=Delay.CUSTOM, custom_delay=10)
+    bare = ib.notify("bob", "cancelled")
+    ib.services.notifications.cancel("alice", cancelled.id)
+    ib.services.notifications.cancel("bob", bare.id)
+    ib.claim(timedelta(seconds=20))
+    assert ib.titles("alice") == ["kept"]
+    assert ib.titles("bob") == []
+
+
+def test_a_stream_send_reaches_each_subscriber_at_send_time_not_the_publisher(
+    ib: Inboxes,
+) -> None:
+    streams = ib.services.streams
+    stream = streams.create("pub", NewStream(name="Deploys")).stream
+    streams.subscribe("with-device", stream.code)
+    streams.subscribe("no-device", stream.code)
+    ib.device("with-device", "tok-w")
+    ib.device("pub", "tok-p")
+    result = streams.send("pub", stream.id, StreamSend(title="v2 is out"))
+    streams.subscribe("late", stream.code)
+    assert result.sent == 1
+    for account in ("with-device", "no-device"):
+        (item,) = ib.page(account).items
+        assert item.notification.id == result.notification.id
+        assert item.notification.stream is not None
+        assert item.notification.stream.code == stream.code
+    ib.claim()
+    assert ib.titles("pub") == []
+    assert ib.titles("late") == []
+    assert ib.titles("with-device") == ["v2 is out"]
+
+
+def test_a_stream_send_to_subscribers_without_devices_fails_but_reaches_their_inboxes(
+    ib: Inboxes,
+) -> None:
+    streams = ib.services.streams
+    stream = streams.create("pub", NewStream(name="Deploys")).stream
+    streams.subscribe("no-device", stream.code)
+    result = streams.send("pub", stream.id, StreamSend(title="v2"))
+    assert result.notification.status is N.FAILED
+    assert ib.titles("no-device") == ["v2"]
+
+
+def test_pages_go_newest_first_with_a_cursor_and_an_unread_filter(ib: Inboxes) -> None:
+    for i in range(5):
+        ib.notify("alice", f"n{i}", delay=Delay.CUSTOM, custom_delay=10 + i)
+    ib.claim(timedelta(seconds=20))
+    first = ib.page("alice", limit=2)
+    assert [i.notification.title for i in first.items] == ["n4", "n3"]
+    assert first.next_before is not None
+    rest = ib.page("alice", limit=10, before=entry_id(first.next_before))
+    assert [i.notification.title for i in rest.items] == ["n2", "n1", "n0"]
+    assert rest.next_before is None
+    inbox = ib.services.inbox
+    assert inbox.read("alice", InboxRead(ids=(first.items[0].entry.id,))) == 4
+    unread = ib.page("alice", unread=True)
+    assert [i.notification.title for i in unread.items] == ["n3", "n2", "n1", "n0"]
+    assert unread.unread == 4
+    with pytest.raises(ValidationError):
+        ib.page("alice", before="ntf_nope")
+
+
+def test_reading_by_ids_and_up_to_and_dismissing(ib: Inboxes) -> None:
+    for i in range(4):
+        ib.notify("alice", f"n{i}", delay=Delay.CUSTOM, custom_delay=10 + i)
+    ib.notify("bob", "theirs")
+    ib.claim(timedelta(seconds=20))
+    ids = [i.entry.id for i in reversed(ib.page("alice").items)]  # oldest first
+    (bobs,) = [i.entry.id for i in ib.page("bob").items]
+    inbox = ib.services.inbox
+    # Another account's id is passed over: it changes nothing of theirs.
+    assert inbox.read("alice", InboxRead(ids=(ids[0], bobs))) == 3
+    assert ib.page("bob").unread == 1
+    assert inbox.read("alice", InboxRead(up_to=ids[2])) == 1
+    assert [i.entry.read_at is None for i in ib.page("alice").items] == [True, False, False, False]
+    with pytest.raises(ValidationError):
+        inbox.read("alice", InboxRead())
+    with pytest.raises(ValidationError):
+        inbox.read("alice", InboxRead(ids=(ids[0],), up_to=ids[1]))
+    inbox.dismiss("alice", ids[3])
+    assert ib.page("alice").unread == 0
+    assert len(ib.page("alice").items) == 3
+    for wrong in (bobs, ids[3], "inb_nope"):
+        with pytest.raises(NotFound):
+            inbox.dismiss("alice", wrong)
+
+
+def test_a_dismissed_entry_does_not_come_back_with_another_delivery(ib: Inboxes) -> None:
+    ib.device("alice", "tok-a")
+    ib.device("alice", "tok-b")
+    ib.notify("alice")
+    # One delivery per batch: the second device's comes in a second claim.
+    ib.clock.advance(DUE)
+    ib.ledger.claim(ib.clock.now(), 1)
+    (item,) = ib.page("alice").items
+    ib.services.inbox.dismiss("alice", item.entry.id)
+    ib.ledger.claim(ib.clock.now(), 1)
+    assert ib.titles("alice") == []
+
+
+def test_entries_after_a_number_come_oldest_first_for_the_accounts_asked(
+    ib: Inboxes, store: Store
+) -> None:
+    for account in ("alice", "bob", "carol", "alice"):
+        ib.notify(account, account)
+    ib.claim()
+    with store.read() as tx:
+        everyone = tx.inbox.after(["alice", "bob", "carol"], 0, 10)
+        seqs = [i.entry.seq for i in everyone]
+        assert seqs == sorted(seqs)
+        assert tx.inbox.last_seq() == seqs[-1]
+        alices = tx.inbox.after(["alice"], seqs[0], 10)
+    assert [i.entry.account_id for i in alices] == ["alice"]
+
+
+def test_retention_deletes_entries_with_their_notifications(ib: Inboxes, store: Store) -> None:
+    streams = ib.services.streams
+    stream = streams.create("pub", NewStream(name="Deploys")).stream
+    for i in range(3):
+        streams.subscribe(f"sub{i}", stream.code)
+    streams.send("pub", stream.id, StreamSend(title="gone"))  # FAILED at once: settled
+    ib.notify("alice", "kept")
+    ib.claim()
+    ib.clock.advance(timedelta(hours=2))
+    retention = Retention(store, ib.clock, RetentionConfig(keep=timedelta(hours=1), batch=2))
+    while retention.sweep():
+        pass
+    assert [ib.titles(f"sub{i}") for i in range(3)] == [[], [], []]
+    assert ib.titles("alice") == ["kept"]  # SCHEDULED, waiting for a device: not settled
