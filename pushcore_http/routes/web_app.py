@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import io
 import mimetypes
 import re
 from importlib import resources
@@ -151,9 +152,13 @@ async def share_qr(request: Request) -> Response:
 
 @functools.lru_cache(maxsize=256)
 def _qr_svg(link: str) -> bytes:
-    qr = segno.make(link, error="m")
-    # Dark on white with a quiet zone: scanners need the contrast whatever the theme.
-    return qr.svg_inline(scale=4, border=4, dark="#000", light="#fff").encode()
+    out = io.BytesIO()
+    # A standalone document (an <img> needs the namespace), dark on white with a
+    # quiet zone: scanners need the contrast whatever the page's theme.
+    segno.make(link, error="m").save(
+        out, kind="svg", xmldecl=False, svgns=True, scale=4, border=4, dark="#000", light="#fff"
+    )
+    return out.getvalue()
 
 
 routes = [

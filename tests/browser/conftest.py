@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.e2e.server import Server
 
@@ -38,10 +39,6 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
-
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
@@ -52,7 +49,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """One headless Chromium for the session; each test has a context (cookies, storage) of its own."""
+    """One headless Chromium; each test has contexts (cookies, storage) of its own."""
     chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
     yield chromium
     chromium.close()
@@ -96,22 +93,39 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
 
 
 @pytest.fixture
-def context(browser: Browser, server: AppServer) -> Iterator[BrowserContext]:
-    """A fresh browser profile at 360 px wide, as a small phone."""
-    ctx = browser.new_context(base_url=server.base, viewport={"width": 360, "height": 780})
-    ctx.set_default_timeout(10_000)
-    yield ctx
-    ctx.close()
+def contexts(browser: Browser, server: AppServer) -> Iterator[Callable[[], BrowserContext]]:
+    """Fresh browser profiles at 360 px wide (a small phone), one per person of a test."""
+    made: list[BrowserContext] = []
+
+    def new() -> BrowserContext:
+        ctx = browser.new_context(base_url=server.base, viewport={"width": 360, "height": 780})
+        ctx.set_default_timeout(10_000)
+        made.append(ctx)
+        return ctx
+
+    yield new
+    for ctx in made:
+        ctx.close()
 
 
 @pytest.fixture
-def page(context: BrowserContext) -> Iterator[Page]:
+def context(contexts: Callable[[], BrowserContext]) -> BrowserContext:
+    """A fresh browser profile."""
+    return contexts()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    """A page of ``context`` (see :func:`watched`)."""
+    return watched(context.new_page())
+
+
+def watched(opened: Page) -> Page:
     """A page of ``context`` that collects script errors and CSP refusals in ``problems``.
 
     An answer of 4xx is logged by Chromium as a console error too; those are the
     app's expected answers (a wrong password, a reload with no session), not problems.
     """
-    opened = context.new_page()
     problems: list[str] = []
 
     def console(message: Any) -> None:
@@ -121,7 +135,7 @@ def page(context: BrowserContext) -> Iterator[Page]:
     opened.on("console", console)
     opened.on("pageerror", lambda e: problems.append(str(e)))
     opened.problems = problems  # type: ignore[attr-defined]
-    yield opened
+    return opened
 
 
 def sign_in(page: Page, account: str, path: str = "/app/") -> None:
@@ -137,6 +151,18 @@ def axe_scan(page: Page) -> list[dict[str, Any]]:
     """axe-core's serious and critical violations on the page (injected by the test only)."""
     if not AXE.exists():
         pytest.fail(f"{AXE} missing (vendored from npm axe-core)")
-    page.add_script_tag(path=str(AXE))
+    # Evaluated through the DevTools protocol, which the page's CSP does not govern
+    # (a <script> tag would be refused, as it should be).
+    page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
     result: dict[str, Any] = page.evaluate("async () => await axe.run(document)")
-    return [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    return [
+        {"id": v["id"], "help": v["help"], "nodes": [n["html"] for n in v["nodes"]][:3]}
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def problems(page: Page) -> list[str]:
+    """Script errors and CSP refusals seen on ``page``."""
+    seen: list[str] = page.problems  # type: ignore[attr-defined]
+    return seen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import PASSWORD, AppServer, sign_in
+from tests.browser.conftest import PASSWORD, AppServer, problems, sign_in
 
 
 def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
@@ -23,7 +23,9 @@ def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
         expect(nav.get_by_role("link", name=name)).to_be_visible()
 
     # No token where a script could read it across reloads.
-    stored = page.evaluate("() => JSON.stringify([{...localStorage}, {...sessionStorage}, document.cookie])")
+    stored = page.evaluate(
+        "() => JSON.stringify([{...localStorage}, {...sessionStorage}, document.cookie])"
+    )
     assert "psr_" not in stored
     assert "eyJ" not in stored
     cookies = page.context.cookies()
@@ -42,7 +44,7 @@ def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     page.reload()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    assert not page.problems  # type: ignore[attr-defined]
+    assert not problems(page)
 
 
 def test_a_share_link_keeps_its_place_through_sign_in(page: Page, server: AppServer) -> None:

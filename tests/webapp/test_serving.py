@@ -123,6 +123,6 @@ def test_the_qr_code_is_an_svg_of_the_share_link(client: TestClient) -> None:
     response = client.get("/app/qr/abandon-7k2q.svg")
     assert response.status_code == 200
     assert response.headers["content-type"] == "image/svg+xml"
-    assert response.text.startswith("<svg")
+    assert response.text.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     _secure(response.headers)
     assert client.get("/app/qr/not_a_code.svg").status_code == 404
