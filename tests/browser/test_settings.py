@@ -10,7 +10,9 @@ from playwright.sync_api import BrowserContext, Page, expect
 from tests.browser.conftest import PASSWORD, AppServer, axe_scan, problems, sign_in
 
 
-def test_create_use_and_revoke_a_key(context: BrowserContext, page: Page, server: AppServer) -> None:
+def test_create_use_and_revoke_a_key(
+    context: BrowserContext, page: Page, server: AppServer
+) -> None:
     account = server.person()
     sign_in(page, account)
     page.get_by_role("link", name="Settings").click()
