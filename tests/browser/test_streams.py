@@ -1,4 +1,4 @@
-"""Streams and subscriptions: publish, share, subscribe by link and by code, a send live in the inbox."""
+"""Streams and subscriptions: publish, share, subscribe by link and by code; a send arrives live."""
 
 from __future__ import annotations
 

@@ -130,7 +130,8 @@ def test_enable_notifications_and_the_worker_shows_a_push(
         """async () => {
           const registration = await navigator.serviceWorker.ready;
           const all = await registration.getNotifications();
-          return all.length ? all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag})) : null;
+          const seen = all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
+          return seen.length ? seen : null;
         }""",
         polling=100,
     ).json_value()

@@ -41,9 +41,7 @@ class Inboxes:
         self.ledger = Ledger(store, self.clock, EngineConfig(), "engine-a", random.random)
 
     def device(self, account: str, token: str) -> None:
-        self.services.devices.register(
-            account, NewDevice(token=token, platform=Platform.ANDROID)
-        )
+        self.services.devices.register(account, NewDevice(token=token, platform=Platform.ANDROID))
 
     def notify(self, account: str, title: str = "hello", **fields: object) -> Notification:
         request = NewNotification(title=title, **fields)  # type: ignore[arg-type]
