@@ -25,6 +25,7 @@ from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
+from pushcore.gateways.live import LiveGateway
 from pushcore.gateways.log import LogGateway
 from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
@@ -192,7 +193,8 @@ def _inbox_watch(url: str) -> Watch | None:
 
 
 def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
-    """A gateway per platform: webhook always; the others log and fail until configured.
+    """A gateway per platform: webhook and live always; the others log and fail until
+    configured.
 
     Configured credentials that do not load stop the start with a ConfigError
     naming the setting.
@@ -228,7 +230,7 @@ class PlatformSetup:
 
 # The one decision of whether each platform is configured: the engine's
 # gateways and `pushctl gateways` both read it, so they cannot disagree.
-# Webhooks need no credentials and are always on.
+# Webhooks and live devices need no credentials and are always on.
 PLATFORMS: tuple[PlatformSetup, ...] = (
     PlatformSetup(
         Platform.IOS,
@@ -262,7 +264,8 @@ def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]
         tls=tls_context(settings.ca_file),
         host_concurrency=settings.webhook_host_concurrency,
     )
-    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook}
+    # Live devices are reached through the inbox, written before any send.
+    gateways: dict[Platform, Gateway] = {Platform.WEBHOOK: webhook, Platform.LIVE: LiveGateway()}
     for setup in PLATFORMS:
         if setup.configured(settings):
             gateways[setup.platform] = setup.build(settings, clock)
@@ -278,7 +281,7 @@ def build_metrics(services: Services) -> Metrics:
     # Imported here: only the server needs prometheus_client, not every pushctl command.
     from pushcore.metrics import Metrics
 
-    return Metrics(services.store, services.clock)
+    return Metrics(services.store, services.clock, services.live)
 
 
 def build_engine(

@@ -25,6 +25,7 @@ from pushcore import __version__
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Retry, TokenInvalid
 from pushcore.domain.retry import RetryPolicy
+from pushcore.live import LiveHub
 from pushcore.ports import Clock, EachGateway, Gateway, Store
 
 log = logging.getLogger("pushcore.metrics")
@@ -54,7 +55,7 @@ def outcome_label(dispatch: Dispatch, outcome: Outcome, retry: RetryPolicy) -> s
 class Metrics:
     """The service's metrics; a :class:`pushcore.ports.DeliveryObserver` for the engine."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, live: LiveHub | None = None) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.http_requests = Counter(
@@ -96,6 +97,8 @@ class Metrics:
         r.register(QueueCollector(store, clock))
         self._engine = EngineCollector()
         r.register(self._engine)
+        if live is not None:
+            r.register(LiveCollector(live))
 
     # -- HTTP ------------------------------------------------------------------
 
@@ -293,3 +296,40 @@ def _queue_families() -> list[GaugeMetricFamily]:
             "How long the most overdue PENDING delivery has been due (0 when none is).",
         ),
     ]
+
+
+class LiveCollector:
+    """This process's live channels (GET /api/inbox/events), read at scrape time."""
+
+    def __init__(self, hub: LiveHub) -> None:
+        self._hub = hub
+
+    def describe(self) -> Iterable[Metric]:
+        """The families (called at registration)."""
+        return self.collect()
+
+    def collect(self) -> Iterable[Metric]:
+        """The hub's numbers now."""
+        stats = self._hub.stats
+        counters = (
+            ("pushcore_live_events", "Events sent on live channels.", stats.events),
+            (
+                "pushcore_live_replays",
+                "Live channels that resumed from an id and replayed entries.",
+                stats.replays,
+            ),
+            ("pushcore_live_replayed_entries", "Entries sent by those replays.", stats.replayed),
+            (
+                "pushcore_live_slow_closes",
+                "Live channels closed because their client did not keep up (it resumes by id).",
+                stats.slow,
+            ),
+        )
+        return [
+            GaugeMetricFamily(
+                "pushcore_live_channels",
+                "Live channels open in this process.",
+                value=self._hub.open_channels,
+            ),
+            *(CounterMetricFamily(name, text, value=value) for name, text, value in counters),
+        ]

@@ -39,6 +39,7 @@ from pushcore.domain.scheduling import (
 from pushcore.domain.scopes import Scope
 
 EXAMPLE_FUTURE_TIME = "2036-01-01T00:00:00.000Z"
+LIVE_TOKEN_MAX = 200
 """An example for a time that must be in the future: one copied from the docs must work."""
 
 
@@ -80,14 +81,16 @@ class NewDevice:
             "`ios`: the APNs device token in hex (an even number of hex digits, at least 32). "
             "`android`: the FCM registration token. `web`: the push subscription's endpoint "
             "URL. `webhook`: the URL to POST to; a private, loopback or link-local host is "
-            "refused unless PUSHCORE_ALLOW_PRIVATE_NETWORKS is true.",
+            "refused unless PUSHCORE_ALLOW_PRIVATE_NETWORKS is true. `live`: any 1 to "
+            f"{LIVE_TOKEN_MAX} characters the client picks.",
             example="fcm-example-token",
         ),
     )
     platform: Platform = attrs.field(
         metadata=v.about(
-            "`ios` (APNs), `android` (FCM), `web` (Web Push) or `webhook` (an http(s) URL "
-            "pushcore POSTs the JSON payload to; UnifiedPush-compatible).",
+            "`ios` (APNs), `android` (FCM), `web` (Web Push), `webhook` (an http(s) URL "
+            "pushcore POSTs the JSON payload to; UnifiedPush-compatible) or `live` (an app "
+            "following the live channel, GET /api/inbox/events: reached once in the inbox).",
             example="android",
         )
     )
@@ -137,6 +140,9 @@ def device_errors(device: NewDevice) -> list[FieldError]:
     if device.platform is Platform.IOS:
         if not APNS_TOKEN.fullmatch(token):
             errors.append(FieldError("token", "must be an APNs device token in hex"))
+    elif device.platform is Platform.LIVE:
+        if len(token) > LIVE_TOKEN_MAX:
+            errors.append(FieldError("token", f"must be 1 to {LIVE_TOKEN_MAX} characters"))
     elif device.platform in (Platform.WEB, Platform.WEBHOOK):
         try:
             v.http_url(None, None, token)

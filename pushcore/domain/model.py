@@ -31,6 +31,8 @@ class Platform(enum.StrEnum):
     ANDROID = "android"
     WEB = "web"
     WEBHOOK = "webhook"
+    # An open app or `pushctl listen` following the live channel: no gateway.
+    LIVE = "live"
 
 
 class IconStyle(enum.StrEnum):

@@ -55,6 +55,7 @@ class LiveLimits:
     backstop: float = 2.0  # the same, with a watch (a NOTIFY may be lost with its connection)
     batch: int = 1000  # entries read at once
     key_check: float = 5.0  # seconds between checks that channels' API keys still hold
+    keepalive: float = 15.0  # seconds: API.md's most between two lines of a quiet channel
 
 
 @attrs.define

@@ -29,7 +29,6 @@ from pushcore.services.tokens import verified_expiry
 from pushcore_http.auth import Accepts, authenticate
 from pushcore_http.routes import services_of
 
-KEEPALIVE = 15.0  # seconds: API.md's most between two lines of a quiet channel
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
@@ -85,7 +84,7 @@ async def _events(
         hub.stats.replays += 1
         hub.stats.replayed += replayed
     while channel.ended is None:
-        wait = KEEPALIVE
+        wait = hub.limits.keepalive
         if until is not None:
             wait = min(wait, (until - clock.now()).total_seconds())
             if wait <= 0:

@@ -7,6 +7,7 @@ inbox is written in the claim's transaction, so no gateway is needed to tell.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Iterator
 from datetime import timedelta
@@ -21,9 +22,10 @@ from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound, ValidationError
 from pushcore.domain.inbox import InboxPage, entry_id
 from pushcore.domain.inputs import InboxRead, NewDevice, NewNotification, NewStream, StreamSend
-from pushcore.domain.model import Notification, Platform
+from pushcore.domain.model import Notification, Platform, Stream
 from pushcore.domain.scheduling import Delay
 from pushcore.domain.states import NotificationStatus
+from pushcore.gateways.live import LiveGateway
 from pushcore.ports import Store
 from tests.fakes.clock import FakeClock
 
@@ -40,8 +42,14 @@ class Inboxes:
         self.services: Services = build_services(settings, store=store, clock=self.clock)
         self.ledger = Ledger(store, self.clock, EngineConfig(), "engine-a", random.random)
 
-    def device(self, account: str, token: str) -> None:
-        self.services.devices.register(account, NewDevice(token=token, platform=Platform.ANDROID))
+    def device(self, account: str, token: str, platform: Platform = Platform.ANDROID) -> None:
+        self.services.devices.register(account, NewDevice(token=token, platform=platform))
+
+    def stream(self, *subscribers: str) -> Stream:
+        stream = self.services.streams.create("pub", NewStream(name="Deploys")).stream
+        for account in subscribers:
+            self.services.streams.subscribe(account, stream.code)
+        return stream
 
     def notify(self, account: str, title: str = "hello", **fields: object) -> Notification:
         request = NewNotification(title=title, **fields)  # type: ignore[arg-type]
@@ -111,9 +119,7 @@ def test_a_stream_send_reaches_each_subscriber_at_send_time_not_the_publisher(
     ib: Inboxes,
 ) -> None:
     streams = ib.services.streams
-    stream = streams.create("pub", NewStream(name="Deploys")).stream
-    streams.subscribe("with-device", stream.code)
-    streams.subscribe("no-device", stream.code)
+    stream = ib.stream("with-device", "no-device")
     ib.device("with-device", "tok-w")
     ib.device("pub", "tok-p")
     result = streams.send("pub", stream.id, StreamSend(title="v2 is out"))
@@ -134,8 +140,7 @@ def test_a_stream_send_to_subscribers_without_devices_fails_but_reaches_their_in
     ib: Inboxes,
 ) -> None:
     streams = ib.services.streams
-    stream = streams.create("pub", NewStream(name="Deploys")).stream
-    streams.subscribe("no-device", stream.code)
+    stream = ib.stream("no-device")
     result = streams.send("pub", stream.id, StreamSend(title="v2"))
     assert result.notification.status is N.FAILED
     assert ib.titles("no-device") == ["v2"]
@@ -215,9 +220,7 @@ def test_entries_after_a_number_come_oldest_first_for_the_accounts_asked(
 
 def test_retention_deletes_entries_with_their_notifications(ib: Inboxes, store: Store) -> None:
     streams = ib.services.streams
-    stream = streams.create("pub", NewStream(name="Deploys")).stream
-    for i in range(3):
-        streams.subscribe(f"sub{i}", stream.code)
+    stream = ib.stream("sub0", "sub1", "sub2")
     streams.send("pub", stream.id, StreamSend(title="gone"))  # FAILED at once: settled
     ib.notify("alice", "kept")
     ib.claim()
@@ -227,3 +230,25 @@ def test_retention_deletes_entries_with_their_notifications(ib: Inboxes, store: 
         pass
     assert [ib.titles(f"sub{i}") for i in range(3)] == [[], [], []]
     assert ib.titles("alice") == ["kept"]  # SCHEDULED, waiting for a device: not settled
+
+
+def test_a_subscriber_whose_only_device_is_live_is_reached_through_the_inbox(
+    ib: Inboxes,
+) -> None:
+    stream = ib.stream("app-only")
+    ib.device("app-only", "browser tab 1", Platform.LIVE)
+    result = ib.services.streams.send("pub", stream.id, StreamSend(title="v2"))
+    assert (result.sent, result.notification.status) == (1, N.QUEUED)
+    ib.clock.advance(timedelta(seconds=1))
+    claim = ib.ledger.claim(ib.clock.now(), 10)
+    outcomes = asyncio.run(LiveGateway().send(claim.dispatches))
+    ib.ledger.record(list(zip(claim.dispatches, outcomes, strict=True)))
+    detail = ib.services.notifications.get("pub", result.notification.id)
+    assert detail.notification.status is N.DELIVERED
+    assert ib.titles("app-only") == ["v2"]
+
+
+def test_a_live_device_token_is_any_1_to_200_characters(ib: Inboxes) -> None:
+    ib.device("alice", "x" * 200, Platform.LIVE)
+    with pytest.raises(ValidationError):
+        ib.device("alice", "x" * 201, Platform.LIVE)

@@ -125,6 +125,7 @@ def test_each_platform_with_a_valid_token(services: Services) -> None:
         register(services, platform=Platform.ANDROID, token="fcm:APA91b-x"),
         register(services, platform=Platform.WEB, token="https://push.example/sub/1", keys=keys),
         register(services, platform=Platform.WEBHOOK, token=PUBLIC_HOOK),
+        register(services, platform=Platform.LIVE, token="my laptop's app"),
     ]
     assert all(r.created for r in registered)
     listed = {d.platform: d for d in services.devices.list(ALICE)}
