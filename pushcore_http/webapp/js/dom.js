@@ -108,12 +108,21 @@ export function when(iso) {
 
 function ago(date) {
   const seconds = Math.round((Date.now() - date.getTime()) / 1000);
+  if (seconds < -45) return `in ${ahead(-seconds)}`;
   if (seconds < 45) return "just now";
   const minutes = Math.round(seconds / 60);
   if (minutes < 60) return `${minutes} min ago`;
   const hours = Math.round(minutes / 60);
   if (hours < 24) return `${hours} h ago`;
   return date.toLocaleDateString();
+}
+
+function ahead(seconds) {
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h`;
+  return `${Math.round(hours / 24)} days`;
 }
 
 /** Busy while `work` runs: the button is disabled, its text kept. */

@@ -8,7 +8,11 @@ import { subscribers } from "./subscriptions.js";
 export async function render(root) {
   const list = h("div", { "aria-label": "Your streams" });
   const problem = h("p", { class: "error", role: "alert", hidden: true });
-  const create = createForm(async () => load());
+  const create = createForm(async () => {
+    create.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    await load();
+  });
   const toggle = h("button", { type: "button", "aria-expanded": "false", "aria-controls": create.id }, "New stream");
   toggle.addEventListener("click", () => {
     const open = create.hidden;
