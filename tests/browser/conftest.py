@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
@@ -31,6 +32,11 @@ ARGS = [
 ]
 PASSWORD = "correct horse battery"
 AXE = Path(__file__).with_name("axe.min.js")
+SERVER_ENV = {
+    "PUSHCORE_SIGNUP": "true",
+    "PUSHCORE_RATE_LIMIT": "0",
+    "PUSHCORE_VAPID_SUBJECT": "mailto:tests@example.com",
+}
 
 if not CHROMIUM.exists():
     pytest.skip(
@@ -75,18 +81,52 @@ class AppServer(Server):
         assert response.status_code == 200, response.text
         return {"Authorization": f"Bearer {response.json()['accessToken']}"}
 
+    def stream(self, name: str, *subscribers: str) -> Publication:
+        """A stream of a new account, followed by ``subscribers``, and a key to send with."""
+        publisher = self.person("pub")
+        key = httpx.post(
+            f"{self.base}/api/keys",
+            json={"name": "publish", "scopes": ["notifications:write"]},
+            headers=self.bearer(publisher),
+        ).json()["key"]
+        stream = httpx.post(
+            f"{self.base}/api/streams",
+            json={"name": name, "description": f"About {name}"},
+            headers={"X-API-Key": key},
+        ).json()
+        for account in subscribers:
+            subscribed = httpx.post(
+                f"{self.base}/api/streams/subscribe",
+                json={"code": stream["code"]},
+                headers=self.bearer(account),
+            )
+            assert subscribed.status_code == 201, subscribed.text
+        return Publication(self.base, stream["id"], stream["code"], key)
+
+
+@attrs.frozen
+class Publication:
+    """A stream made by :meth:`AppServer.stream`, and the key that sends to it."""
+
+    base: str
+    id: str
+    code: str
+    key: str
+
+    def send(self, title: str, body: str = "") -> None:
+        """A stream send (immediate)."""
+        sent = httpx.post(
+            f"{self.base}/api/streams/{self.id}/send",
+            json={"title": title, **({"body": body} if body else {})},
+            headers={"X-API-Key": self.key},
+        )
+        assert sent.status_code == 201, sent.text
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """One server per module (the tests each use accounts of their own)."""
-    running = AppServer(
-        tmp_path_factory.mktemp("app"),
-        env={
-            "PUSHCORE_SIGNUP": "true",
-            "PUSHCORE_RATE_LIMIT": "0",
-            "PUSHCORE_VAPID_SUBJECT": "mailto:tests@example.com",
-        },
-    )
+    running = AppServer(tmp_path_factory.mktemp("app"), env=SERVER_ENV)
     running.start()
     yield running
     running.stop()

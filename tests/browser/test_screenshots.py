@@ -11,7 +11,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import AppServer, axe_scan, problems, sign_in, watched
@@ -33,18 +32,8 @@ def test_each_screen(
     shot("signin")
 
     me = server.person("dana")
-    other = server.person("news")
-    key = httpx.post(
-        f"{server.base}/api/keys",
-        json={"name": "newsroom", "scopes": ["notifications:write", "notifications:read"]},
-        headers=server.bearer(other),
-    ).json()["key"]
-    news = httpx.post(
-        f"{server.base}/api/streams",
-        json={"name": "Morning news", "description": "Headlines at 7"},
-        headers={"X-API-Key": key},
-    ).json()
-    sign_in(page, me, f"/app/subscribe/{news['code']}")
+    news = server.stream("Morning news")
+    sign_in(page, me, f"/app/subscribe/{news.code}")
     expect(page.get_by_role("button", name="Subscribe", exact=True)).to_be_visible()
     shot("share-link")
     page.get_by_role("button", name="Subscribe", exact=True).click()
@@ -55,12 +44,7 @@ def test_each_screen(
         ("Markets open higher", "Stocks rose in early trading."),
         ("Rain expected", "Take an umbrella this afternoon."),
     ):
-        sent = httpx.post(
-            f"{server.base}/api/streams/{news['id']}/send",
-            json={"title": title, "body": body},
-            headers={"X-API-Key": key},
-        )
-        assert sent.status_code == 201, sent.text
+        news.send(title, body)
         expect(page.get_by_role("listitem").filter(has_text=title)).to_be_visible()
     page.get_by_role("listitem").filter(has_text="Markets open higher").get_by_role(
         "button", name="Mark read"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import PASSWORD, AppServer, problems, sign_in
@@ -28,8 +30,12 @@ def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
     )
     assert "psr_" not in stored
     assert "eyJ" not in stored
-    cookies = page.context.cookies()
-    refresh = [c for c in cookies if c["name"] == "pushcore_refresh"]
+    # The cookie store takes the login answer's cookie a moment after the page has it.
+    refresh = []
+    deadline = time.monotonic() + 5
+    while not refresh and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+        refresh = [c for c in page.context.cookies() if c["name"] == "pushcore_refresh"]
     assert refresh
     assert refresh[0]["httpOnly"]
     assert refresh[0]["sameSite"] == "Strict"

@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
@@ -39,33 +38,18 @@ FAKE_PUSH_MANAGER = """
 """
 
 
+SHOWN = """async () => {
+  const registration = await navigator.serviceWorker.ready;
+  const all = await registration.getNotifications();
+  return all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
+}"""
+
+
 @pytest.fixture
 def webpush() -> Iterator[WebPushServer]:
     """The fake push service on loopback."""
     with running_webpush_server() as running:
         yield running
-
-
-def _stream_for(server: AppServer, subscriber: str) -> str:
-    """A stream of another account that ``subscriber`` follows; its id and a key to send."""
-    publisher = server.person("pub")
-    key = httpx.post(
-        f"{server.base}/api/keys",
-        json={"name": "send", "scopes": ["notifications:write"]},
-        headers=server.bearer(publisher),
-    ).json()["key"]
-    stream = httpx.post(
-        f"{server.base}/api/streams",
-        json={"name": "Deploys", "description": "Every deploy"},
-        headers={"X-API-Key": key},
-    ).json()
-    subscribed = httpx.post(
-        f"{server.base}/api/streams/subscribe",
-        json={"code": stream["code"]},
-        headers=server.bearer(subscriber),
-    )
-    assert subscribed.status_code == 201, subscribed.text
-    return f"{stream['id']} {key}"
 
 
 def test_enable_notifications_and_the_worker_shows_a_push(
@@ -91,13 +75,7 @@ def test_enable_notifications_and_the_worker_shows_a_push(
     # The server's VAPID key, as an uncompressed P-256 point.
     assert page.evaluate("() => window.__vapidKeyLength") == 65
 
-    stream_id, key = _stream_for(server, account).split()
-    sent = httpx.post(
-        f"{server.base}/api/streams/{stream_id}/send",
-        json={"title": "Deployed v2", "body": "All green"},
-        headers={"X-API-Key": key},
-    )
-    assert sent.status_code == 201, sent.text
+    server.stream("Deploys", account).send("Deployed v2", "All green")
     deadline = time.monotonic() + 10
     while not webpush.to(subscription) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -126,15 +104,11 @@ def test_enable_notifications_and_the_worker_shows_a_push(
             "data": message.plaintext.decode(),
         },
     )
-    shown = page.wait_for_function(
-        """async () => {
-          const registration = await navigator.serviceWorker.ready;
-          const all = await registration.getNotifications();
-          const seen = all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
-          return seen.length ? seen : null;
-        }""",
-        polling=100,
-    ).json_value()
+    shown: object = None
+    deadline = time.monotonic() + 10
+    while not shown and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        shown = page.evaluate(SHOWN)
     assert shown == [
         {
             "title": "Deployed v2",
@@ -144,4 +118,9 @@ def test_enable_notifications_and_the_worker_shows_a_push(
         }
     ]
     assert json.loads(message.plaintext)["notificationId"] == message.payload["notificationId"]
+    # A click on it opens the app at that entry (the worker's notificationclick target).
+    page.goto(f"/app/?notification={message.payload['notificationId']}")
+    entry = page.locator(".entry.highlight")
+    expect(entry).to_contain_text("Deployed v2")
+    expect(entry).not_to_contain_text("Unread")
     assert not problems(page)

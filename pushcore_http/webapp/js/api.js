@@ -82,23 +82,35 @@ function drop() {
   if (had) emit("session", null);
 }
 
-async function sessionPost(path, body) {
+/** fetch(), noting whether the server answered; a network failure is ApiError(0). */
+async function reach(path, init) {
   let response;
   try {
-    response = await fetch(`/app/session/${path}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-Pushcore-App": "1" },
-      body: JSON.stringify(body || {}),
-      credentials: "same-origin",
-    });
-  } catch {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
     setReachable(false);
     throw new ApiError(0, null);
   }
   setReachable(true);
+  return response;
+}
+
+/** The answer's JSON body, or an ApiError in words. */
+async function answer(response) {
   const data = await response.json().catch(() => null);
   if (!response.ok) throw new ApiError(response.status, data, response.headers.get("Retry-After"));
   return data;
+}
+
+async function sessionPost(path, body) {
+  const response = await reach(`/app/session/${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Pushcore-App": "1" },
+    body: JSON.stringify(body || {}),
+    credentials: "same-origin",
+  });
+  return answer(response);
 }
 
 /** Sign in with a password; the session is then current. */
@@ -167,15 +179,7 @@ export async function authFetch(path, init = {}) {
   for (let attempt = 0; ; attempt += 1) {
     if (!access) throw new ApiError(401, { error: "Signed out", code: "unauthorized" });
     const headers = { ...(init.headers || {}), Authorization: `Bearer ${access.token}` };
-    let response;
-    try {
-      response = await fetch(path, { ...init, headers, credentials: "omit" });
-    } catch (error) {
-      if (error.name === "AbortError") throw error;
-      setReachable(false);
-      throw new ApiError(0, null);
-    }
-    setReachable(true);
+    const response = await reach(path, { ...init, headers, credentials: "omit" });
     if (response.status === 401 && attempt === 0 && (await refresh())) continue;
     return response;
   }
@@ -188,30 +192,18 @@ export async function api(method, path, body, extraHeaders = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await authFetch(path, init);
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data, response.headers.get("Retry-After"));
-  return data;
+  return answer(await authFetch(path, init));
 }
 
 /** A call with an API key instead of the token (stream creation and sends take only keys). */
 export async function apiWithKey(key, method, path, body) {
-  let response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers: { "Content-Type": "application/json", "X-API-Key": key },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "omit",
-    });
-  } catch {
-    setReachable(false);
-    throw new ApiError(0, null);
-  }
-  setReachable(true);
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data, response.headers.get("Retry-After"));
-  return data;
+  const response = await reach(path, {
+    method,
+    headers: { "Content-Type": "application/json", "X-API-Key": key },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "omit",
+  });
+  return answer(response);
 }
 
 window.addEventListener("online", () => setReachable(true));

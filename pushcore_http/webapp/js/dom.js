@@ -134,3 +134,18 @@ export async function busy(button, work) {
     button.disabled = false;
   }
 }
+
+/** A button that runs `work` (disabled meanwhile) and hands a failure to `fail`. */
+export function action(label, className, work, fail) {
+  const button = h("button", { type: "button", class: className }, label);
+  button.addEventListener("click", () =>
+    busy(button, async () => {
+      try {
+        await work(button);
+      } catch (error) {
+        fail(error);
+      }
+    }),
+  );
+  return button;
+}

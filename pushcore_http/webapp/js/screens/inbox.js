@@ -46,6 +46,7 @@ export async function render(root) {
       if (!known || known.entry.readAt) continue;
       known.entry.readAt = new Date().toISOString();
       const fresh = item(known.entry, { read, dismiss });
+      if (known.element.classList.contains("highlight")) fresh.classList.add("highlight");
       known.element.replaceWith(fresh);
       known.element = fresh;
     }

@@ -1,6 +1,6 @@
 // Settings: API keys (create, shown once, revoke), this browser's devices, password, sign out.
 import { api, currentAccount, signIn } from "../api.js";
-import { busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
+import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { currentEndpoint, enablePush, isLiveToken, pushSupported } from "../device.js";
 
 const SCOPES = ["notifications:read", "notifications:write", "devices:read", "devices:write"];
@@ -118,16 +118,14 @@ function newKey(key) {
 }
 
 function keyItem(key, reload, fail) {
-  const revoke = h("button", { type: "button", class: "danger" }, "Revoke");
-  revoke.addEventListener("click", () =>
-    busy(revoke, async () => {
-      try {
-        await api("DELETE", `/api/keys/${key.id}`);
-        await reload();
-      } catch (error) {
-        fail(error);
-      }
-    }),
+  const revoke = action(
+    "Revoke",
+    "danger",
+    async () => {
+      await api("DELETE", `/api/keys/${key.id}`);
+      await reload();
+    },
+    fail,
   );
   const expired = key.expiresAt && new Date(key.expiresAt) < new Date();
   const state = !key.isActive ? "revoked" : expired ? "expired" : null;
@@ -165,16 +163,14 @@ function pushControl(changed) {
 const PLATFORMS = { ios: "iPhone/iPad app", android: "Android app", web: "Browser notifications", webhook: "Webhook", live: "Open app" };
 
 function deviceItem(device, endpoint, reload, fail) {
-  const remove = h("button", { type: "button", class: "danger" }, "Remove");
-  remove.addEventListener("click", () =>
-    busy(remove, async () => {
-      try {
-        await api("DELETE", `/api/devices/${device.id}`);
-        await reload();
-      } catch (error) {
-        fail(error);
-      }
-    }),
+  const remove = action(
+    "Remove",
+    "danger",
+    async () => {
+      await api("DELETE", `/api/devices/${device.id}`);
+      await reload();
+    },
+    fail,
   );
   const here =
     (device.platform === "live" && isLiveToken(device.tokenPrefix)) ||

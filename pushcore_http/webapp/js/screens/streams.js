@@ -1,7 +1,7 @@
 // Streams: New stream (Name, Description, Icon URL); each with code, subscribers,
 // share link and QR code, a send form (Title, Body, Send) and Delete.
 import { api } from "../api.js";
-import { busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
+import { action, busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
 import { subscribers } from "./subscriptions.js";
 
@@ -77,18 +77,18 @@ function card(stream, reload, problem) {
       copy.textContent = "Copy link";
     }, 2000);
   });
-  const remove = h("button", { type: "button", class: "danger" }, "Delete");
-  remove.addEventListener("click", () =>
-    busy(remove, async () => {
+  const remove = action(
+    "Delete",
+    "danger",
+    async () => {
       if (!window.confirm(`Delete the stream ${stream.name}? Its subscribers stop receiving it.`)) return;
-      try {
-        await api("DELETE", `/api/streams/${stream.id}`);
-        await reload();
-      } catch (error) {
-        problem.textContent = error.message;
-        problem.hidden = false;
-      }
-    }),
+      await api("DELETE", `/api/streams/${stream.id}`);
+      await reload();
+    },
+    (error) => {
+      problem.textContent = error.message;
+      problem.hidden = false;
+    },
   );
   const headingId = uid("stream");
   return h(

@@ -1,6 +1,6 @@
 // Subscriptions: Stream code + Subscribe, each with Unsubscribe; and the share link's screen.
 import { api } from "../api.js";
-import { busy, clearErrors, field, fill, formError, h, showError } from "../dom.js";
+import { action, busy, clearErrors, field, fill, formError, h, showError } from "../dom.js";
 
 const CODE_ALIASES = { code: "code", not_found: "code", own_stream: "code", already_subscribed: "code" };
 
@@ -55,17 +55,17 @@ export async function render(root, context, params) {
 
 function item(subscription, reload, problem) {
   const { stream } = subscription;
-  const button = h("button", { type: "button", class: "danger" }, "Unsubscribe");
-  button.addEventListener("click", () =>
-    busy(button, async () => {
-      try {
-        await api("DELETE", `/api/streams/subscriptions/${subscription.id}`);
-        await reload();
-      } catch (error) {
-        problem.textContent = error.message;
-        problem.hidden = false;
-      }
-    }),
+  const button = action(
+    "Unsubscribe",
+    "danger",
+    async () => {
+      await api("DELETE", `/api/streams/subscriptions/${subscription.id}`);
+      await reload();
+    },
+    (error) => {
+      problem.textContent = error.message;
+      problem.hidden = false;
+    },
   );
   return h(
     "li",
@@ -91,18 +91,18 @@ async function share(root, context, code) {
     fill(root, h("h1", {}, "Subscribe"), h("p", { class: "error", role: "alert" }, text), h("p", {}, h("a", { href: "/app/subscriptions" }, "Your subscriptions")));
     return;
   }
-  const button = h("button", { type: "button" }, "Subscribe");
   const done = h("p", { role: "status" }, "You follow this stream. ", h("a", { href: "/app/subscriptions" }, "Your subscriptions"));
-  button.addEventListener("click", () =>
-    busy(button, async () => {
-      try {
-        await api("POST", "/api/streams/subscribe", { code });
-        button.replaceWith(done);
-      } catch (error) {
-        problem.textContent = error.message;
-        problem.hidden = false;
-      }
-    }),
+  const button = action(
+    "Subscribe",
+    null,
+    async (self) => {
+      await api("POST", "/api/streams/subscribe", { code });
+      self.replaceWith(done);
+    },
+    (error) => {
+      problem.textContent = error.message;
+      problem.hidden = false;
+    },
   );
   fill(
     root,
