@@ -62,7 +62,8 @@ def main() -> None:
         server.start()
         try:
             result: dict[str, Any] = {}
-            result["firstLoad"] = dict(zip(("requests", "bytes"), first_load(server.base)))
+            requests, size = first_load(server.base)
+            result["firstLoad"] = {"requests": requests, "bytes": size}
             chromium = subprocess.Popen(
                 [
                     str(CHROMIUM),

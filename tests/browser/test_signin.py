@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from playwright.sync_api import Page, expect
 
@@ -31,7 +32,7 @@ def test_sign_in_reload_and_sign_out(page: Page, server: AppServer) -> None:
     assert "psr_" not in stored
     assert "eyJ" not in stored
     # The cookie store takes the login answer's cookie a moment after the page has it.
-    refresh = []
+    refresh: list[Any] = []
     deadline = time.monotonic() + 5
     while not refresh and time.monotonic() < deadline:
         page.wait_for_timeout(50)
