@@ -31,14 +31,12 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from pushcore_http.errors import error_response
+from pushcore_http.routes import services_of
 from pushcore_http.routes.web_app import SECURITY_HEADERS
 
 COOKIE = "pushcore_refresh"
 COOKIE_PATH = "/app/session"
 APP_HEADER = "x-pushcore-app"
-# Past this the cookie is gone even if the server would still take the token; the
-# server's own expiry is what counts, this only keeps a dead cookie from lingering.
-COOKIE_MAX_AGE = 30 * 24 * 3600
 NO_STORE = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
 
 
@@ -115,10 +113,13 @@ def _answer(request: Request, status: int, data: Any) -> JSONResponse:
         return response
     token = data.pop("refreshToken")
     response = JSONResponse(data, status, headers=NO_STORE)
+    # As long as the token lives (PUSHCORE_REFRESH_TOKEN_TTL): the server's expiry is
+    # what counts; this only keeps a dead cookie from lingering.
+    lifetime = services_of(request).settings.refresh_token_ttl
     response.set_cookie(
         COOKIE,
         token,
-        max_age=COOKIE_MAX_AGE,
+        max_age=int(lifetime.total_seconds()),
         path=COOKIE_PATH,
         secure=request.url.scheme == "https",
         httponly=True,

@@ -36,6 +36,7 @@ def test_login_sets_the_cookie_and_answers_no_refresh_token(client: TestClient, 
     assert cookie["name"] == "pushcore_refresh"
     assert cookie["value"].startswith("psr_")
     assert cookie["path"] == "/app/session"
+    assert cookie["max-age"] == str(30 * 24 * 3600)  # PUSHCORE_REFRESH_TOKEN_TTL
     assert cookie["samesite"].lower() == "strict"
     assert "httponly" in cookie
     assert "secure" not in cookie  # plain HTTP here: Secure only over HTTPS
