@@ -50,6 +50,17 @@ def test_create_use_and_revoke_a_key(
     assert answer.status_code == 401
     assert answer.json()["error"] == "API key revoked"
 
+    # An expiry, and a device removed.
+    page.get_by_label("Name", exact=True).fill("Until 2099")
+    page.get_by_label("devices:read").check()
+    page.get_by_label("Expires").fill("2099-01-02T03:04")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("listitem").filter(has_text="Until 2099")).to_contain_text("expires")
+    open_app = page.get_by_role("list", name="Devices").get_by_role("listitem")
+    expect(open_app).to_contain_text("(this browser)")
+    open_app.get_by_role("button", name="Remove").click()
+    expect(page.get_by_text("No device.")).to_be_visible()
+
     # Shown once: not after a reload.
     page.reload()
     expect(page.get_by_text(key)).to_have_count(0)

@@ -58,3 +58,24 @@ def test_a_share_link_keeps_its_place_through_sign_in(page: Page, server: AppSer
     account = server.person()
     sign_in(page, account, "/app/settings")
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+
+
+def test_create_account_when_sign_up_is_on(page: Page, server: AppServer) -> None:
+    page.goto("/app/")
+    page.get_by_label("Account").fill("Newcomer")
+    page.get_by_label("Password", exact=True).fill("short")
+    page.get_by_role("button", name="Create account").click()
+    password = page.get_by_label("Password", exact=True)
+    expect(password).to_have_attribute("aria-invalid", "true")
+    password.fill(PASSWORD)
+    page.get_by_role("button", name="Create account").click()
+    expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
+    # Taken now: said beside the account field.
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Account").fill("newcomer")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Create account").click()
+    expect(page.get_by_label("Account")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_text("That account name is taken")).to_be_visible()
+    assert not problems(page)
