@@ -1,7 +1,7 @@
 """A hammering client: one account's many connections sending requests as fast as answered.
 
     .venv/bin/python -m benchmarks.load URL API_KEY [--connections 200] [--seconds 5]
-        [--post JSON]
+        [--post JSON]   (API_KEY "-": none, e.g. to POST sign-ins)
     .venv/bin/python -m benchmarks.load URL API_KEY --icon ICON_URL [--icon ...]
 
 The first form GETs URL, or POSTs the JSON text given with --post (creates, when
@@ -32,7 +32,7 @@ async def hammer(
     statuses: Counter[int] = Counter()
     stop = time.monotonic() + seconds
     connector = aiohttp.TCPConnector(limit=connections, force_close=False)
-    headers = {"X-API-Key": key}
+    headers = {"X-API-Key": key} if key != "-" else {}  # "-": no credential (sign-ins)
     if post is not None:
         headers["Content-Type"] = "application/json"
     method = "GET" if post is None else "POST"

@@ -62,6 +62,8 @@ class Retention:
             # An Idempotency-Key's answer is replayed for 24 h and then forgotten,
             # whatever PUSHCORE_RETENTION keeps of notifications.
             deleted += tx.idempotency_keys.delete_older_than(now - REPLAY_WINDOW, self.config.batch)
+            # An expired refresh token is refused whatever its row says.
+            deleted += tx.refresh_tokens.delete_expired(now, self.config.batch)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
         return deleted

@@ -55,3 +55,7 @@ class RefreshTokenRepository(Protocol):
     def revoke_account(self, account_id: str, at: datetime) -> int:
         """Revoke every token of the account not yet revoked; how many."""
         ...
+
+    def delete_expired(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` tokens that expired before ``before``; how many."""
+        ...

@@ -13,7 +13,7 @@ from datetime import timedelta
 import attrs
 
 from pushcore.domain.errors import Unauthorized
-from pushcore.domain.model import Account
+from pushcore.domain.model import Account, Plan
 from pushcore.domain.people import (
     REFRESH_TOKEN_BYTES,
     RefreshToken,
@@ -61,15 +61,16 @@ class SessionService:
         self._random_bytes = random_bytes
 
     def start(self, account_id: str, tx: Transaction | None = None) -> Session:
-        """A new session (a new family of refresh tokens) for an account that proved
-        who it is; its last sign-in is now. In ``tx`` when given, else in its own."""
+        """A new session (a new family of refresh tokens) for whoever proved to be
+        ``account_id``, created on the free plan if never seen (as by a first JWT);
+        its last sign-in is now. In ``tx`` when given, else in a transaction of its own."""
         if tx is None:
             with self._store.transaction() as own:
                 return self.start(account_id, own)
         now = self._clock.now()
+        account = tx.accounts.ensure(Account(account_id, Plan.FREE, now))
         tx.accounts.signed_in(account_id, now)
-        account = tx.accounts.get(account_id)
-        assert account is not None, "sessions are started for accounts that exist"
+        account = attrs.evolve(account, last_sign_in_at=now)
         first = self._ids.new_id("rtk")
         return self._issue(tx, account, family_id=first, token_id=first)
 

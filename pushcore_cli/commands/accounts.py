@@ -46,12 +46,17 @@ def _print_account(account: Account, json_output: bool) -> None:
     output.print_record([*fields, ("created", output.when(account.created_at))])
 
 
+def on_terminal() -> bool:
+    """Whether stdin is a terminal to ask on."""
+    return sys.stdin.isatty()
+
+
 def read_password(from_stdin: bool) -> str:
     """The new password: from stdin, or asked twice on the terminal (never echoed)."""
     if from_stdin:
         text = sys.stdin.read()
         return text[:-1] if text.endswith("\n") else text
-    if not sys.stdin.isatty():
+    if not on_terminal():
         raise typer.BadParameter(
             "no terminal to ask for the password on: give it on stdin",
             param_hint="--password-stdin",

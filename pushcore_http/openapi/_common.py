@@ -30,7 +30,8 @@ SECURITY_SCHEMES: Json = {
         "description": (
             "A user token: `Authorization: Bearer <jwt>`. `sub` is the account id, `exp` is "
             "required; `iss` and `aud` are checked when configured. An account is created on "
-            "first use of a valid token. `pushctl token issue ACCOUNT` prints one. A JWT has "
+            "first use of a valid token. `pushctl token issue ACCOUNT` prints one, and a sign-in "
+            "(`POST /api/auth/login`) answers one. A JWT has "
             "every right of its own account (scopes do not apply)."
         ),
     },

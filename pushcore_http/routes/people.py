@@ -34,11 +34,13 @@ async def methods(request: Request) -> Response:
     return view_response(AuthMethodsView(password=True, signup=settings.signup, oidc=None))
 
 
+@signin_limits.held_refusals
 async def login(request: Request) -> Response:
     """A session for an account and its password."""
     services = services_of(request)
+    signin_limits.admit_address(request)
     given = structure_request(SignIn, await read_json(request))
-    signin_limits.admit(request, given.account)
+    signin_limits.admit_account(request, given.account)
     try:
         session = await services.people.sign_in(given.account, given.password)
     except Unauthorized:
@@ -47,13 +49,14 @@ async def login(request: Request) -> Response:
     return view_response(SessionView.of(session))
 
 
+@signin_limits.held_refusals
 async def signup(request: Request) -> Response:
     """A new account with a password, signed in (when PUSHCORE_SIGNUP is on)."""
     services = services_of(request)
     if not services.people.signup:
         raise SignupDisabled("Sign-up is disabled on this server")
+    signin_limits.admit_address(request)
     given = structure_request(SignUp, await read_json(request))
-    signin_limits.admit(request, None)
     session = await services.people.sign_up(given.account, given.password)
     return view_response(SessionView.of(session), 201)
 
@@ -74,12 +77,14 @@ async def logout(request: Request) -> Response:
     return view_response(DoneView(success=True))
 
 
+@signin_limits.held_refusals
 async def password(request: Request) -> Response:
     """Change the signed-in account's password; every refresh token of it is revoked."""
     services = services_of(request)
     user = await authenticate(request, services, Accepts.USER)
+    signin_limits.admit_address(request)
     given = structure_request(PasswordChange, await read_json(request))
-    signin_limits.admit(request, user.account_id)
+    signin_limits.admit_account(request, user.account_id)
     try:
         await services.people.change_password(
             user.account_id, given.current_password, given.new_password

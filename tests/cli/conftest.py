@@ -40,13 +40,13 @@ def cli(data_dir: Path) -> Cli:
     """Run ``pushctl --data-dir <data_dir> <command> *extra`` in-process.
 
     ``command`` is split like a shell would (``"keys list --account alice"``);
-    ``extra`` arguments are passed as they are.
+    ``extra`` arguments are passed as they are; ``input`` is stdin.
     """
     runner = CliRunner()
 
-    def run(command: str, *extra: str) -> Result:
+    def run(command: str, *extra: str, input: str | None = None) -> Result:
         args = ["--data-dir", str(data_dir), *shlex.split(command), *extra]
-        result = runner.invoke(app, args)
+        result = runner.invoke(app, args, input=input)
         # An unexpected exception is a bug; show it rather than a bare exit code.
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from pushcore.domain.model import Account, Plan
@@ -109,3 +110,14 @@ def test_of_concurrent_spends_of_one_token_exactly_one_wins(store: Store) -> Non
 
     race(8, spend)
     assert len(won) == 1
+
+
+def test_expired_tokens_are_deleted_oldest_first_in_batches(store: Store) -> None:
+    with store.transaction() as tx:
+        for n in range(5):
+            tx.refresh_tokens.add(attrs.evolve(token(n), expires_at=T0 + n * MINUTE))
+    with store.transaction() as tx:
+        assert tx.refresh_tokens.delete_expired(T0 + 3 * MINUTE, 2) == 2
+        assert tx.refresh_tokens.delete_expired(T0 + 3 * MINUTE, 2) == 1
+        assert tx.refresh_tokens.delete_expired(T0 + 3 * MINUTE, 2) == 0
+    assert [find(store, n) is None for n in range(5)] == [True, True, True, False, False]

@@ -67,7 +67,8 @@ def test_login_answers_a_session_whose_token_creates_a_key_that_works(client: Te
     assert session["tokenType"] == "Bearer"
     assert session["expiresIn"] == 900
     assert session["account"] == {"id": "alice", "plan": "pro"}
-    assert session["refreshToken"].startswith("psr_") and len(session["refreshToken"]) == 47
+    assert session["refreshToken"].startswith("psr_")
+    assert len(session["refreshToken"]) == 47
 
     created = client.post(
         "/api/keys", json={"name": "ci", "scopes": ["notifications:read"]}, headers=bearer(session)
@@ -225,10 +226,14 @@ def test_failures_for_one_account_are_limited_then_429_with_retry_after(
 
 
 def test_attempts_from_one_address_are_limited(services: Services, client: TestClient) -> None:
-    answers = [login(client, f"user{i}", PASSWORD).status_code for i in range(30)]
-    assert answers == [401] * 30
-    limited = login(client, "someone-else")
-    assert limited.status_code == 429
+    answers: list[Any] = []
+    while len(answers) < 45 and 429 not in (a.status_code for a in answers):
+        answers.append(login(client, f"user{len(answers)}", PASSWORD))
+    statuses = [a.status_code for a in answers]
+    # 30 at once, then one every 2 s (a slow machine may earn one or two more).
+    assert statuses[:30] == [401] * 30
+    assert 429 in statuses
+    limited = answers[statuses.index(429)]
     assert limited.json()["error"] == "Too many sign-ins from this address"
     assert int(limited.headers["retry-after"]) >= 1
 

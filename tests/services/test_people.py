@@ -178,3 +178,11 @@ def test_a_hash_with_old_parameters_is_replaced_at_sign_in(services: Services) -
 def test_sign_up_is_off_by_default(services: Services) -> None:
     with pytest.raises(SignupDisabled):
         asyncio.run(services.people.sign_up("carol", PASSWORD))
+
+
+def test_a_session_can_be_started_for_an_account_never_seen(services: Services) -> None:
+    # As single sign-on will: the provider vouched for the id, the account follows.
+    session = services.sessions.start("Idp-Person")
+    assert (session.account.id, session.account.plan) == ("Idp-Person", Plan.FREE)
+    assert services.auth.authenticate_token(session.access_token).account_id == "Idp-Person"
+    assert services.sessions.refresh(session.refresh_token).account.id == "Idp-Person"

@@ -108,5 +108,5 @@ def test_different_randomness_makes_different_tokens_and_hashes(a: bytes, b: byt
 
 @pytest.mark.parametrize("size", [0, 16, 31, 33])
 def test_a_token_needs_exactly_32_random_bytes(size: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="32 random bytes"):
         refresh_token_from(bytes(size))

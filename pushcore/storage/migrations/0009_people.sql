@@ -27,3 +27,5 @@ CREATE TABLE refresh_tokens (
 
 CREATE INDEX refresh_tokens_family_id ON refresh_tokens (family_id);
 CREATE INDEX refresh_tokens_account_id ON refresh_tokens (account_id);
+-- Retention deletes the expired ones, oldest first.
+CREATE INDEX refresh_tokens_expires_at ON refresh_tokens (expires_at);

@@ -70,3 +70,12 @@ class RefreshTokens(Repository):
     def revoke_account(self, account_id: str, at: datetime) -> int:
         """Revoke every token of the account; how many were still unrevoked."""
         return self._revoke("account_id = ?", account_id, at)
+
+    def delete_expired(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` tokens expired before ``before``, oldest first; how many."""
+        cursor = self._sql.run(
+            "DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens"
+            " WHERE expires_at < ? ORDER BY expires_at LIMIT ?)",
+            (self._dialect.time(before), limit),
+        )
+        return int(cursor.rowcount)
