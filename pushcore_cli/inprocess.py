@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import secrets
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import httpx
@@ -43,8 +44,43 @@ class AppTransport(httpx.BaseTransport):
         self._loop = asyncio.Runner()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """The app's answer to ``request``, read whole."""
+        """The app's answer to ``request``: read whole, or as it comes for an event stream
+        (the live channel, which never ends by itself)."""
+        if request.headers.get("accept") == "text/event-stream":
+            return self._loop.run(self._stream(request))
         return self._loop.run(self._answer(request))
+
+    async def _stream(self, request: httpx.Request) -> httpx.Response:
+        # httpx.ASGITransport reads a whole body before it answers; here the app
+        # runs as a task of this transport's loop, which runs while the caller
+        # waits for the next piece (AppStream), so the app works only then.
+        pieces: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        gone = asyncio.Event()
+        body: bytes | None = request.read()
+
+        async def receive() -> dict[str, Any]:
+            nonlocal body
+            if body is not None:
+                sent, body = body, None
+                return {"type": "http.request", "body": sent, "more_body": False}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            await pieces.put(dict(message))
+
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": request.method, "scheme": request.url.scheme,
+            "headers": [(k.lower(), v) for k, v in request.headers.raw],
+            "path": request.url.path, "raw_path": request.url.raw_path.split(b"?")[0],
+            "query_string": request.url.query, "server": (request.url.host, request.url.port),
+            "client": ("127.0.0.1", 0), "root_path": "",
+        }  # fmt: skip
+        task = asyncio.ensure_future(self._asgi.app(scope, receive, send))
+        start = await pieces.get()
+        stream = AppStream(self._loop, pieces, task, gone)
+        return httpx.Response(start["status"], headers=start.get("headers", []), stream=stream)
 
     async def _answer(self, request: httpx.Request) -> httpx.Response:
         response = await self._asgi.handle_async_request(request)
@@ -54,6 +90,41 @@ class AppTransport(httpx.BaseTransport):
     def close(self) -> None:
         """Close the event loop (its threads included)."""
         self._loop.close()
+
+
+class AppStream(httpx.SyncByteStream):
+    """The body of an in-process answer, piece by piece, as the app sends it."""
+
+    def __init__(
+        self,
+        loop: asyncio.Runner,
+        pieces: asyncio.Queue[dict[str, Any]],
+        task: asyncio.Future[None],
+        gone: asyncio.Event,
+    ) -> None:
+        self._loop, self._pieces, self._task, self._gone = loop, pieces, task, gone
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            message = self._loop.run(self._pieces.get())
+            if message.get("body"):
+                yield message["body"]
+            if not message.get("more_body", False):
+                return
+
+    def close(self) -> None:
+        """The client went away: the app hears a disconnect, its task ends."""
+
+        async def end() -> None:
+            self._gone.set()
+            # The app's task, and a wait for its next piece that an interrupt (Ctrl-C,
+            # SIGTERM) left pending: nothing of this answer outlives it.
+            others = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        self._loop.run(end())
 
 
 class ActingAs(AuthService):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from functools import wraps
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 from urllib.parse import quote
 
 import attrs
+import httpx
 
 from pushcore.converter import View, camel, converter, from_json
 
@@ -76,12 +77,20 @@ class SyncSender(Protocol):
         """The parsed answer, or the error tree's exception."""
         ...
 
+    def open(self, call: Call[Any], headers: Mapping[str, str]) -> httpx.Response:
+        """``call`` sent once with ``headers`` added, its answer streamed (close it)."""
+        ...
+
 
 class AsyncSender(Protocol):
     """Runs a call and returns its result (the async client's transport)."""
 
     async def send(self, call: Call[T]) -> T:
         """The parsed answer, or the error tree's exception."""
+        ...
+
+    async def open(self, call: Call[Any], headers: Mapping[str, str]) -> httpx.Response:
+        """``call`` sent once with ``headers`` added, its answer streamed (close it)."""
         ...
 
 
@@ -131,3 +140,44 @@ def asynchronous(
 
     _like(build, method)
     return method
+
+
+Item_co = TypeVar("Item_co", covariant=True)
+Item = TypeVar("Item")
+
+
+class Paged(Protocol[Item_co]):
+    """A page of a list: its items and the cursor of the next one."""
+
+    @property
+    def items(self) -> Sequence[Item_co]:
+        """The page's items."""
+        ...
+
+    @property
+    def next_cursor(self) -> str | None:
+        """The next page's cursor; None on the last page."""
+        ...
+
+
+def every(fetch: Callable[[str | None], Paged[Item]]) -> Iterator[Item]:
+    """Every item of a list, page after page (``fetch`` gets each page's cursor)."""
+    cursor = None
+    while True:
+        found = fetch(cursor)
+        yield from found.items
+        if found.next_cursor is None:
+            return
+        cursor = found.next_cursor
+
+
+async def every_async(fetch: Callable[[str | None], Awaitable[Paged[Item]]]) -> AsyncIterator[Item]:
+    """:func:`every` for the async client."""
+    cursor = None
+    while True:
+        found = await fetch(cursor)
+        for item in found.items:
+            yield item
+        if found.next_cursor is None:
+            return
+        cursor = found.next_cursor

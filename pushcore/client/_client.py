@@ -9,6 +9,7 @@ import httpx
 
 from pushcore.client._transport import AsyncSender, Policy, Sender
 from pushcore.client.resources.devices import AsyncDevices, Devices
+from pushcore.client.resources.inbox import AsyncInbox, Inbox
 from pushcore.client.resources.keys import AsyncKeys, Keys
 from pushcore.client.resources.notifications import AsyncNotifications, Notifications
 from pushcore.client.resources.streams import AsyncStreams, Streams
@@ -41,6 +42,7 @@ class Client:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.inbox = Inbox(sender)
 
     def close(self) -> None:
         """Close the connections."""
@@ -80,6 +82,7 @@ class AsyncClient:
         self.devices = AsyncDevices(sender)
         self.notifications = AsyncNotifications(sender)
         self.streams = AsyncStreams(sender)
+        self.inbox = AsyncInbox(sender)
 
     async def aclose(self) -> None:
         """Close the connections."""

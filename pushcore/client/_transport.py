@@ -11,7 +11,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
 import attrs
@@ -40,6 +40,8 @@ RETRYABLE_ERRORS = (
 RETRYABLE_STATUS = frozenset({429, 503})
 # A Retry-After longer than this is not waited for inside a call: the error is raised.
 MAX_RETRY_AFTER = 60.0
+# A stream's reads wait past the live channel's keep-alive (15 s).
+STREAM_TIMEOUT = httpx.Timeout(10.0, read=45.0)
 
 
 @attrs.frozen
@@ -72,6 +74,15 @@ class Policy:
         return http.build_request(
             call.method, call.path, json=call.json, params=call.params, headers=self.headers(call)
         )
+
+    def streaming(
+        self, http: httpx.Client | httpx.AsyncClient, call: Call[Any], headers: Mapping[str, str]
+    ) -> httpx.Request:
+        """The request of a call whose answer is a stream: ``headers`` added, long reads."""
+        request = self.request(http, call)
+        request.headers.update(headers)
+        request.extensions["timeout"] = STREAM_TIMEOUT.as_dict()
+        return request
 
     def wait(self, attempt: int, response: httpx.Response | None) -> float | None:
         """Seconds to wait before another attempt after ``attempt`` (0-based), None to stop."""
@@ -133,6 +144,10 @@ class Sender:
         self.http = http
         self.policy = policy
 
+    def open(self, call: Call[Any], headers: Mapping[str, str]) -> httpx.Response:
+        """``call`` sent once with ``headers`` added, its answer streamed (close it)."""
+        return self.http.send(self.policy.streaming(self.http, call, headers), stream=True)
+
     def send(self, call: Call[T]) -> T:
         """The parsed answer, or the error tree's exception."""
         steps = self.policy.attempts(call, self.http)
@@ -159,6 +174,11 @@ class AsyncSender:
     def __init__(self, http: httpx.AsyncClient, policy: Policy) -> None:
         self.http = http
         self.policy = policy
+
+    async def open(self, call: Call[Any], headers: Mapping[str, str]) -> httpx.Response:
+        """``call`` sent once with ``headers`` added, its answer streamed (close it)."""
+        request = self.policy.streaming(self.http, call, headers)
+        return await self.http.send(request, stream=True)
 
     async def send(self, call: Call[T]) -> T:
         """The parsed answer, or the error tree's exception."""

@@ -305,7 +305,9 @@ def _entry_ids(value: tuple[str, ...]) -> None:
         _entry_id(item)
 
 
-_ENTRY_ID = v.Rule(_entry_id, {"pattern": "^inb_[0-9A-HJKMNP-TV-Z]{13}$"})
+# Crockford base32 of a number below 2**63 (domain/inbox.py).
+ENTRY_ID_PATTERN = "^inb_[0-7][0-9A-HJKMNP-TV-Z]{12}$"
+_ENTRY_ID = v.Rule(_entry_id, {"pattern": ENTRY_ID_PATTERN})
 
 
 @attrs.frozen
@@ -314,16 +316,20 @@ class InboxRead:
 
     ids: tuple[str, ...] | None = attrs.field(
         default=None,
-        validator=v.Rule(_entry_ids, {"minItems": 1, "maxItems": INBOX_READ_MAX}),
+        validator=v.Rule(
+            _entry_ids,
+            {
+                "minItems": 1,
+                "maxItems": INBOX_READ_MAX,
+                "items": {"type": "string", "pattern": ENTRY_ID_PATTERN},
+            },
+        ),
         metadata=v.about("The entries to mark read.", example=["inb_0000000000001"]),
     )
     up_to: str | None = attrs.field(
         default=None,
         validator=_ENTRY_ID,
-        metadata=v.about(
-            "Mark this entry and every older one read (instead of `ids`).",
-            example="inb_000000000000Z",
-        ),
+        metadata=v.about("Mark this entry and every older one read (instead of `ids`)."),
     )
 
 

@@ -12,6 +12,7 @@ from pushcore.converter import components
 from pushcore_http.openapi import (
     devices,
     idempotency,
+    inbox,
     keys,
     notifications,
     operations,
@@ -50,6 +51,7 @@ _RESOURCES = {
     ("Notifications", "Schedule, inspect and cancel."): notifications,
     ("Streams", "Channels shared by a code."): streams,
     ("People", "Sign-in, sessions and the signed-in account."): people,
+    ("Inbox", "What reached the account, and its live channel."): inbox,
     ("Operations", "Health, metrics and this document."): operations,
 }
 

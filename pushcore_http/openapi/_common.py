@@ -210,6 +210,11 @@ def add_path_parameters(paths: Json) -> None:
             op["responses"] = merge(shared("404"), op["responses"])
 
 
+def query(name: str, description: str, schema: Json) -> Json:
+    """A query parameter."""
+    return {"name": name, "in": "query", "schema": schema, "description": description}
+
+
 def listing(what: str, schema: type[Any]) -> Json:
     """The answer of a GET that lists the caller's ``what``: an array of ``schema``."""
     return answer(200, f"The caller's {what}.", {"type": "array", "items": ref(schema)})

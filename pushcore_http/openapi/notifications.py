@@ -21,10 +21,6 @@ def schemas() -> api.Json:
     return {"NotificationDetail": detail | {"required": [*detail["required"], "deliveries"]}}
 
 
-def _query(name: str, description: str, schema: api.Json) -> api.Json:
-    return {"name": name, "in": "query", "schema": schema, "description": description}
-
-
 def operations() -> api.Json:
     """The notification operations, by method and path."""
     unknown = e.DeviceNotFound("No device with this targetDeviceToken on this account")
@@ -35,9 +31,9 @@ def operations() -> api.Json:
     size = {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
     cursor = {"type": "string", "pattern": views.CURSOR_PATTERN, "examples": [views.CURSOR_EXAMPLE]}
     page = [
-        _query("status", "Only notifications in this status.", statuses),
-        _query("limit", "Page size.", size),
-        _query("cursor", "The `nextCursor` of the previous page, unchanged.", cursor),
+        api.query("status", "Only notifications in this status.", statuses),
+        api.query("limit", "Page size.", size),
+        api.query("cursor", "The `nextCursor` of the previous page, unchanged.", cursor),
     ]
     return {
         "post /api/notifications: Schedule a notification": api.operation(

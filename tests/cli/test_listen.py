@@ -1,4 +1,5 @@
-"""pushctl listen: a local webhook device that prints what arrives and removes itself on exit."""
+"""pushctl listen --webhook: a local webhook device that prints what arrives and removes
+itself on exit (the live channel's listen: test_listen_live.py)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def listen_in_process(
     poster = Poster(open_services, payload)
     poster.start()
     try:
-        result = cli("listen --account bob --once", *options)
+        result = cli("listen --webhook --account bob --once", *options)
     finally:
         poster.join(WAIT)
     if poster.error is not None:
@@ -168,7 +169,7 @@ def test_name_and_port_are_used(cli: Cli, open_services: OpenServices) -> None:
 
 
 def test_a_refused_loopback_url_says_how_to_allow_it(cli: Cli) -> None:
-    result = cli("listen --account bob --once")
+    result = cli("listen --webhook --account bob --once")
 
     assert result.exit_code == 1
     assert result.stdout == ""
@@ -273,7 +274,9 @@ def test_a_delivery_from_serve_reaches_the_listener(
     tmp_path: Path, data_dir: Path, cli: Cli, children: list[Child]
 ) -> None:
     listener = Child(
-        tmp_path, "listen", pushctl(data_dir, "listen", "--account", "bob", "--once", "--json")
+        tmp_path,
+        "listen",
+        pushctl(data_dir, "listen", "--webhook", "--account", "bob", "--once", "--json"),
     )
     children.append(listener)
     listening = listener.wait_for_stderr("Listening on ")
@@ -319,7 +322,9 @@ def test_a_delivery_from_serve_reaches_the_listener(
 def test_a_stop_signal_removes_the_device_and_exits_0(
     tmp_path: Path, data_dir: Path, cli: Cli, children: list[Child], stop: signal.Signals
 ) -> None:
-    listener = Child(tmp_path, "listen", pushctl(data_dir, "listen", "--account", "bob"))
+    listener = Child(
+        tmp_path, "listen", pushctl(data_dir, "listen", "--webhook", "--account", "bob")
+    )
     children.append(listener)
     listening = listener.wait_for_stderr("Listening on ")
     [device_id] = [word for word in listening.split() if word.startswith("dev_")]

@@ -26,6 +26,7 @@ from schemathesis import GenerationMode
 from pushcore.converter import structure_batch, structure_request
 from pushcore.domain.errors import ValidationError
 from pushcore.domain.inputs import (
+    InboxRead,
     NewApiKey,
     NewDevice,
     NewNotification,
@@ -43,6 +44,7 @@ Json = dict[str, Any]
 
 # How each body schema is read: the converter's structuring, as the route does it.
 STRUCTURE: dict[str, Callable[[Any], object]] = {
+    "InboxRead": partial(structure_request, InboxRead),
     "NewApiKey": partial(structure_request, NewApiKey),
     "NewDevice": partial(structure_request, NewDevice),
     "NewNotification": partial(structure_request, NewNotification),

@@ -253,7 +253,7 @@ def test_new_device_lists_every_bad_field() -> None:
     assert found == {
         "extra": "is not a known field",
         "token": "must be 1 to 4096 characters",
-        "platform": "must be one of: ios, android, web, webhook",
+        "platform": "must be one of: ios, android, web, webhook, live",
         "name": "must be 1 to 100 characters",
         "keys": "must be an object with the fields p256dh, auth or null",
     }
@@ -361,7 +361,7 @@ def test_formatted_timestamps_sort_like_the_instants(first: datetime, second: da
         (datetime, "must be an ISO 8601 timestamp with a time zone"),
         (str | None, "must be a string or null"),
         (int | str, "must be an integer or a string"),
-        (Platform, "must be one of: ios, android, web, webhook"),
+        (Platform, "must be one of: ios, android, web, webhook, live"),
         (tuple[str, ...], "must be an array whose items are a string"),
         (list[int], "must be an array whose items are an integer"),
         (dict[str, str], "must be an object with string values"),

@@ -12,6 +12,8 @@ from pushcore.client._call import (
     Call,
     SyncResource,
     asynchronous,
+    every,
+    every_async,
     json_body,
     one,
     path,
@@ -129,13 +131,7 @@ class Notifications(SyncResource):
 
     def list(self, status: NotificationStatus | str | None = None) -> Iterator[NotificationView]:
         """Every notification (with ``status``, if given), newest first, page after page."""
-        cursor = None
-        while True:
-            found = self.page(status, cursor=cursor)
-            yield from found.items
-            if found.next_cursor is None:
-                return
-            cursor = found.next_cursor
+        return every(lambda cursor: self.page(status, cursor=cursor))
 
 
 class AsyncNotifications(AsyncResource):
@@ -148,15 +144,8 @@ class AsyncNotifications(AsyncResource):
     stats = asynchronous(stats)
     page = asynchronous(page)
 
-    async def list(
+    def list(
         self, status: NotificationStatus | str | None = None
     ) -> AsyncIterator[NotificationView]:
         """Every notification (with ``status``, if given), newest first, page after page."""
-        cursor = None
-        while True:
-            found = await self.page(status, cursor=cursor)
-            for item in found.items:
-                yield item
-            if found.next_cursor is None:
-                return
-            cursor = found.next_cursor
+        return every_async(lambda cursor: self.page(status, cursor=cursor))
