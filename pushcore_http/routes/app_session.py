@@ -16,7 +16,7 @@ differ from the API's, as pushctl's local mode cannot (docs/architecture.md).
 Against cross-site requests, beyond SameSite: a request must carry the
 ``X-Pushcore-App`` header (a cross-origin page can send it only after a CORS
 preflight, which this server never grants), and a browser's ``Sec-Fetch-Site``
-or ``Origin``, when present, must say the request comes from this origin.
+or ``Origin``, when present, must say the request comes from this host and port.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -50,8 +51,9 @@ def _same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return True
-    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    return origin == own
+    # The host, not the scheme: behind a proxy that terminates TLS without saying
+    # so (X-Forwarded-Proto not trusted), the page is https and the request http.
+    return urlsplit(origin).netloc == request.headers.get("host", "")
 
 
 def _forbidden() -> JSONResponse:

@@ -7,6 +7,8 @@ const listeners = new Set();
 let lastId = null;
 let controller = null;
 let running = false;
+// Each start() gets a new generation, so a loop left over from before a stop() ends.
+let generation = 0;
 let wake = null;
 let state = "off";
 
@@ -39,13 +41,15 @@ export function seen(entryId) {
 export function start() {
   if (running) return;
   running = true;
-  loop();
+  generation += 1;
+  loop(generation);
 }
 
 export function stop() {
   running = false;
   lastId = null;
   controller?.abort();
+  if (wake) wake();
   setState("off");
 }
 
@@ -64,22 +68,35 @@ function pause(ms) {
   });
 }
 
-async function loop() {
+async function loop(mine) {
   let delay = 1000;
-  while (running) {
+  const current = () => running && mine === generation;
+  while (current()) {
     controller = new AbortController();
+    let ended = false;
+    let opened = 0;
     try {
       const headers = { Accept: "text/event-stream" };
       if (lastId) headers["Last-Event-ID"] = lastId;
       const response = await authFetch("/api/inbox/events", { headers, signal: controller.signal });
       if (!response.ok) throw new Error(`live channel: ${response.status}`);
       setState("live");
-      delay = 1000;
+      opened = Date.now();
       await read(response.body.getReader());
+      ended = true;
     } catch {
-      if (!running) break;
+      if (!current()) break;
     }
-    if (!running) break;
+    if (!current()) break;
+    // A channel that stayed open a while starts the backoff over. The server ends the
+    // stream when the access token expires: then resume at once (one that ends as
+    // soon as it began backs off, as after a failure).
+    const lasted = opened > 0 && Date.now() - opened > 5000;
+    if (lasted) delay = 1000;
+    if (ended && lasted) {
+      await pause(100);
+      continue;
+    }
     setState(isReachable() ? "reconnecting" : "offline");
     await pause(delay + Math.random() * 500);
     delay = Math.min(delay * 2, 30000);
