@@ -46,14 +46,17 @@ if not CHROMIUM.exists():
     )
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's synchronous API keeps an event loop running
+# in the main thread while its driver is up, and the tests after these (anyio's
+# TestClient, the CLI's in-process transport) need that thread free of one.
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
-    """Playwright's driver for the session."""
+    """Playwright's driver, for the browser tests only."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     """One headless Chromium; each test has contexts (cookies, storage) of its own."""
     chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
