@@ -11,12 +11,14 @@ from tests.browser.conftest import AppServer, axe_scan, problems, sign_in, watch
 
 def _new_stream(page: Page, name: str) -> str:
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Streams").click()
+    expect(page.get_by_label("Name")).to_be_hidden()
     page.get_by_role("button", name="New stream").click()
     page.get_by_label("Name").fill(name)
     page.get_by_label("Description").fill(f"What {name} says")
     page.get_by_role("button", name="Create stream").click()
     card = page.get_by_role("region", name=name)
     expect(card).to_be_visible()
+    expect(page.get_by_label("Name")).to_be_hidden()  # the form closes once created
     expect(card.get_by_text("0 subscribers")).to_be_visible()
     code: str = card.locator("code").inner_text()
     expect(card.get_by_role("link", name=f"/app/subscribe/{code}")).to_be_visible()

@@ -61,6 +61,7 @@ async function render(moved = false) {
     document.title = "Sign in · pushcore";
     cleanup = await signin.render(main, context);
     signInError = null;
+    rendered = true;
     return;
   }
   nav.hidden = false;
