@@ -24,6 +24,7 @@ not written (benchmarks/postgres.py writes the PostgreSQL section).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import tempfile
@@ -51,7 +52,7 @@ def populate(
     """A stream of account "creator" with ``devices`` subscribers, one webhook device each."""
     services = build_services(library_settings(data_dir, database_url))
     services.accounts.set_plan("creator", Plan.PRO)
-    stream = services.streams.create("creator", NewStream(name="Launches")).stream
+    stream = asyncio.run(services.streams.create("creator", NewStream(name="Launches"))).stream
     started = time.monotonic()
     now = datetime.now(UTC)
     ids = UlidGenerator()

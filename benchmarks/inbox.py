@@ -29,8 +29,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pushcore.domain.model import IconStyle, Notification, Priority, Sound, StreamRef
-from pushcore.domain.states import NotificationStatus
+import attrs
+
+from benchmarks.apns import notification as plain_notification
+from pushcore.domain.model import Notification, StreamRef
 from pushcore.ports import Transaction
 from pushcore.storage.sqlite import SqliteStore
 from pushcore.storage.sqlite.dialect import to_ms
@@ -60,24 +62,12 @@ def populate(path: Path, subscribers: int) -> None:
 
 def notification(i: int) -> Notification:
     """A stream send's notification."""
-    return Notification(
+    return attrs.evolve(
+        plain_notification(i),
         id=f"ntf_bench{i:04d}",
         account_id="acct_publisher",
-        title="v2 is out",
-        body="",
-        icon_style=IconStyle.BOLT,
-        sound=Sound.DEFAULT,
-        priority=Priority.NORMAL,
-        delay="5s",
-        custom_delay=None,
-        target_device_token=None,
-        metadata={},
         scheduled_at=NOW,
-        sender_name=None,
-        sender_icon=None,
-        status=NotificationStatus.QUEUED,
         created_at=NOW,
-        devices_targeted=0,
         stream=StreamRef(STREAM, "Bench", "bench-2345"),
     )
 

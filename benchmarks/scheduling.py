@@ -24,6 +24,7 @@ the PostgreSQL section).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import statistics
@@ -66,12 +67,17 @@ def percentile(values: list[float], q: float) -> float:
 def schedule(services: Services, count: int, rate: float, lead: float) -> float:
     """Create ``count`` notifications due at ``rate`` per second from now + ``lead``; T0."""
     start = datetime.now(UTC) + timedelta(seconds=lead)
-    for i in range(count):
-        at = start + timedelta(seconds=i / rate)
-        request = structure_request(
-            NewNotification, {"title": f"bench {i}", "scheduledAt": at.isoformat()}
-        )
-        services.notifications.create("bench", request)
+
+    async def create_all() -> None:
+        # One after the other, each awaiting its commit, as one client would.
+        for i in range(count):
+            at = start + timedelta(seconds=i / rate)
+            request = structure_request(
+                NewNotification, {"title": f"bench {i}", "scheduledAt": at.isoformat()}
+            )
+            await services.notifications.create("bench", request)
+
+    asyncio.run(create_all())
     left = (start - datetime.now(UTC)).total_seconds()
     if left < 1:
         raise RuntimeError(f"creating took too long; raise the lead (short by {-left:.1f} s)")

@@ -26,6 +26,8 @@ async def main(webhook: str) -> None:
     settings = pushcore.load_settings()  # PUSHCORE_* environment variables, then defaults
     services = pushcore.build_services(settings)
     try:
+        # Most use cases are plain blocking calls (a short database transaction);
+        # no engine runs yet, so calling one here holds up nothing.
         device = pushcore.NewDevice(token=webhook, platform=pushcore.Platform.WEBHOOK)
         services.devices.register(ACCOUNT, device)
         print("registered the webhook device")
@@ -34,7 +36,9 @@ async def main(webhook: str) -> None:
         request = pushcore.NewNotification(
             title="Backup finished", body="Scheduled in-process", scheduled_at=due
         )
-        notification = services.notifications.create(ACCOUNT, request)
+        # Creating is async (so are stream creates and sends): it checks a
+        # senderIcon URL, if given, and awaits the commit without holding a thread.
+        notification = await services.notifications.create(ACCOUNT, request)
         print(f"scheduled {notification.title!r} for in 2 s: {notification.status}")
 
         # The engine delivers due notifications in a task of this event loop
@@ -53,7 +57,8 @@ async def main(webhook: str) -> None:
 
 
 async def settled(services: pushcore.Services, notification_id: str) -> pushcore.NotificationDetail:
-    """The notification once it is no longer queued (the services block: run them in a thread)."""
+    """The notification once it is no longer queued (``get`` blocks: it runs in a thread,
+    so that the engine keeps delivering on this loop meanwhile)."""
     for _ in range(150):
         detail = await asyncio.to_thread(services.notifications.get, ACCOUNT, notification_id)
         if detail.notification.status != "QUEUED":

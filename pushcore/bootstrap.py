@@ -167,7 +167,7 @@ def build_services(
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, notifications, hub, live),
+        streams=StreamService(store, stamps, ids, random, icons, hub, live),
         inbox=InboxService(store, stamps, live),
         live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.

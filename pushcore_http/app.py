@@ -18,7 +18,8 @@ from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
 from pushcore_http.instrument import RequestMetrics
-from pushcore_http.ratelimit import RateLimit
+from pushcore_http.layers import layered
+from pushcore_http.ratelimit import RateLimit, rate_limits
 from pushcore_http.routes import (
     app_session,
     devices,
@@ -52,26 +53,33 @@ def create_app(
     only if it was built with them.
     """
     metrics = metrics or build_metrics(services)
-    routes = [
-        *health.routes,
-        *prometheus.routes,
-        *docs.routes,
-        *keys.routes,
-        *devices.routes,
-        *notifications.routes,
-        *streams.routes,
-        *inbox.routes,
-        *webpush.routes,
-        *people.routes,
-        *app_session.routes,
-        *web_app.routes,
-    ]
+    limits = rate_limits(services.settings)
+    # Each endpoint behind the layer its declaration asks for (authentication, the
+    # account's rate limit, Idempotency-Key); an undeclared one under /api/ raises here.
+    routes = layered(
+        [
+            *health.routes,
+            *prometheus.routes,
+            *docs.routes,
+            *keys.routes,
+            *devices.routes,
+            *notifications.routes,
+            *streams.routes,
+            *inbox.routes,
+            *webpush.routes,
+            *people.routes,
+            *app_session.routes,
+            *web_app.routes,
+        ],
+        services,
+        limits,
+    )
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, metrics=metrics, routes=routes),
             Middleware(RefuseNulPaths),
-            Middleware(RateLimit, settings=services.settings),
+            Middleware(RateLimit, limits=limits),
             Middleware(IdempotentPosts, services=services),
         ],
         exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},

@@ -1,18 +1,29 @@
-"""The one place that resolves credentials and decides which kind each endpoint takes."""
+"""Which credential each endpoint takes, declared on the endpoint, and how it is resolved.
+
+An endpoint says what it takes with a decorator: ``@authenticated(Accepts.KEY,
+Scope.NOTIFICATIONS_WRITE)`` or ``@public``. The route layer
+(:mod:`pushcore_http.layers`) reads the declaration when the app is built and,
+before the endpoint runs, authenticates the caller, charges the account's rate
+limit, checks the scope and claims the Idempotency-Key of a POST; the endpoint
+reads the caller with :func:`caller_of`. An endpoint under ``/api/`` that
+declares nothing stops the app from being built.
+"""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import attrs
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.requests import Request
 
 from pushcore.domain.codes import API_KEY_PREFIX
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
-from pushcore_http.idempotency import claim_key
-from pushcore_http.ratelimit import limit_account
 
 # What a caller who sent the wrong kind of credential should do instead.
 KEY_GOES_IN_HEADER = "API keys (psk_...) go in the X-API-Key header, not Authorization: Bearer"
@@ -20,6 +31,12 @@ CREATE_A_KEY = (
     "Create an API key with your token (POST /api/keys, or pushctl keys create)"
     " and send it in the X-API-Key header"
 )
+
+_DECLARED = "__pushcore_credential__"
+PRINCIPAL = "pushcore.principal"
+"""The scope key under which the route layer leaves the authenticated caller."""
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 class Accepts(enum.Enum):
@@ -30,8 +47,63 @@ class Accepts(enum.Enum):
     EITHER = "either"
 
 
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization")
+@attrs.frozen
+class Declared:
+    """What an endpoint declared: the credential it takes (None: none, a public
+    endpoint), the scope an API key needs, and whether a POST honours
+    Idempotency-Key (every POST with an account does, unless declared otherwise)."""
+
+    accepts: Accepts | None
+    scope: Scope | None = None
+    idempotent: bool = True
+
+
+PUBLIC = Declared(None, idempotent=False)
+
+
+def authenticated(
+    accepts: Accepts, scope: Scope | None = None, *, idempotent: bool = True
+) -> Callable[[Handler], Handler]:
+    """Declare that an endpoint (an HTTPEndpoint method or a route function) takes
+    ``accepts``, and ``scope`` when an API key calls it.
+
+    ``idempotent=False`` keeps a POST's answers from being stored for replay: for
+    the endpoints under ``/api/auth/`` that take a credential (a password change),
+    which, like the public sign-in ones there, are not idempotency-keyed.
+    """
+
+    def declare(handler: Handler) -> Handler:
+        setattr(handler, _DECLARED, Declared(accepts, scope, idempotent))
+        return handler
+
+    return declare
+
+
+def public(handler: Handler) -> Handler:
+    """Declare that an endpoint takes no credential: no account, so no account's rate
+    limit and no Idempotency-Key (an endpoint that needs its own limits applies them)."""
+    setattr(handler, _DECLARED, PUBLIC)
+    return handler
+
+
+def declaration_of(handler: object) -> Declared | None:
+    """What ``handler`` declared with :func:`authenticated` or :func:`public`, if anything."""
+    found = getattr(handler, _DECLARED, None)
+    return found if isinstance(found, Declared) else None
+
+
+def caller_of(request: Request) -> Principal:
+    """The caller the route layer authenticated for this request."""
+    principal = request.scope.get(PRINCIPAL)
+    if not isinstance(principal, Principal):
+        # A programming error: the endpoint was declared public, or the app was
+        # not built by create_app.
+        raise RuntimeError("no authenticated caller: the endpoint declares no credential")
+    return principal
+
+
+def _bearer(headers: Headers) -> str | None:
+    header = headers.get("authorization")
     if header is None:
         return None
     scheme, _, token = header.partition(" ")
@@ -50,34 +122,24 @@ async def _key(services: Services, key: str) -> Principal:
     return await run_in_threadpool(services.auth.authenticate_key, key)
 
 
-async def authenticate(
-    request: Request, services: Services, accepts: Accepts, scope: Scope | None = None
-) -> Principal:
-    """The caller of ``request``; 401 with API.md's message when it may not call."""
-    key = request.headers.get("x-api-key")
-    token = _bearer(request)
-    principal: Principal
+async def authenticate(headers: Headers, services: Services, accepts: Accepts) -> Principal:
+    """The caller sending ``headers``; 401 with API.md's message when it may not call."""
+    key = headers.get("x-api-key")
+    token = _bearer(headers)
     if accepts is Accepts.USER:
         if token is None:
             if key is not None:
                 raise Unauthorized("This endpoint requires a user token")
             raise Unauthorized("Authentication required")
-        principal = await run_in_threadpool(services.auth.authenticate_token, token)
-    elif accepts is Accepts.KEY:
+        return await run_in_threadpool(services.auth.authenticate_token, token)
+    if accepts is Accepts.KEY:
         if key is None:
             if token is not None:
                 raise Unauthorized("This endpoint requires an API key", hint=CREATE_A_KEY)
             raise Unauthorized("Authentication required")
-        principal = await _key(services, key)
-    elif key is not None:
-        principal = await _key(services, key)
-    elif token is not None:
-        principal = await run_in_threadpool(services.auth.authenticate_token, token)
-    else:
-        raise Unauthorized("Authentication required")
-    limit_account(request, principal)
-    if scope is not None:
-        principal.require(scope)
-    # Every POST under /api/ authenticates here first: one place claims its key.
-    await claim_key(request, services, principal)
-    return principal
+        return await _key(services, key)
+    if key is not None:
+        return await _key(services, key)
+    if token is not None:
+        return await run_in_threadpool(services.auth.authenticate_token, token)
+    raise Unauthorized("Authentication required")

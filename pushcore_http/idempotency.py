@@ -1,12 +1,14 @@
-"""Idempotency-Key on every POST under /api/: one mechanism, in two places.
+"""Idempotency-Key on every POST with an account: one mechanism, in two places.
 
-:class:`IdempotentPosts` (a pure ASGI middleware) marks each POST under
-``/api/`` and watches its answer; :func:`claim_key`, called by
-:func:`pushcore_http.auth.authenticate` once the caller's account is known,
-claims the key (or answers with the kept answer, a 409 or a 422). When the
-request ends, its answer is kept for replay, unless it is one a retry should
-not get again: a 5xx, a 429, or no complete answer (the client went away, the
-handler failed). Then the claim is released and a retry acts afresh.
+:func:`claim_key`, called by the route layer (:mod:`pushcore_http.layers`)
+once the caller's account is known, claims the key (or answers with the kept
+answer, a 409 or a 422). :class:`IdempotentPosts`, a pure ASGI middleware
+outside the error handlers, watches the answer that is sent, error answers
+included: when the request ends, the answer is kept for replay, unless it is
+one a retry should not get again: a 5xx, a 429, or no complete answer (the
+client went away, the handler failed). Then the claim is released and a retry
+acts afresh. Which POSTs are keyed is the route's declaration
+(:func:`pushcore_http.auth.authenticated`), not a path.
 """
 
 from __future__ import annotations
@@ -59,26 +61,43 @@ async def replayed(_request: Request, exc: Exception) -> Response:
     )
 
 
-async def claim_key(request: Request, services: Services, caller: Principal) -> None:
+async def claim_key(request: Request, services: Services, caller: Principal) -> Receive:
     """Claim the request's Idempotency-Key for the caller's account, if it sends one.
 
     400 for a malformed key; Replayed, IdempotencyKeyReused (422) or
     IdempotencyKeyInUse (409) when the key is held. Reads the body (up to the
-    largest limit of any endpoint; the route applies its own) to hash it.
+    largest limit of any endpoint; the route applies its own) to hash it, and
+    returns the ``receive`` the route reads the body from: the same bytes again.
     """
     pending = request.scope.get(_PENDING)
+    if not isinstance(pending, _Pending):
+        # Without the middleware a claim would never be settled: a bug, not a request's fault.
+        raise RuntimeError("Idempotency-Key claimed outside the IdempotentPosts middleware")
     key = request.headers.get(HEADER)
-    if not isinstance(pending, _Pending) or key is None or pending.claim is not None:
-        return
+    if key is None:
+        return request.receive
     check_key(key)
     raw = await read_body(request, MAX_BATCH_BODY_BYTES)
-    # Starlette's own cache of the body: the route's read_json gets these bytes.
-    request._body = raw
     digest = request_hash(request.method, request.url.path, raw)
     outcome = await run_in_threadpool(services.idempotency.claim, caller.account_id, key, digest)
     if isinstance(outcome, Replay):
         raise Replayed(outcome)
     pending.claim = outcome
+    return _replaying(raw, request.receive)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` (already read) first, then what ``receive`` gives."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 class IdempotentPosts:
@@ -89,13 +108,7 @@ class IdempotentPosts:
         self._services = services
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or not scope["path"].startswith("/api/")
-            # Sessions and passwords: nothing there to replay, nothing to keep a hash of.
-            or scope["path"].startswith(NOT_KEPT)
-        ):
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         pending = scope[_PENDING] = _Pending()

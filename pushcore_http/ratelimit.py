@@ -9,9 +9,10 @@ still slows the others down. So the middleware refuses before any route runs
 (no body read, no authentication, no thread-pool hop) whenever it can tell:
 a credential that authenticated before is remembered (by digest) with its
 account, and the account's bucket is looked at without taking from it. The
-bucket is charged only by :func:`limit_account`, which the authentication code
-calls once it knows the account: that is the check that decides; the early
-refusal only spares the work for requests that would be refused anyway.
+bucket is charged only by the route layer (:mod:`pushcore_http.layers`), on
+every request to an endpoint that takes a credential, once it knows the
+account: that is the check that decides; the early refusal only spares the
+work for requests that would be refused anyway.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import hashlib
 import ipaddress
 import math
 import random
-from typing import Any
 
-from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from throttled import MemoryStore, RateLimiterType, Throttled, per_sec
 
 from pushcore.config import Settings
 from pushcore.domain.errors import RateLimited
-from pushcore.services import Principal
 from pushcore_http.connections import HOLD_EXTENSION
 from pushcore_http.errors import error_response
 
@@ -43,7 +41,6 @@ BUCKETS = 100_000
 # Remembered credentials; past this many the memory starts over (each entry is
 # re-learnt by its next successful authentication).
 REMEMBERED = 10_000
-STATE_KEY = "pushcore.rate_limits"
 # How long a request refused before authentication waits for its 429, on average;
 # each waits between half and one and a half of it (see refusal_delay).
 REFUSAL_DELAY = 0.5
@@ -129,6 +126,13 @@ class RateLimits:
         return None
 
 
+def rate_limits(settings: Settings) -> RateLimits | None:
+    """The buckets of an app on ``settings``; None when PUSHCORE_RATE_LIMIT is 0 (off)."""
+    if settings.rate_limit <= 0:
+        return None
+    return RateLimits(settings.rate_limit, settings.rate_limit_burst)
+
+
 def refusal_delay() -> float:
     """Seconds the next early 429 is held: REFUSAL_DELAY, give or take half of it.
 
@@ -149,15 +153,11 @@ def _retry_after(seconds: float) -> int:
 
 class RateLimit:
     """Pure ASGI middleware: refuses early what the buckets already refuse, and counts
-    every 401 against the client's address. Does nothing when PUSHCORE_RATE_LIMIT is 0."""
+    every 401 against the client's address. Does nothing when ``limits`` is None (off)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, limits: RateLimits | None) -> None:
         self.app = app
-        self.limits = (
-            RateLimits(settings.rate_limit, settings.rate_limit_burst)
-            if settings.rate_limit > 0
-            else None
-        )
+        self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limits = self.limits
@@ -186,8 +186,6 @@ class RateLimit:
                 )
                 await response(scope, receive, send)
                 return
-        state: dict[str, Any] = scope.setdefault("state", {})
-        state[STATE_KEY] = (limits, credential)
 
         async def send_and_count(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 401:
@@ -195,15 +193,3 @@ class RateLimit:
             await send(message)
 
         await self.app(scope, receive, send_and_count)
-
-
-def limit_account(request: Request, principal: Principal) -> None:
-    """RateLimited (429) when the caller's account has used up its bucket.
-
-    Called by the authentication code as soon as it knows the account; a no-op
-    in an app without the :class:`RateLimit` middleware or with limits off.
-    """
-    found = request.scope.get("state", {}).get(STATE_KEY)
-    if found is not None:
-        limits, credential = found
-        limits.charge_account(principal.account_id, credential)

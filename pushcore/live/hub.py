@@ -40,9 +40,10 @@ log = logging.getLogger("pushcore.live")
 T = TypeVar("T")
 
 Event = InboxItem | InboxChange
-# Starts watching the database for entries committed elsewhere, calling the
-# function given on each; returns what stops it.
-Watch = Callable[[Callable[[], None]], Callable[[], None]]
+Changed = Callable[[str, InboxChange], None]
+# Starts watching the database for what other processes commit (new entries:
+# the first function; reads and dismissals: the second); returns what stops it.
+Watch = Callable[[Callable[[], None], Changed], Callable[[], None]]
 
 
 @attrs.frozen
@@ -56,6 +57,7 @@ class LiveLimits:
     batch: int = 1000  # entries read at once
     key_check: float = 5.0  # seconds between checks that channels' API keys still hold
     keepalive: float = 15.0  # seconds: API.md's most between two lines of a quiet channel
+    by_account: int = 64  # up to this many accounts with channels, read by account
 
 
 @attrs.define
@@ -112,6 +114,7 @@ class LiveHub:
         self._channels: dict[str, set[Channel]] = defaultdict(set)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._poke: asyncio.Event | None = None
+        self._starting = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="pushcore-live")
@@ -143,12 +146,13 @@ class LiveHub:
 
         RateLimited when the account has its most channels open already.
         """
+        await self._start()
+        # No wait between the count and the registration: two opens cannot both pass.
         if len(self._channels.get(account_id, ())) >= self.limits.per_account:
             raise RateLimited(
                 f"At most {self.limits.per_account} live channels per account are open at once",
                 retry_after=2,
             )
-        await self._start()
         channel = Channel(
             account_id, key_id, self.position if since is None else since, self.limits.queue
         )
@@ -174,7 +178,7 @@ class LiveHub:
         )
         return items
 
-    def _after(self, accounts: Sequence[str], seq: int) -> tuple[Sequence[InboxItem], int]:
+    def _after(self, accounts: Sequence[str] | None, seq: int) -> tuple[Sequence[InboxItem], int]:
         # The latest number from the same snapshot: every entry up to it of these
         # accounts is in the answer (numbers follow commits), when it is not full.
         with self._store.read() as tx:
@@ -184,15 +188,19 @@ class LiveHub:
         return await asyncio.get_running_loop().run_in_executor(self._reader, read)
 
     async def _start(self) -> None:
-        if self._task is not None and not self._task.done():
-            return
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            self._loop, self._poke = loop, asyncio.Event()
-        self.position = await self._latest()
-        self._task = loop.create_task(self._run(), name="pushcore-live-hub")
-        if self._watch is not None and self._stop_watch is None:
-            self._stop_watch = self._watch(self.committed)
+            self._loop, self._poke, self._starting = loop, asyncio.Event(), asyncio.Lock()
+        # One start at a time: two channels opening together must not start two loops.
+        async with self._starting:
+            if self._task is not None and not self._task.done():
+                return
+            self.position = await self._latest()
+            # Its first look comes after the caller registers its channel (no wait
+            # between this and the registration), or it would end at once.
+            self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+            if self._watch is not None and self._stop_watch is None:
+                self._stop_watch = self._watch(self.committed, self.changed)
 
     async def _latest(self) -> int:
         def read() -> int:
@@ -233,7 +241,11 @@ class LiveHub:
 
     async def _catch_up(self) -> None:
         while self._channels:
-            accounts, position = sorted(self._channels), self.position
+            # Few accounts: an index range each. Many: one walk by number, the
+            # entries of accounts with no channel dropped here (cheaper than
+            # thousands of ranges when a stream send reaches most of them).
+            few = len(self._channels) <= self.limits.by_account
+            accounts, position = sorted(self._channels) if few else None, self.position
             found, latest = await self._read(functools.partial(self._after, accounts, position))
             for item in found:
                 self._hand(item.entry.account_id, item)

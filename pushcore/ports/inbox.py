@@ -41,8 +41,9 @@ class InboxRepository(Protocol):
         """The account's entries (not dismissed), newest first, below ``before``."""
         ...
 
-    def after(self, account_ids: Sequence[str], seq: int, limit: int) -> Sequence[InboxItem]:
-        """Entries (not dismissed) of these accounts numbered above ``seq``, oldest first."""
+    def after(self, account_ids: Sequence[str] | None, seq: int, limit: int) -> Sequence[InboxItem]:
+        """Entries (not dismissed) of these accounts (None: of every account) numbered
+        above ``seq``, oldest first."""
         ...
 
     def last_seq(self) -> int:
@@ -63,6 +64,12 @@ class InboxRepository(Protocol):
 
     def dismiss(self, account_id: str, seq: int, at: datetime) -> bool:
         """Take the entry out of the account's inbox; False when it has no such entry."""
+        ...
+
+    def announce(self, account_id: str, change: InboxChange) -> bool:
+        """Tell the live channels of every process sharing the database of a read or a
+        dismissal, at COMMIT (PostgreSQL's NOTIFY); False where the database cannot
+        (SQLite: the caller tells its own process's channels)."""
         ...
 
 

@@ -22,7 +22,11 @@ def parse_entry_id(value: str, field: str) -> int:
 
 
 class InboxService:
-    """Use cases on an account's inbox (entries are written by the delivery path)."""
+    """Use cases on an account's inbox (entries are written by the delivery path).
+
+    Reads and dismissals reach the live channels of every process through the
+    database where it can tell them (PostgreSQL), else this process's directly.
+    """
 
     def __init__(self, store: Store, clock: Clock, signal: InboxSignal) -> None:
         self._store = store
@@ -64,15 +68,20 @@ class InboxService:
                 seqs = [parse_entry_id(i, "ids") for i in request.ids or ()]
                 marked = tx.inbox.mark_read(account_id, sorted(set(seqs)), now)
             unread = tx.inbox.unread(account_id)
-        if marked:
-            self._signal.changed(account_id, Read(tuple(entry_id(s) for s in marked), unread))
+            change = Read(tuple(entry_id(s) for s in marked), unread)
+            announced = bool(marked) and tx.inbox.announce(account_id, change)
+        if marked and not announced:
+            self._signal.changed(account_id, change)
         return unread
 
     def dismiss(self, account_id: str, entry: str) -> None:
         """Take an entry out of the inbox; NotFound when the account has no such entry."""
         seq = entry_seq(entry)
         now = self._clock.now()
+        change = Dismissed(entry)
         with self._store.transaction() as tx:
             if seq is None or not tx.inbox.dismiss(account_id, seq, now):
                 raise NotFound("Inbox entry not found")
-        self._signal.changed(account_id, Dismissed(entry))
+            announced = tx.inbox.announce(account_id, change)
+        if not announced:
+            self._signal.changed(account_id, change)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -28,6 +27,7 @@ from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_tim
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
+from pushcore.services.icons import probe_icons
 
 MAX_PAGE = 100
 # The request fields a notification keeps as given, by name (title, body, sound,
@@ -107,83 +107,26 @@ class NotificationService:
         self._icons = icons
         self._waker = waker
 
-    async def check_icons(
-        self, account_id: str, urls: Mapping[str, str | None]
-    ) -> list[FieldError]:
-        """The field errors of the icon URLs named (field -> URL, None for none).
-
-        Awaited on the event loop, before the use case runs in a thread: a slow
-        icon server then holds no thread (RateLimited when too many checks run).
-        """
-        errors: list[FieldError] = []
-        # One check per distinct URL: a batch may name one icon in every item.
-        verdicts: dict[str, str | None] = {}
-        for field, url in urls.items():
-            if url is None:
-                continue
-            if url not in verdicts:
-                try:
-                    await self._icons.check(url, account_id)
-                    verdicts[url] = None
-                except ValueError as exc:
-                    verdicts[url] = str(exc)
-            problem = verdicts[url]
-            if problem is not None:
-                errors.append(FieldError(field, problem))
-        return errors
-
-    def icon_errors(
-        self,
-        account_id: str,
-        urls: Mapping[str, str | None],
-        checked: Sequence[FieldError] | None,
-    ) -> list[FieldError]:
-        """``checked`` when the caller awaited :meth:`check_icons`; else checks now."""
-        if checked is not None:
-            return list(checked)
-        if not any(urls.values()):
-            return []
-        # Callers without an event loop (pushctl, library users) wait here.
-        return asyncio.run(self.check_icons(account_id, urls))
-
-    def create(
-        self,
-        account_id: str,
-        request: NewNotification,
-        icon_errors: Sequence[FieldError] | None = None,
-    ) -> Notification:
+    async def create(self, account_id: str, request: NewNotification) -> Notification:
         """Schedule a notification; it and its deliveries are committed before this returns.
 
-        ``icon_errors``: the result of :meth:`check_icons` when the caller awaited
-        it; None checks the sender icon here.
+        Awaited on an event loop: the sender icon is checked there (ValidationError
+        with the other invalid fields) and the group writer stores the
+        notification while this task waits, so a create holds no thread.
         """
-        icons = self.icon_errors(account_id, {"senderIcon": request.sender_icon}, icon_errors)
-        created = self._writes.run(self._create_write(account_id, request, icons))
-        self._waker.wake(created.scheduled_at)
-        return created
-
-    async def create_async(
-        self,
-        account_id: str,
-        request: NewNotification,
-        icon_errors: Sequence[FieldError] | None = None,
-    ) -> Notification:
-        """:meth:`create` for a caller on an event loop (the HTTP API): it awaits the
-        group commit that stores the notification, holding no thread meanwhile."""
-        if icon_errors is None:
-            icon_errors = await self.check_icons(account_id, {"senderIcon": request.sender_icon})
-        write = self._create_write(account_id, request, icon_errors)
+        icons = await probe_icons(self._icons, account_id, {"senderIcon": request.sender_icon})
+        write = self._create_write(account_id, request, icons)
         created = await self._writes.submit_async(write)
         self._waker.wake(created.scheduled_at)
         return created
 
     def _create_write(
-        self, account_id: str, request: NewNotification, icon_errors: Sequence[FieldError]
+        self, account_id: str, request: NewNotification, bad_icons: Sequence[FieldError]
     ) -> Callable[[Transaction], Notification]:
         """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
-        errors += icon_errors
+        errors += bad_icons
         if errors:
             raise ValidationError(errors)
 
@@ -196,39 +139,22 @@ class NotificationService:
 
         return write
 
-    def create_many(
-        self,
-        account_id: str,
-        requests: Sequence[NewNotification],
-        icon_errors: Sequence[FieldError] | None = None,
+    async def create_many(
+        self, account_id: str, requests: Sequence[NewNotification]
     ) -> list[Notification]:
         """Schedule 1 to :data:`MAX_BATCH` notifications in one transaction: all or none.
 
         Every invalid field of every item is reported at once, named
-        ``notifications[3].title`` (ValidationError); so is a
-        ``targetDeviceToken`` the account does not have (not the 404 of
-        :meth:`create`: one answer lists every item to fix). ``icon_errors``
-        as for :meth:`create`, with the item fields' names.
+        ``notifications[3].title`` (ValidationError); so is a ``senderIcon``
+        that is no image, and a ``targetDeviceToken`` the account does not have
+        (not the 404 of :meth:`create`: one answer lists every item to fix).
+        Awaited as :meth:`create`.
         """
         self._check_batch_size(requests)
-        icons = self.icon_errors(account_id, _batch_icons(requests), icon_errors)
-        created = self._writes.run(self._create_many_write(account_id, requests, icons))
-        # One wake-up, for the earliest: the engine finds the later ones itself.
-        self._waker.wake(min(n.scheduled_at for n in created))
-        return created
-
-    async def create_many_async(
-        self,
-        account_id: str,
-        requests: Sequence[NewNotification],
-        icon_errors: Sequence[FieldError] | None = None,
-    ) -> list[Notification]:
-        """:meth:`create_many` for a caller on an event loop, as :meth:`create_async`."""
-        self._check_batch_size(requests)
-        if icon_errors is None:
-            icon_errors = await self.check_icons(account_id, _batch_icons(requests))
-        write = self._create_many_write(account_id, requests, icon_errors)
+        icons = await probe_icons(self._icons, account_id, _batch_icons(requests))
+        write = self._create_many_write(account_id, requests, icons)
         created = await self._writes.submit_async(write)
+        # One wake-up, for the earliest: the engine finds the later ones itself.
         self._waker.wake(min(n.scheduled_at for n in created))
         return created
 
@@ -243,7 +169,7 @@ class NotificationService:
         self,
         account_id: str,
         requests: Sequence[NewNotification],
-        icon_errors: Sequence[FieldError],
+        bad_icons: Sequence[FieldError],
     ) -> Callable[[Transaction], list[Notification]]:
         """The write that stores every item or none; ValidationError now for invalid fields."""
         now = self._clock.now()
@@ -251,7 +177,7 @@ class NotificationService:
         for i, request in enumerate(requests):
             found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
-        errors += icon_errors
+        errors += bad_icons
         if errors:
             raise ValidationError(sorted(errors, key=_item_index))
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TypeVar
 
+import anyio.to_thread
 import attrs
 
 from pushcore.consistency import reconcile
 from pushcore.domain.codes import new_stream_code
 from pushcore.domain.errors import (
     AlreadySubscribed,
-    FieldError,
     NotFound,
     OwnStream,
     PlanLimit,
@@ -28,12 +30,25 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
-from pushcore.ports import Clock, IdGenerator, InboxSignal, Random, Store, Waker
-from pushcore.services.notifications import NotificationService
+from pushcore.ports import Clock, IconProbe, IdGenerator, InboxSignal, Random, Store, Waker
+from pushcore.services.icons import probe_icons
 
 # Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
 # plenty, and more would mean something is wrong with the randomness.
 CODE_ATTEMPTS = 8
+
+T = TypeVar("T")
+
+
+async def _in_thread(blocking: Callable[[], T]) -> T:
+    """Run a blocking store transaction off the event loop, so SQLite never blocks it.
+
+    In anyio's worker threads, the bounded pool Starlette runs the HTTP
+    adapter's other service calls in; not the loop's default executor, whose
+    few threads (cores + 4) the gateways' DNS lookups use: a large fan-out
+    must not delay deliveries.
+    """
+    return await anyio.to_thread.run_sync(blocking)
 
 
 @attrs.frozen
@@ -63,7 +78,7 @@ class StreamService:
         clock: Clock,
         ids: IdGenerator,
         random: Random,
-        notifications: NotificationService,
+        icons: IconProbe,
         waker: Waker,
         inbox: InboxSignal,
     ) -> None:
@@ -72,21 +87,20 @@ class StreamService:
         self._clock = clock
         self._ids = ids
         self._random = random
-        self._notifications = notifications
+        self._icons = icons
         self._waker = waker
 
-    def create(
-        self,
-        account_id: str,
-        request: NewStream,
-        icon_errors: Sequence[FieldError] | None = None,
-    ) -> StreamView:
-        """Create a stream with a fresh unique code, within the account's plan
-        (``icon_errors`` as for :meth:`NotificationService.create`)."""
-        urls = {"iconUrl": request.icon_url}
-        errors = self._notifications.icon_errors(account_id, urls, icon_errors)
-        if errors:
-            raise ValidationError(errors)
+    async def create(self, account_id: str, request: NewStream) -> StreamView:
+        """Create a stream with a fresh unique code, within the account's plan.
+
+        The icon is checked on the event loop, as for a notification
+        (ValidationError ``iconUrl``); the insert runs in a worker thread.
+        """
+        await self._refuse_bad_icons(account_id, {"iconUrl": request.icon_url})
+        return await _in_thread(partial(self._insert, account_id, request))
+
+    def _insert(self, account_id: str, request: NewStream) -> StreamView:
+        """Insert the new stream under a code no stream has (blocking)."""
         for _ in range(CODE_ATTEMPTS):
             stream = Stream(
                 id=self._ids.new_id("str"),
@@ -116,6 +130,12 @@ class StreamService:
                 return StreamView(stream, 0)
         raise RuntimeError("could not draw an unused stream code")
 
+    async def _refuse_bad_icons(self, account_id: str, urls: Mapping[str, str | None]) -> None:
+        """ValidationError naming each icon (field -> URL) that is not an image."""
+        errors = await probe_icons(self._icons, account_id, urls)
+        if errors:
+            raise ValidationError(errors)
+
     def list(self, account_id: str) -> Sequence[StreamView]:
         """The account's streams, newest first."""
         with self._store.read() as tx:
@@ -127,19 +147,17 @@ class StreamService:
             if not tx.streams.delete(account_id, stream_id, self._clock.now()):
                 raise NotFound("Stream not found")
 
-    def send(
-        self,
-        account_id: str,
-        stream_id: str,
-        request: StreamSend,
-        icon_errors: Sequence[FieldError] | None = None,
-    ) -> SendResult:
-        """One notification, one delivery per active device of every subscriber, now
-        (``icon_errors`` as for :meth:`NotificationService.create`)."""
-        urls = {"senderIcon": request.sender_icon}
-        errors = self._notifications.icon_errors(account_id, urls, icon_errors)
-        if errors:
-            raise ValidationError(errors)
+    async def send(self, account_id: str, stream_id: str, request: StreamSend) -> SendResult:
+        """One notification, one delivery per active device of every subscriber, now.
+
+        The sender icon is checked on the event loop (ValidationError
+        ``senderIcon``); the fan-out runs in a worker thread.
+        """
+        await self._refuse_bad_icons(account_id, {"senderIcon": request.sender_icon})
+        return await _in_thread(partial(self._fan_out, account_id, stream_id, request))
+
+    def _fan_out(self, account_id: str, stream_id: str, request: StreamSend) -> SendResult:
+        """Store the send's notification and a delivery per subscriber's device (blocking)."""
         now = self._clock.now()
         with self._store.transaction() as tx:
             view = tx.streams.get(account_id, stream_id)

@@ -11,7 +11,7 @@ from starlette.routing import Route
 from pushcore.converter import DeletedView, DeviceView, RegisteredDeviceView, structure_request
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of
 from pushcore_http.body import read_json
 from pushcore_http.routes import services_of, view_response
 
@@ -19,19 +19,21 @@ from pushcore_http.routes import services_of, view_response
 class Devices(HTTPEndpoint):
     """/api/devices"""
 
+    @authenticated(Accepts.EITHER, Scope.DEVICES_WRITE)
     async def post(self, request: Request) -> Response:
         """Register: 201 when new, 200 when the token was already registered."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
+        caller = caller_of(request)
         new = structure_request(NewDevice, await read_json(request))
         result = await run_in_threadpool(services.devices.register, caller.account_id, new)
         view = RegisteredDeviceView.registered(result.device, result.secret)
         return view_response(view, 201 if result.created else 200)
 
+    @authenticated(Accepts.EITHER, Scope.DEVICES_READ)
     async def get(self, request: Request) -> Response:
         """The caller's devices, deactivated ones included."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_READ)
+        caller = caller_of(request)
         devices = await run_in_threadpool(services.devices.list, caller.account_id)
         return view_response([DeviceView.of(d) for d in devices])
 
@@ -39,10 +41,11 @@ class Devices(HTTPEndpoint):
 class Device(HTTPEndpoint):
     """/api/devices/:id"""
 
+    @authenticated(Accepts.EITHER, Scope.DEVICES_WRITE)
     async def delete(self, request: Request) -> Response:
         """Remove a device."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, Scope.DEVICES_WRITE)
+        caller = caller_of(request)
         device_id = request.path_params["device_id"]
         await run_in_threadpool(services.devices.remove, caller.account_id, device_id)
         return view_response(DeletedView.of(device_id))

@@ -22,21 +22,41 @@ from starlette.types import Receive, Scope, Send
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
 from pushcore.domain.inbox import InboxItem, Read
 from pushcore.domain.scopes import Scope as ApiScope
+from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.ports import Clock
 from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of
 from pushcore_http.routes import services_of
 
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+# What an entry shows of its notification, as JSON text, by notification id: a stream
+# send reaches thousands of channels with one notification, rendered once. A sent
+# notification's fields never change; the cache is cleared when it grows.
+_SHARED: dict[str, str] = {}
+_SHARED_MAX = 256
+_OWN = ("id", "deliveredAt", "readAt")  # the entry's own fields, first and last
+
+
 def frame(item: InboxItem) -> bytes:
     """The `notification` event of an entry; its id is what a client resumes from."""
-    data = _COMPACT.encode(to_json(InboxEntryView.of(item)))
-    return f"id: {item.entry.id}\nevent: notification\ndata: {data}\n\n".encode()
+    entry = item.entry
+    shared = _SHARED.get(entry.notification_id)
+    if shared is None:
+        data = to_json(InboxEntryView.of(item))
+        assert tuple(data)[:1] + tuple(data)[-2:] == _OWN  # the view's order
+        shared = _COMPACT.encode({k: v for k, v in data.items() if k not in _OWN})[1:-1]
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[entry.notification_id] = shared
+    read = None if entry.read_at is None else format_timestamp(entry.read_at)
+    own = f'"deliveredAt":"{format_timestamp(entry.delivered_at)}","readAt":{_COMPACT.encode(read)}'
+    data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
+    return f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
 
 
 def change_frame(change: object) -> bytes:
@@ -109,11 +129,12 @@ async def _events(
 class Events(HTTPEndpoint):
     """/api/inbox/events"""
 
+    @authenticated(Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
         ``?since=``) replays the entries after that one first."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         header = request.headers.get("last-event-id")
         since = request.query_params.get("since") or None
         after = None

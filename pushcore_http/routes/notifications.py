@@ -21,7 +21,7 @@ from pushcore.converter import (
 )
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json
 from pushcore_http.routes import services_of, view_response
 
@@ -29,23 +29,22 @@ from pushcore_http.routes import services_of, view_response
 class Notifications(HTTPEndpoint):
     """/api/notifications"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Schedule; 201 only once the notification and its deliveries are committed."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         new = structure_request(NewNotification, await read_json(request))
-        # The icon check runs here on the event loop, so a slow icon holds no thread.
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"senderIcon": new.sender_icon}
-        )
-        # No thread of the pool: the group writer stores it, this task awaits its commit.
-        created = await services.notifications.create_async(caller.account_id, new, icons)
+        # On the event loop, no thread of the pool: the service checks the icon
+        # and awaits the group writer's commit.
+        created = await services.notifications.create(caller.account_id, new)
         return view_response(NotificationCreatedView.of(created), 201)
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """A page, newest first: ``?status=&limit=&cursor=``."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         query = request.query_params
         status, limit = parse_list_query(query.get("status"), query.get("limit"))
         cursor = query.get("cursor")
@@ -59,27 +58,24 @@ class Notifications(HTTPEndpoint):
 class Batch(HTTPEndpoint):
     """/api/notifications/batch"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Schedule 1 to 500 at once, all or nothing; 201 with each creation response."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
-        # As for one notification: icons checked on the event loop, each URL once.
-        icons = await services.notifications.check_icons(
-            caller.account_id,
-            {f"notifications[{i}].senderIcon": new.sender_icon for i, new in enumerate(batch)},
-        )
-        created = await services.notifications.create_many_async(caller.account_id, batch, icons)
+        created = await services.notifications.create_many(caller.account_id, batch)
         return view_response(BatchCreatedView.of(created), 201)
 
 
 class Stats(HTTPEndpoint):
     """/api/notifications/stats"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """Counts by status and delivery, and the last 24 hours."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         stats = await run_in_threadpool(services.notifications.stats, caller.account_id)
         return view_response(StatsView.of(stats))
 
@@ -87,19 +83,21 @@ class Stats(HTTPEndpoint):
 class Notification(HTTPEndpoint):
     """/api/notifications/:id"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """The full record with delivery counts."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         detail = await run_in_threadpool(
             services.notifications.get, caller.account_id, request.path_params["notification_id"]
         )
         return view_response(NotificationView.of(detail.notification, detail.deliveries))
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def delete(self, request: Request) -> Response:
         """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         notification_id = request.path_params["notification_id"]
         await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
         detail = await run_in_threadpool(

@@ -19,7 +19,7 @@ from pushcore.converter import (
 from pushcore.domain import inputs
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of
 from pushcore_http.body import read_json
 from pushcore_http.routes import services_of, view_response
 
@@ -27,22 +27,21 @@ from pushcore_http.routes import services_of, view_response
 class Streams(HTTPEndpoint):
     """/api/streams"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Create (API key with notifications:write)."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         new = structure_request(NewStream, await read_json(request))
-        # The icon check runs here on the event loop, so a slow icon holds no thread.
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"iconUrl": new.icon_url}
-        )
-        view = await run_in_threadpool(services.streams.create, caller.account_id, new, icons)
+        # The service checks the icon on the event loop and inserts in a thread.
+        view = await services.streams.create(caller.account_id, new)
         return view_response(StreamDetailView.of(view), 201)
 
+    @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """The caller's streams (a JWT, or a key with notifications:read)."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_READ)
+        caller = caller_of(request)
         views = await run_in_threadpool(services.streams.list, caller.account_id)
         return view_response([StreamDetailView.of(v) for v in views])
 
@@ -50,10 +49,11 @@ class Streams(HTTPEndpoint):
 class Stream(HTTPEndpoint):
     """/api/streams/:id"""
 
+    @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
     async def delete(self, request: Request) -> Response:
         """Delete (a JWT, or a key with notifications:write)."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         stream_id = request.path_params["stream_id"]
         await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
         return view_response(DeletedView.of(stream_id))
@@ -62,27 +62,25 @@ class Stream(HTTPEndpoint):
 class Send(HTTPEndpoint):
     """/api/streams/:id/send"""
 
+    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Send to every subscriber now (API key with notifications:write)."""
         services = services_of(request)
-        caller = await authenticate(request, services, Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
+        caller = caller_of(request)
         send = structure_request(StreamSend, await read_json(request))
-        icons = await services.notifications.check_icons(
-            caller.account_id, {"senderIcon": send.sender_icon}
-        )
-        result = await run_in_threadpool(
-            services.streams.send, caller.account_id, request.path_params["stream_id"], send, icons
-        )
+        stream_id = request.path_params["stream_id"]
+        result = await services.streams.send(caller.account_id, stream_id, send)
         return view_response(SendResultView.of(result), 201)
 
 
 class Subscribe(HTTPEndpoint):
     """/api/streams/subscribe (JWT)"""
 
+    @authenticated(Accepts.USER)
     async def post(self, request: Request) -> Response:
         """Subscribe by code."""
         services = services_of(request)
-        user = await authenticate(request, services, Accepts.USER)
+        user = caller_of(request)
         body = structure_request(inputs.Subscribe, await read_json(request))
         subscription, view = await run_in_threadpool(
             services.streams.subscribe, user.account_id, body.code
@@ -93,10 +91,11 @@ class Subscribe(HTTPEndpoint):
 class Subscriptions(HTTPEndpoint):
     """/api/streams/subscriptions (JWT)"""
 
+    @authenticated(Accepts.USER)
     async def get(self, request: Request) -> Response:
         """The caller's subscriptions."""
         services = services_of(request)
-        user = await authenticate(request, services, Accepts.USER)
+        user = caller_of(request)
         found = await run_in_threadpool(services.streams.subscriptions, user.account_id)
         return view_response([SubscriptionView.of(s, v) for s, v in found])
 
@@ -104,10 +103,11 @@ class Subscriptions(HTTPEndpoint):
 class Subscription(HTTPEndpoint):
     """/api/streams/subscriptions/:id"""
 
+    @authenticated(Accepts.USER)
     async def delete(self, request: Request) -> Response:
         """Unsubscribe."""
         services = services_of(request)
-        user = await authenticate(request, services, Accepts.USER)
+        user = caller_of(request)
         subscription_id = request.path_params["subscription_id"]
         await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
         return view_response(DeletedView.of(subscription_id))
@@ -116,10 +116,11 @@ class Subscription(HTTPEndpoint):
 class Lookup(HTTPEndpoint):
     """/api/streams/lookup/:code"""
 
+    @authenticated(Accepts.USER)
     async def get(self, request: Request) -> Response:
         """A stream by its code, and whether the caller subscribes."""
         services = services_of(request)
-        user = await authenticate(request, services, Accepts.USER)
+        user = caller_of(request)
         found = await run_in_threadpool(
             services.streams.lookup, user.account_id, request.path_params["code"]
         )

@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,10 @@ import pytest
 
 from pushcore.converter import format_timestamp
 from tests.cli.conftest import Cli
-from tests.cli.test_listen import WAIT, Child, free_port, pushctl
+from tests.cli.test_listen import WAIT, Child, children, free_port, pushctl
 
 pytestmark = pytest.mark.slow
+__all__ = ["children"]  # the fixture of test_listen.py, used here too
 
 
 def live_devices(cli: Cli, account: str = "bob") -> list[dict[str, Any]]:
@@ -26,16 +26,6 @@ def live_devices(cli: Cli, account: str = "bob") -> list[dict[str, Any]]:
     result = cli(f"devices list --account {account} --json")
     assert result.exit_code == 0, result.output
     return [d for d in json.loads(result.stdout) if d["platform"] == "live"]
-
-
-@pytest.fixture
-def children() -> Iterator[list[Child]]:
-    started: list[Child] = []
-    try:
-        yield started
-    finally:
-        for child in started:
-            child.kill()
 
 
 def started_device(listener: Child) -> str:

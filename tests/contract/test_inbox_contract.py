@@ -46,14 +46,14 @@ class Inboxes:
         self.services.devices.register(account, NewDevice(token=token, platform=platform))
 
     def stream(self, *subscribers: str) -> Stream:
-        stream = self.services.streams.create("pub", NewStream(name="Deploys")).stream
+        stream = asyncio.run(self.services.streams.create("pub", NewStream(name="Deploys"))).stream
         for account in subscribers:
             self.services.streams.subscribe(account, stream.code)
         return stream
 
     def notify(self, account: str, title: str = "hello", **fields: object) -> Notification:
         request = NewNotification(title=title, **fields)  # type: ignore[arg-type]
-        return self.services.notifications.create(account, request)
+        return asyncio.run(self.services.notifications.create(account, request))
 
     def claim(self, after: timedelta = DUE) -> None:
         self.clock.advance(after)
@@ -122,7 +122,7 @@ def test_a_stream_send_reaches_each_subscriber_at_send_time_not_the_publisher(
     stream = ib.stream("with-device", "no-device")
     ib.device("with-device", "tok-w")
     ib.device("pub", "tok-p")
-    result = streams.send("pub", stream.id, StreamSend(title="v2 is out"))
+    result = asyncio.run(streams.send("pub", stream.id, StreamSend(title="v2 is out")))
     streams.subscribe("late", stream.code)
     assert result.sent == 1
     for account in ("with-device", "no-device"):
@@ -141,7 +141,7 @@ def test_a_stream_send_to_subscribers_without_devices_fails_but_reaches_their_in
 ) -> None:
     streams = ib.services.streams
     stream = ib.stream("no-device")
-    result = streams.send("pub", stream.id, StreamSend(title="v2"))
+    result = asyncio.run(streams.send("pub", stream.id, StreamSend(title="v2")))
     assert result.notification.status is N.FAILED
     assert ib.titles("no-device") == ["v2"]
 
@@ -221,7 +221,7 @@ def test_entries_after_a_number_come_oldest_first_for_the_accounts_asked(
 def test_retention_deletes_entries_with_their_notifications(ib: Inboxes, store: Store) -> None:
     streams = ib.services.streams
     stream = ib.stream("sub0", "sub1", "sub2")
-    streams.send("pub", stream.id, StreamSend(title="gone"))  # FAILED at once: settled
+    asyncio.run(streams.send("pub", stream.id, StreamSend(title="gone")))  # FAILED at once
     ib.notify("alice", "kept")
     ib.claim()
     ib.clock.advance(timedelta(hours=2))
@@ -237,7 +237,7 @@ def test_a_subscriber_whose_only_device_is_live_is_reached_through_the_inbox(
 ) -> None:
     stream = ib.stream("app-only")
     ib.device("app-only", "browser tab 1", Platform.LIVE)
-    result = ib.services.streams.send("pub", stream.id, StreamSend(title="v2"))
+    result = asyncio.run(ib.services.streams.send("pub", stream.id, StreamSend(title="v2")))
     assert (result.sent, result.notification.status) == (1, N.QUEUED)
     ib.clock.advance(timedelta(seconds=1))
     claim = ib.ledger.claim(ib.clock.now(), 10)

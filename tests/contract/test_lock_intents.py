@@ -8,6 +8,7 @@ intent is missing; SQLite's one writer at a time wins it either way.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -114,7 +115,7 @@ def test_the_plan_limit_holds_when_creates_race(store: Store, tmp_path: Path) ->
 
     def create(i: int) -> None:
         try:
-            services.streams.create("acc_free", NewStream(name=f"stream {i}"))
+            asyncio.run(services.streams.create("acc_free", NewStream(name=f"stream {i}")))
             outcomes.append("created")
         except PlanLimit:
             outcomes.append("plan_limit")

@@ -7,6 +7,7 @@ them so, and the e2e tests (tests/e2e/test_postgres.py) use real processes.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import time
@@ -396,7 +397,7 @@ def test_the_free_plan_limit_holds_under_eight_concurrent_creates(services: Serv
 
     def create(i: int) -> None:
         try:
-            services.streams.create("acc_free", NewStream(name=f"stream {i}"))
+            asyncio.run(services.streams.create("acc_free", NewStream(name=f"stream {i}")))
             outcomes.append("created")
         except PlanLimit:
             outcomes.append("plan_limit")

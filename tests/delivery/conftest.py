@@ -123,10 +123,18 @@ class Harness:
         """The account's devices by token, as GET /api/devices lists them."""
         return {d.token: d for d in self.services.devices.list(account)}
 
-    def notify(self, account: str = ALICE, **fields: Any) -> Notification:
-        """Create a notification (title given); ``fields`` are JSON names (``customDelay``...)."""
+    async def notify_async(self, account: str = ALICE, **fields: Any) -> Notification:
+        """Create a notification (title given); ``fields`` are JSON names (``customDelay``...).
+
+        For a scenario already on an event loop, as the HTTP API creates them.
+        """
         body = {"title": "Deploy finished", **fields}
-        return self.services.notifications.create(account, structure_request(NewNotification, body))
+        request = structure_request(NewNotification, body)
+        return await self.services.notifications.create(account, request)
+
+    def notify(self, account: str = ALICE, **fields: Any) -> Notification:
+        """:meth:`notify_async` from a thread with no event loop running (the test's own)."""
+        return asyncio.run(self.notify_async(account, **fields))
 
     def notify_in(self, seconds: int, account: str = ALICE, **fields: Any) -> Notification:
         """A notification due ``seconds`` after now."""

@@ -139,8 +139,8 @@ def test_creating_a_notification_wakes_the_engine_through_the_hub(h: Harness) ->
     async def scenario() -> None:
         task = engine.start()
         await until(lambda: planned(engine) == T0 + BACKSTOP)
-        # As an HTTP request would, from a worker thread: due now (a past scheduledAt).
-        n = await asyncio.to_thread(h.notify, scheduledAt="2026-11-21T09:00:00Z")
+        # As an HTTP request would, on the loop: due now (a past scheduledAt).
+        n = await h.notify_async(scheduledAt="2026-11-21T09:00:00Z")
         await until(lambda: h.status(n) is N.DELIVERED)
         await engine.stop()
         await task
@@ -204,7 +204,7 @@ def test_the_backstop_tick_finds_work_nobody_woke_it_for(h: Harness) -> None:
         task = engine.start()
         await until(lambda: planned(engine) is not None)
         # Another process adds work: no wake-up reaches this one.
-        n = await asyncio.to_thread(h.notify)
+        n = await h.notify_async()
         h.clock.set(DUE)
         await until(lambda: h.status(n) is N.DELIVERED)
         await engine.stop()

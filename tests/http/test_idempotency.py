@@ -204,7 +204,7 @@ def test_without_valid_credentials_nothing_is_recorded(iapi: Api) -> None:
 
 def test_a_failed_request_releases_its_key(iapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     alice = iapi.key("alice")
-    real = iapi.services.notifications.create_async
+    real = iapi.services.notifications.create
     calls = 0
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
@@ -214,7 +214,7 @@ def test_a_failed_request_releases_its_key(iapi: Api, monkeypatch: pytest.Monkey
             raise RuntimeError("database went away")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(iapi.services.notifications, "create_async", flaky)
+    monkeypatch.setattr(iapi.services.notifications, "create", flaky)
     client = TestClient(iapi.client.app, raise_server_exceptions=False)
     failed = client.post(
         "/api/notifications", json={"title": "t"}, headers={**alice, "Idempotency-Key": "k-5xx"}

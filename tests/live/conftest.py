@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -73,7 +74,7 @@ class LiveServer:
     def notify(self, account: str, title: str) -> Notification:
         """A notification due now (the engine takes it up at once)."""
         request = NewNotification(title=title, scheduled_at=datetime.now(UTC))
-        return self.services.notifications.create(account, request)
+        return asyncio.run(self.services.notifications.create(account, request))
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Services as a library user builds them: ``memory://``, a fake clock, pinned randomness.
 
 Every test here calls the use cases the way a Python program does
-(``services.notifications.create(account, NewNotification(...))``), with no
-HTTP and no credentials, and reads what was stored back through the services.
+(``asyncio.run(services.notifications.create(account, NewNotification(...)))``
+for the async ones, which check icons), with no HTTP and no credentials, and
+reads what was stored back through the services.
 The only stand-ins are ports: the clock, the randomness, the icon check and,
 where a test needs deliveries to happen, a scripted gateway under a real
 engine (:class:`Deliveries`).
@@ -104,7 +105,7 @@ def android(services: Services, account: str, token: str, name: str | None = Non
 def notify(services: Services, account: str = ALICE, **fields: Any) -> Notification:
     """Create a notification titled ``Deploy finished`` unless ``fields`` say otherwise."""
     fields.setdefault("title", "Deploy finished")
-    return services.notifications.create(account, NewNotification(**fields))
+    return asyncio.run(services.notifications.create(account, NewNotification(**fields)))
 
 
 def stored(services: Services, notification: Notification, account: str = ALICE) -> Notification:

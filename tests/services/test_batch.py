@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -33,7 +34,7 @@ def test_the_created_notifications_come_back_in_order_each_with_its_schedule(
         item("tomorrow", scheduled_at=T0 + timedelta(days=1)),
     ]
 
-    created = services.notifications.create_many(ALICE, batch)
+    created = asyncio.run(services.notifications.create_many(ALICE, batch))
 
     assert [n.title for n in created] == ["now", "in a minute", "in 90 s", "tomorrow"]
     assert [n.scheduled_at - T0 for n in created] == [
@@ -53,8 +54,10 @@ def test_each_item_gets_the_deliveries_of_its_own_target(services: Services) -> 
     android(services, ALICE, "tok-a")
     android(services, ALICE, "tok-b")
 
-    everyone, only_b = services.notifications.create_many(
-        ALICE, [item("all"), item("b", target_device_token="tok-b")]
+    everyone, only_b = asyncio.run(
+        services.notifications.create_many(
+            ALICE, [item("all"), item("b", target_device_token="tok-b")]
+        )
     )
 
     assert (everyone.devices_targeted, only_b.devices_targeted) == (2, 1)
@@ -67,7 +70,7 @@ def test_one_invalid_item_stores_nothing_and_is_named_by_its_index(services: Ser
     batch[3] = item("bad", custom_delay=60)  # customDelay without delay: custom
 
     with pytest.raises(ValidationError) as info:
-        services.notifications.create_many(ALICE, batch)
+        asyncio.run(services.notifications.create_many(ALICE, batch))
 
     assert info.value.details == (
         FieldError("notifications[3].customDelay", "is only allowed when delay is custom"),
@@ -83,7 +86,7 @@ def test_every_invalid_field_of_every_item_is_listed_in_item_order(services: Ser
     batch[10] = item("custom", delay=Delay.CUSTOM)
 
     with pytest.raises(ValidationError) as info:
-        services.notifications.create_many(ALICE, batch)
+        asyncio.run(services.notifications.create_many(ALICE, batch))
 
     assert [d.field for d in info.value.details] == [
         "notifications[2].customDelay",
@@ -102,7 +105,7 @@ def test_an_unknown_target_token_is_a_validation_error_naming_the_item(
     batch = [item("a", target_device_token="tok-a"), item("b", target_device_token="tok-bob")]
 
     with pytest.raises(ValidationError) as info:
-        services.notifications.create_many(ALICE, batch)
+        asyncio.run(services.notifications.create_many(ALICE, batch))
 
     assert info.value.details == (
         FieldError(
@@ -123,7 +126,7 @@ def test_an_icon_that_is_not_an_image_names_each_item_and_stores_nothing(
     ]
 
     with pytest.raises(ValidationError) as info:
-        services.notifications.create_many(ALICE, batch)
+        asyncio.run(services.notifications.create_many(ALICE, batch))
 
     assert [d.field for d in info.value.details] == [
         "notifications[0].senderIcon",
@@ -136,7 +139,7 @@ def test_an_icon_that_is_not_an_image_names_each_item_and_stores_nothing(
 @pytest.mark.parametrize("size", [0, 501])
 def test_a_batch_holds_1_to_500_notifications(services: Services, size: int) -> None:
     with pytest.raises(ValidationError) as info:
-        services.notifications.create_many(ALICE, [item() for _ in range(size)])
+        asyncio.run(services.notifications.create_many(ALICE, [item() for _ in range(size)]))
     assert info.value.details == (FieldError("notifications", "must hold 1 to 500 notifications"),)
     assert nothing_stored(services)
 
@@ -144,7 +147,9 @@ def test_a_batch_holds_1_to_500_notifications(services: Services, size: int) -> 
 def test_a_batch_of_500_is_stored_whole(services: Services) -> None:
     android(services, ALICE, "tok-a")
 
-    created = services.notifications.create_many(ALICE, [item(f"n{i}") for i in range(500)])
+    created = asyncio.run(
+        services.notifications.create_many(ALICE, [item(f"n{i}") for i in range(500)])
+    )
 
     assert len(created) == 500
     stats = services.notifications.stats(ALICE)

@@ -5,6 +5,7 @@ Batches are in test_batch.py and cancelling in test_cancel.py.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -95,7 +96,7 @@ def test_every_request_field_is_stored_and_read_back(services: Services) -> None
         sender_icon="https://example.com/monitor.png",
     )
 
-    created = services.notifications.create(ALICE, request)
+    created = asyncio.run(services.notifications.create(ALICE, request))
     detail = services.notifications.get(ALICE, created.id)
 
     got = detail.notification
@@ -153,6 +154,21 @@ def test_a_sender_icon_that_is_not_an_image_is_refused_and_nothing_stored(
     assert info.value.details == (FieldError("senderIcon", "must be a PNG or JPEG image"),)
     assert icons.checked == ["https://example.com/page.html"]
     assert total(services) == 0
+
+
+def test_a_bad_icon_is_reported_with_the_other_invalid_fields_at_once(
+    services: Services, icons: FakeIconProbe
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        notify(services, custom_delay=60, sender_icon="https://example.com/page.html")
+
+    assert [d.field for d in info.value.details] == ["customDelay", "senderIcon"]
+    assert total(services) == 0
+
+
+def test_without_a_sender_icon_nothing_is_probed(services: Services, icons: FakeIconProbe) -> None:
+    notify(services)
+    assert icons.checked == []
 
 
 @pytest.mark.parametrize(
@@ -297,7 +313,7 @@ def test_any_valid_schedule_is_due_within_the_documented_bounds(
         title="t", delay=delay, custom_delay=custom_delay, scheduled_at=scheduled_at
     )
 
-    created = services.notifications.create(ALICE, request)
+    created = asyncio.run(services.notifications.create(ALICE, request))
 
     # Never before now, never past the furthest a request may ask for.
     assert now <= created.scheduled_at <= now + timedelta(days=30)

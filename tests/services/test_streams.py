@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -40,7 +41,7 @@ CODE = re.compile(r"[a-z]+-[a-hj-km-np-z2-9]{4}")  # no 0 o 1 l i in the suffix
 
 def stream(services: Services, account: str = ALICE, name: str = "Deploys", **fields: str) -> str:
     """Create a stream; its id."""
-    return services.streams.create(account, NewStream(name=name, **fields)).stream.id
+    return asyncio.run(services.streams.create(account, NewStream(name=name, **fields))).stream.id
 
 
 def code_of(services: Services, stream_id: str, account: str = ALICE) -> str:
@@ -53,7 +54,7 @@ def code_of(services: Services, stream_id: str, account: str = ALICE) -> str:
 
 
 def test_create_returns_the_stream_with_a_code_and_no_subscribers(services: Services) -> None:
-    created = services.streams.create(ALICE, NewStream(name="Deploys"))
+    created = asyncio.run(services.streams.create(ALICE, NewStream(name="Deploys")))
 
     assert created.subscribers == 0
     s = created.stream
@@ -67,8 +68,10 @@ def test_create_returns_the_stream_with_a_code_and_no_subscribers(services: Serv
 
 def test_description_and_icon_are_kept(services: Services, icons: FakeIconProbe) -> None:
     icon = "https://example.com/rocket.png"
-    created = services.streams.create(
-        ALICE, NewStream(name="Deploys", description="Every production deploy", icon_url=icon)
+    created = asyncio.run(
+        services.streams.create(
+            ALICE, NewStream(name="Deploys", description="Every production deploy", icon_url=icon)
+        )
     )
     assert (created.stream.description, created.stream.icon_url) == (
         "Every production deploy",
@@ -79,7 +82,11 @@ def test_description_and_icon_are_kept(services: Services, icons: FakeIconProbe)
 
 def test_an_icon_that_is_not_an_image_is_refused_and_nothing_created(services: Services) -> None:
     with pytest.raises(ValidationError) as info:
-        services.streams.create(ALICE, NewStream(name="x", icon_url="https://example.com/a.svg"))
+        asyncio.run(
+            services.streams.create(
+                ALICE, NewStream(name="x", icon_url="https://example.com/a.svg")
+            )
+        )
     assert [d.field for d in info.value.details] == ["iconUrl"]
     assert services.streams.list(ALICE) == []
 
@@ -106,7 +113,7 @@ def test_codes_come_from_the_injected_randomness(
     draws = [5, 0, 1, 2, 30]
     services = make_services(tmp_path, clock, icons, random=ScriptedRandom(draws))
     try:
-        created = services.streams.create(ALICE, NewStream(name="Deploys")).stream
+        created = asyncio.run(services.streams.create(ALICE, NewStream(name="Deploys"))).stream
     finally:
         services.close()
     assert created.code == f"{WORDS[5]}-abc9"
@@ -119,8 +126,8 @@ def test_a_code_already_taken_is_drawn_again(
     draws = same + same + [8, 2, 2, 2, 2]  # the second stream draws the first's code first
     services = make_services(tmp_path, clock, icons, random=ScriptedRandom(draws))
     try:
-        first = services.streams.create(ALICE, NewStream(name="one")).stream
-        second = services.streams.create(BOB, NewStream(name="two")).stream
+        first = asyncio.run(services.streams.create(ALICE, NewStream(name="one"))).stream
+        second = asyncio.run(services.streams.create(BOB, NewStream(name="two"))).stream
         listed = [v.stream for v in services.streams.list(BOB)]
     finally:
         services.close()
@@ -228,7 +235,7 @@ def test_a_deleted_stream_is_gone_with_its_subscriptions(services: Services) -> 
     with pytest.raises(NotFound):
         services.streams.subscribe(CAROL, code)
     with pytest.raises(NotFound):
-        services.streams.send(ALICE, sid, StreamSend(title="t"))
+        asyncio.run(services.streams.send(ALICE, sid, StreamSend(title="t")))
     with pytest.raises(NotFound):
         services.streams.delete(ALICE, sid)
 
@@ -238,7 +245,7 @@ def test_what_was_sent_to_a_deleted_stream_keeps_its_history(services: Services)
     code = code_of(services, sid)
     services.streams.subscribe(BOB, code)
     android(services, BOB, "b1")
-    sent = services.streams.send(ALICE, sid, StreamSend(title="t")).notification
+    sent = asyncio.run(services.streams.send(ALICE, sid, StreamSend(title="t"))).notification
 
     services.streams.delete(ALICE, sid)
 
@@ -360,7 +367,7 @@ def test_send_fans_out_to_every_active_device_of_every_subscriber(services: Serv
     android(services, ALICE, "alice-own")  # the publisher's own devices get nothing
     android(services, "erin", "e1")  # not a subscriber
 
-    result = services.streams.send(ALICE, sid, StreamSend(title="Release 2.4"))
+    result = asyncio.run(services.streams.send(ALICE, sid, StreamSend(title="Release 2.4")))
 
     assert (result.sent, result.subscribers) == (3, 3)
     assert result.stream.id == sid
@@ -379,7 +386,9 @@ def test_a_send_is_a_notification_of_the_creator_labelled_with_the_stream(
     services.streams.subscribe(BOB, code)
     android(services, BOB, "b1")
 
-    result = services.streams.send(ALICE, sid, StreamSend(title="Release 2.4", body="notes"))
+    result = asyncio.run(
+        services.streams.send(ALICE, sid, StreamSend(title="Release 2.4", body="notes"))
+    )
 
     got = stored(services, result.notification)
     assert got == result.notification
@@ -395,10 +404,12 @@ def test_a_send_is_a_notification_of_the_creator_labelled_with_the_stream(
 
 def test_sender_name_and_icon_given_win_over_the_streams(services: Services) -> None:
     sid = stream(services, icon_url="https://example.com/rocket.png")
-    result = services.streams.send(
-        ALICE,
-        sid,
-        StreamSend(title="t", sender_name="CI", sender_icon="https://example.com/ci.png"),
+    result = asyncio.run(
+        services.streams.send(
+            ALICE,
+            sid,
+            StreamSend(title="t", sender_name="CI", sender_icon="https://example.com/ci.png"),
+        )
     )
     got = stored(services, result.notification)
     assert (got.sender_name, got.sender_icon) == ("CI", "https://example.com/ci.png")
@@ -408,7 +419,7 @@ def test_a_send_that_reaches_no_device_fails_at_once(services: Services) -> None
     sid = stream(services)
     services.streams.subscribe(BOB, code_of(services, sid))  # bob has no device
 
-    result = services.streams.send(ALICE, sid, StreamSend(title="Anyone?"))
+    result = asyncio.run(services.streams.send(ALICE, sid, StreamSend(title="Anyone?")))
 
     assert (result.sent, result.subscribers) == (0, 1)
     got = stored(services, result.notification)
@@ -427,7 +438,7 @@ def test_an_unsubscribed_account_is_not_sent_to(services: Services) -> None:
     android(services, CAROL, "c1")
     services.streams.unsubscribe(BOB, gone.id)
 
-    result = services.streams.send(ALICE, sid, StreamSend(title="t"))
+    result = asyncio.run(services.streams.send(ALICE, sid, StreamSend(title="t")))
 
     assert (result.sent, result.subscribers) == (1, 1)
 
@@ -435,7 +446,7 @@ def test_an_unsubscribed_account_is_not_sent_to(services: Services) -> None:
 def test_send_to_another_accounts_stream_is_not_found(services: Services) -> None:
     sid = stream(services)
     with pytest.raises(NotFound):
-        services.streams.send(BOB, sid, StreamSend(title="not mine"))
+        asyncio.run(services.streams.send(BOB, sid, StreamSend(title="not mine")))
     assert services.notifications.stats(BOB).total == 0
     assert services.notifications.stats(ALICE).total == 0
 
@@ -443,8 +454,10 @@ def test_send_to_another_accounts_stream_is_not_found(services: Services) -> Non
 def test_a_sender_icon_that_is_not_an_image_refuses_the_send(services: Services) -> None:
     sid = stream(services)
     with pytest.raises(ValidationError) as info:
-        services.streams.send(
-            ALICE, sid, StreamSend(title="t", sender_icon="https://example.com/x.gif")
+        asyncio.run(
+            services.streams.send(
+                ALICE, sid, StreamSend(title="t", sender_icon="https://example.com/x.gif")
+            )
         )
     assert [d.field for d in info.value.details] == ["senderIcon"]
     assert services.notifications.stats(ALICE).total == 0

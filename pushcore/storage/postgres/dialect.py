@@ -63,7 +63,7 @@ class PostgresDialect(Dialect):
     row_locks = True
     executemany_is_bulk = False
     advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
-    inbox_signal = f"SELECT pg_notify('{INBOX_CHANNEL}', '')"
+    inbox_notify = f"SELECT pg_notify('{INBOX_CHANNEL}', ?)"
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
         " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"

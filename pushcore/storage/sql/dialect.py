@@ -42,9 +42,10 @@ class Dialect:
     # rows (SQLite: in process, one prepared statement); else (PostgreSQL: a
     # round trip each) the repositories use one statement over :meth:`table`.
     executemany_is_bulk: bool
-    # The statement that has listeners told, at COMMIT, that inbox entries were
-    # written (PostgreSQL's NOTIFY), or None where readers look by themselves.
-    inbox_signal: str | None
+    # The statement that tells listeners, at COMMIT, of inbox entries written or
+    # changed (PostgreSQL's NOTIFY, its one parameter the payload), or None where
+    # readers look by themselves.
+    inbox_notify: str | None
     # The table of applied migrations, and the time one was applied at.
     migrations_table: str
     now: str

@@ -10,10 +10,11 @@ The turn is held to COMMIT, so callers write entries last.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from pushcore.domain.inbox import InboxItem
+from pushcore.domain.inbox import Dismissed, InboxChange, InboxItem, Read
 from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
@@ -42,9 +43,9 @@ class Inbox(Repository):
         dialect = self._dialect
         if self._sql.locking and dialect.advisory_lock is not None:
             self._sql.run(dialect.advisory_lock, (INBOX_LOCK, "inbox"))
-        if dialect.inbox_signal is not None:
+        if dialect.inbox_notify is not None:
             # PostgreSQL delivers a NOTIFY at COMMIT, and drops it on ROLLBACK.
-            self._sql.run(dialect.inbox_signal)
+            self._sql.run(dialect.inbox_notify, ("",))
 
     def deliver_own(self, notification_ids: Sequence[str], now: datetime) -> int:
         """Entries of the owners' own notifications (due: the caller knows) not yet in
@@ -79,12 +80,18 @@ class Inbox(Repository):
 
     def _items(self, where: str, *params: object) -> list[InboxItem]:
         entry = INBOX.codec(self._dialect).decode
-        notification = NOTIFICATIONS.codec(self._dialect).decode
+        decode = NOTIFICATIONS.codec(self._dialect).decode
         width = len(INBOX.names)
-        return [
-            InboxItem(entry(row[:width]), notification(row[width:]))
-            for row in self._sql.all(_ITEM + where, params)
-        ]
+        # A stream send's entries share one notification: decoded once.
+        notifications: dict[str, Notification] = {}
+        items: list[InboxItem] = []
+        for row in self._sql.all(_ITEM + where, params):
+            found = entry(row[:width])
+            notification = notifications.get(found.notification_id)
+            if notification is None:
+                notification = notifications[found.notification_id] = decode(row[width:])
+            items.append(InboxItem(found, notification))
+        return items
 
     def page(
         self, account_id: str, limit: int, before: int | None, unread_only: bool
@@ -98,8 +105,10 @@ class Inbox(Repository):
             params.append(before)
         return self._items(where + " ORDER BY i.seq DESC LIMIT ?", *params, limit)
 
-    def after(self, account_ids: Sequence[str], seq: int, limit: int) -> Sequence[InboxItem]:
-        """Entries of these accounts after ``seq``, oldest first."""
+    def after(self, account_ids: Sequence[str] | None, seq: int, limit: int) -> Sequence[InboxItem]:
+        """Entries of these accounts (None: of all) after ``seq``, oldest first."""
+        if account_ids is None:
+            return self._items("i.seq > ? ORDER BY i.seq LIMIT ?", seq, limit)
         if not account_ids:
             return []
         return self._items(
@@ -140,6 +149,15 @@ class Inbox(Repository):
         )
         return sorted(int(r[0]) for r in rows)
 
+    def announce(self, account_id: str, change: InboxChange) -> bool:
+        """Tell every process's live channels at COMMIT; False where the database cannot."""
+        statement = self._dialect.inbox_notify
+        if statement is None:
+            return False
+        for payload in change_payloads(account_id, change):
+            self._sql.run(statement, (payload,))
+        return True
+
     def dismiss(self, account_id: str, seq: int, at: datetime) -> bool:
         """Dismiss the account's entry; whether it had one (not dismissed already)."""
         cursor = self._sql.run(
@@ -148,3 +166,38 @@ class Inbox(Repository):
             (self._dialect.time(at), seq, account_id),
         )
         return bool(cursor.rowcount > 0)
+
+
+# A NOTIFY payload must stay under 8000 bytes: a long read goes in several.
+_PAYLOAD_IDS = 300
+
+
+def change_payloads(account_id: str, change: InboxChange) -> list[str]:
+    """The NOTIFY payloads of a read or a dismissal (:func:`read_change` reads one)."""
+    if isinstance(change, Dismissed):
+        return [json.dumps({"account": account_id, "dismissed": change.id})]
+    return [
+        json.dumps(
+            {
+                "account": account_id,
+                "read": change.ids[i : i + _PAYLOAD_IDS],
+                "unread": change.unread,
+            }
+        )
+        for i in range(0, len(change.ids), _PAYLOAD_IDS)
+    ]
+
+
+def read_change(payload: str) -> tuple[str, InboxChange] | None:
+    """The account and change of a payload of :func:`change_payloads`; None for the empty
+    payload of new entries (or anything else)."""
+    try:
+        data = json.loads(payload) if payload else None
+        if isinstance(data, dict) and "dismissed" in data:
+            return str(data["account"]), Dismissed(str(data["dismissed"]))
+        if isinstance(data, dict) and "read" in data:
+            ids = tuple(str(i) for i in data["read"])
+            return str(data["account"]), Read(ids, int(data["unread"]))
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None

@@ -67,7 +67,7 @@ class SqliteDialect(Dialect):
     # One writer at a time (BEGIN IMMEDIATE): nothing to lock.
     row_locks, advisory_lock = False, None
     # Readers poll (PRAGMA data_version): SQLite has no way to tell another process.
-    inbox_signal = None
+    inbox_notify = None
     # In process: one prepared statement per row, no round trips.
     executemany_is_bulk = True
 

@@ -1,0 +1,275 @@
+"""The route layer: every endpoint under /api/ declares its credential, and gets the
+account's rate limit and (a POST) Idempotency-Key from that declaration alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import throttled.utils
+from starlette.applications import Starlette
+from starlette.endpoints import HTTPEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.testclient import TestClient
+
+from pushcore import build_services, load_settings
+from pushcore.converter import structure_request
+from pushcore.domain.inputs import NewApiKey
+from pushcore.domain.scopes import ALL_SCOPES
+from pushcore.services import Services
+from pushcore_http import create_app
+from pushcore_http.auth import Accepts, Declared, authenticated, caller_of, public
+from pushcore_http.layers import Authenticated, UndeclaredEndpoint, declarations_of
+from pushcore_http.routes import webpush
+from tests.conftest import Api
+
+# The endpoints under /api/ that take no credential (no account, so no account's rate
+# limit and no Idempotency-Key): each one a decision, listed here on purpose.
+PUBLIC = {("GET", "/api/webpush/vapid-public-key"), ("HEAD", "/api/webpush/vapid-public-key")}
+# POSTs with an account whose answers are not kept for replay (none yet; the sign-in
+# endpoints under /api/auth/ will be).
+UNKEYED: set[tuple[str, str]] = set()
+
+
+def walk(routes: Sequence[BaseRoute], prefix: str = "") -> Iterator[tuple[str, Route]]:
+    """Every route with its full path, those of mounted routers included."""
+    for route in routes:
+        if isinstance(route, Route):
+            yield prefix + route.path, route
+        elif isinstance(route, Mount):
+            yield from walk(route.routes, prefix + route.path)
+
+
+def declarations(app: Starlette) -> Iterator[tuple[str, str, Route, Declared | None]]:
+    """(method, path, route, what its layer applies) for every method of every route
+    under /api/; None for a method the route answers without the layer."""
+    for path, route in walk(app.routes):
+        if path.startswith("/api/"):
+            layer = route.app if isinstance(route.app, Authenticated) else None
+            for method in declarations_of(route):
+                yield method, path, route, layer.declared.get(method) if layer else None
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    services = build_services(load_settings(env={}, data_dir=tmp_path))
+    yield services
+    services.close()
+
+
+def test_every_endpoint_under_api_is_behind_the_layer_or_declared_public(
+    services: Services,
+) -> None:
+    app = create_app(services, run_engine=False)
+    # The buckets of the RateLimit middleware (the one given them).
+    buckets = next(m.kwargs["limits"] for m in app.user_middleware if "limits" in m.kwargs)
+    assert buckets is not None
+    public, unkeyed, posts = set(), set(), set()
+    for method, path, route, declared in declarations(app):
+        if declared is None or declared.accepts is None:
+            public.add((method, path))
+            continue
+        # Authenticated, then charged to the account's bucket: the middleware's own.
+        assert isinstance(route.app, Authenticated)
+        assert route.app.limits is buckets, path
+        if method == "POST":
+            posts.add(path)
+            if not declared.idempotent:
+                unkeyed.add((method, path))
+    assert public == PUBLIC
+    assert unkeyed == UNKEYED
+    assert len(posts) >= 7
+
+
+def test_the_route_modules_are_not_changed_by_building_an_app(services: Services) -> None:
+    first = create_app(services, run_engine=False)
+    second = create_app(services, run_engine=False)
+    for app in (first, second):
+        layers = [r.app for _, r in walk(app.routes) if isinstance(r.app, Authenticated)]
+        assert layers
+        assert not any(isinstance(layer.app, Authenticated) for layer in layers)
+
+
+# -- refused at build ---------------------------------------------------------------
+
+
+class Undeclared(HTTPEndpoint):
+    async def post(self, request: Request) -> Response:
+        return JSONResponse({})
+
+
+class HalfDeclared(HTTPEndpoint):
+    @authenticated(Accepts.KEY)
+    async def get(self, request: Request) -> Response:
+        return JSONResponse({"account": caller_of(request).account_id})
+
+    async def post(self, request: Request) -> Response:
+        return JSONResponse({})
+
+
+async def undeclared_function(request: Request) -> Response:
+    return JSONResponse({})
+
+
+@pytest.mark.parametrize(
+    ("route", "named"),
+    [
+        (Route("/api/things", Undeclared), "POST /api/things"),
+        (Route("/api/things", HalfDeclared), "POST /api/things"),
+        (Route("/api/things", undeclared_function, methods=["POST"]), "POST /api/things"),
+        (Mount("/api/more", routes=[Route("/things", Undeclared)]), "POST /api/more/things"),
+        (Mount("/api/files", app=StaticFiles(directory=".")), "/api/files"),
+        (Mount("/", routes=[Route("/api/things", Undeclared)]), "POST /api/things"),
+    ],
+)
+def test_an_endpoint_under_api_without_a_declared_credential_stops_the_build(
+    services: Services, monkeypatch: pytest.MonkeyPatch, route: BaseRoute, named: str
+) -> None:
+    monkeypatch.setattr(webpush, "routes", [*webpush.routes, route])
+    with pytest.raises(UndeclaredEndpoint, match=named):
+        create_app(services, run_engine=False)
+
+
+def test_an_undeclared_endpoint_elsewhere_is_left_alone(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webpush, "routes", [*webpush.routes, Route("/hooks", Undeclared)])
+    app = create_app(services, run_engine=False)
+    assert not any(isinstance(r.app, Authenticated) for p, r in walk(app.routes) if p == "/hooks")
+
+
+def test_a_declared_endpoint_in_a_mounted_router_gets_the_layer(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Things(HTTPEndpoint):
+        @authenticated(Accepts.KEY)
+        async def post(self, request: Request) -> Response:
+            return JSONResponse({"account": caller_of(request).account_id}, 201)
+
+    mount = Mount("/api/more", routes=[Route("/things", Things)])
+    monkeypatch.setattr(webpush, "routes", [*webpush.routes, mount])
+    with TestClient(create_app(services, run_engine=False)) as client:
+        api = Api(client, services)
+        assert client.post("/api/more/things").status_code == 401
+        key = {**api.key("alice"), "Idempotency-Key": "k"}
+        first = client.post("/api/more/things", json={}, headers=key)
+        again = client.post("/api/more/things", json={}, headers=key)
+    assert (first.status_code, first.json()) == (201, {"account": "alice"})
+    assert again.headers["idempotent-replayed"] == "true"
+
+
+def test_a_public_endpoint_reads_no_caller(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @public
+    async def sign_in(request: Request) -> Response:
+        caller_of(request)
+        return JSONResponse({})
+
+    route = Route("/api/auth/thing", sign_in, methods=["POST"])
+    monkeypatch.setattr(webpush, "routes", [*webpush.routes, route])
+    app = create_app(services, run_engine=False)
+    with TestClient(app) as client, pytest.raises(RuntimeError, match="no authenticated caller"):
+        client.post("/api/auth/thing", headers={"Idempotency-Key": "k"})
+
+
+# -- behaviour on every route ------------------------------------------------------------
+
+
+def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any]]]:
+    """A request that succeeds for each POST route template: (path, headers, body)."""
+    alice = api.key("alice")
+    bob = api.token("bob")
+    stream = api.client.post("/api/streams", json={"name": "News"}, headers=alice).json()
+    notification = {"title": "Hello"}
+    return {
+        "/api/keys": ("/api/keys", api.token("alice"), {"name": "ci", "scopes": ["devices:read"]}),
+        "/api/devices": ("/api/devices", alice, {"platform": "ios", "token": "a1" * 32}),
+        "/api/notifications": ("/api/notifications", alice, notification),
+        "/api/notifications/batch": (
+            "/api/notifications/batch",
+            alice,
+            {"notifications": [notification]},
+        ),
+        "/api/streams": ("/api/streams", alice, {"name": "Releases"}),
+        "/api/streams/subscribe": ("/api/streams/subscribe", bob, {"code": stream["code"]}),
+        "/api/streams/{stream_id}/send": (
+            f"/api/streams/{stream['id']}/send",
+            alice,
+            notification,
+        ),
+        # An entry id of nobody's: passed over, the unread count answered.
+        "/api/inbox/read": ("/api/inbox/read", bob, {"ids": ["inb_0000000000001"]}),
+    }
+
+
+def test_a_replayed_key_on_every_post_route_gets_the_kept_answer(api: Api) -> None:
+    samples = post_samples(api)
+    app = api.client.app
+    assert isinstance(app, Starlette)
+    posts = {path for method, path, _, c in declarations(app) if method == "POST" and c}
+    assert posts == set(samples), "a new POST route needs a sample here"
+    for template, (path, headers, body) in samples.items():
+        keyed = {**headers, "Idempotency-Key": f"k-{template}"}
+        first = api.client.post(path, json=body, headers=keyed)
+        again = api.client.post(path, json=body, headers=keyed)
+        assert first.status_code in (200, 201), (template, first.text)
+        assert "idempotent-replayed" not in first.headers, template
+        assert (again.status_code, again.content) == (first.status_code, first.content), template
+        assert again.headers["idempotent-replayed"] == "true", template
+        other = api.client.post(path, json={**body, "extra": 1}, headers=keyed)
+        assert other.status_code == 422, template
+
+
+@pytest.fixture
+def limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    """An app allowing one request a second per account, bursts of 2, on still time."""
+    monkeypatch.setattr(throttled.utils, "now_mono_f", lambda: 1_000_000.0)
+    settings = load_settings(env={}, data_dir=tmp_path, rate_limit=1, rate_limit_burst=2)
+    services = build_services(settings)
+    with TestClient(create_app(services, run_engine=False)) as client:
+        yield Api(client, services)
+    services.close()
+
+
+def test_an_account_over_its_limit_gets_429_on_every_authenticated_endpoint(
+    limited: Api,
+) -> None:
+    services = limited.services
+    all_scopes = [str(scope) for scope in ALL_SCOPES]
+    fresh = iter(range(1, 1000))
+
+    def credential(accepts: Accepts) -> dict[str, str]:
+        # A credential never seen before, so that no early refusal answers for the layer.
+        if accepts is Accepts.USER:
+            token = services.tokens.issue("alice", timedelta(hours=1, seconds=next(fresh)))
+            return {"Authorization": f"Bearer {token}"}
+        new = structure_request(NewApiKey, {"name": "fresh", "scopes": all_scopes})
+        return {"X-API-Key": services.keys.create("alice", new).secret}
+
+    user = credential(Accepts.USER)
+    spent = [limited.client.get("/api/keys", headers=user).status_code for _ in range(2)]
+    assert spent == [200, 200]  # the whole burst: every request now finds the bucket empty
+    app = limited.client.app
+    assert isinstance(app, Starlette)
+    checked = set()
+    for method, path, _, declared in declarations(app):
+        if declared is None or declared.accepts is None:
+            continue
+        kinds = [Accepts.USER, Accepts.KEY] if declared.accepts is Accepts.EITHER else []
+        for kind in kinds or [declared.accepts]:
+            url = path.replace("{", "x").replace("}", "")
+            answer = limited.client.request(method, url, headers=credential(kind))
+            assert answer.status_code == 429, (method, path, kind, answer.text)
+            if method != "HEAD":
+                assert answer.json()["code"] == "rate_limited"
+            assert int(answer.headers["Retry-After"]) >= 1
+            checked.add((method, kind))
+    assert {kind for _, kind in checked} == {Accepts.USER, Accepts.KEY}
+    assert {"GET", "HEAD", "POST", "DELETE"} <= {method for method, _ in checked}
