@@ -150,9 +150,13 @@ posting a wrong password for `alice` as soon as its last answer came, for
 Target: B's p99 flooded within 2x of idle. Reading: with limits off every attempt is
 an argon2id hash (about 20 ms of a core) on the hashing pool, one thread beside the
 event loop; the attempts queue there (a 401 takes seconds under the flood), not on
-the loop, so B's requests are served between them. With the default limits, the
+the loop, so B's requests are served between them: B's median does not move. Its
+p99 does, by some 10 ms: the hashing thread keeps most of one of the two cores busy
+(niced to 10, and at 19 it measured the same, 3.3x), so B's requests wait more often
+for a core that other work on the machine holds. With the default limits, the
 address's bucket (30, then one every 2 s) and the account's (10 failures, then one
-every 6 s) refuse nearly all of them before any hash.
+every 6 s) refuse nearly all of them before any hash, and each refusal is held 1
+to 3 s, so 200 connections make some 85 cheap requests a second.
 """
     print(body)
     if not args.no_write:

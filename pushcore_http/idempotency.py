@@ -31,8 +31,6 @@ log = logging.getLogger("pushcore.http")
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 _PENDING = "pushcore.idempotency"
-NOT_KEPT = "/api/auth/"
-"""The POSTs whose answers are never kept: sign-in and sessions (pushcore_http/routes/people.py)."""
 
 
 @attrs.define

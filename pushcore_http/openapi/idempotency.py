@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pushcore.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from pushcore.domain.idempotency import HEADER, KEY_MAX
-from pushcore_http.idempotency import NOT_KEPT, REPLAYED_HEADER
+from pushcore_http.idempotency import REPLAYED_HEADER
 from pushcore_http.openapi._common import Json, merge, refusal
 
 PARAMETER: Json = {
@@ -20,6 +20,9 @@ PARAMETER: Json = {
         "characters (a 400 otherwise); a UUID per logical request is typical."
     ),
 }
+UNKEYED = "/api/auth/"
+"""The POSTs declared ``idempotent=False`` or public: sign-in and sessions
+(pushcore_http/routes/people.py; tests/http/test_layers.py holds the two to each other)."""
 _IN_USE = IdempotencyKeyInUse(
     "A request with this Idempotency-Key is still being handled; retry later"
 )
@@ -30,7 +33,7 @@ def add_to_posts(paths: Json) -> None:
     """Give every POST under /api/ (but /api/auth/) the header and its 409 and 422 answers."""
     for path, item in paths.items():
         op = item.get("post")
-        if op is None or not path.startswith("/api/") or path.startswith(NOT_KEPT):
+        if op is None or not path.startswith("/api/") or path.startswith(UNKEYED):
             continue
         op.setdefault("parameters", []).append({"$ref": f"#/components/parameters/{HEADER}"})
         reused = "The Idempotency-Key was used in the last 24 hours for another request."

@@ -1,9 +1,10 @@
 """/api/auth/* and /api/account: sign-in, sessions and the signed-in account.
 
 The /api/auth/ POSTs carry no credential of an account (password change
-aside): they are plain routes, without Idempotency-Key handling (a session is
-not an answer to keep and replay), each sign-in attempt charged to its own
-limiter before it costs a hash (pushcore_http/signin_limits.py).
+aside): they are public endpoints, so without the account's rate limit and
+Idempotency-Key (a session is not an answer to keep and replay); the password
+change takes a user token and is declared unkeyed too. Each attempt that costs
+a hash is charged to the sign-in limits first (pushcore_http/signin_limits.py).
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ from pushcore.converter import (
 from pushcore.domain.errors import SignupDisabled, Unauthorized, ValidationError
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore_http import signin_limits
-from pushcore_http.auth import Accepts, authenticate
+from pushcore_http.auth import Accepts, authenticated, caller_of, public
 from pushcore_http.body import read_json
 from pushcore_http.routes import services_of, view_response
 
 
+@public
 async def methods(request: Request) -> Response:
     """How people can sign in here."""
     settings = services_of(request).settings
     return view_response(AuthMethodsView(password=True, signup=settings.signup, oidc=None))
 
 
+@public
 @signin_limits.held_refusals
 async def login(request: Request) -> Response:
     """A session for an account and its password."""
@@ -49,6 +52,7 @@ async def login(request: Request) -> Response:
     return view_response(SessionView.of(session))
 
 
+@public
 @signin_limits.held_refusals
 async def signup(request: Request) -> Response:
     """A new account with a password, signed in (when PUSHCORE_SIGNUP is on)."""
@@ -61,6 +65,7 @@ async def signup(request: Request) -> Response:
     return view_response(SessionView.of(session), 201)
 
 
+@public
 async def refresh(request: Request) -> Response:
     """A new session for a refresh token, which is spent."""
     services = services_of(request)
@@ -69,6 +74,7 @@ async def refresh(request: Request) -> Response:
     return view_response(SessionView.of(session))
 
 
+@public
 async def logout(request: Request) -> Response:
     """End the refresh token's sign-in."""
     services = services_of(request)
@@ -77,11 +83,12 @@ async def logout(request: Request) -> Response:
     return view_response(DoneView(success=True))
 
 
+@authenticated(Accepts.USER, idempotent=False)
 @signin_limits.held_refusals
 async def password(request: Request) -> Response:
     """Change the signed-in account's password; every refresh token of it is revoked."""
     services = services_of(request)
-    user = await authenticate(request, services, Accepts.USER)
+    user = caller_of(request)
     signin_limits.admit_address(request)
     given = structure_request(PasswordChange, await read_json(request))
     signin_limits.admit_account(request, user.account_id)
@@ -95,10 +102,11 @@ async def password(request: Request) -> Response:
     return view_response(DoneView(success=True))
 
 
+@authenticated(Accepts.USER)
 async def account(request: Request) -> Response:
     """The signed-in account."""
     services = services_of(request)
-    user = await authenticate(request, services, Accepts.USER)
+    user = caller_of(request)
     found = await run_in_threadpool(services.accounts.ensure, user.account_id)
     return view_response(AccountView.of(found))
 

@@ -181,6 +181,7 @@ def test_the_schema_has_its_tables_types_and_unique_constraints(
         ("api_keys", ("key_hash",)),
         ("devices", ("account_id", "token")),
         ("inbox", ("notification_id", "account_id")),
+        ("refresh_tokens", ("token_hash",)),
         ("streams", ("code",)),
         ("subscriptions", ("account_id", "stream_id")),
     }

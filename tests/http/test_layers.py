@@ -26,15 +26,26 @@ from pushcore.services import Services
 from pushcore_http import create_app
 from pushcore_http.auth import Accepts, Declared, authenticated, caller_of, public
 from pushcore_http.layers import Authenticated, UndeclaredEndpoint, declarations_of
+from pushcore_http.openapi.idempotency import UNKEYED as UNKEYED_IN_DOCUMENT
 from pushcore_http.routes import webpush
 from tests.conftest import Api
 
 # The endpoints under /api/ that take no credential (no account, so no account's rate
 # limit and no Idempotency-Key): each one a decision, listed here on purpose.
-PUBLIC = {("GET", "/api/webpush/vapid-public-key"), ("HEAD", "/api/webpush/vapid-public-key")}
-# POSTs with an account whose answers are not kept for replay (none yet; the sign-in
-# endpoints under /api/auth/ will be).
-UNKEYED: set[tuple[str, str]] = set()
+PUBLIC = {
+    ("GET", "/api/webpush/vapid-public-key"),
+    ("HEAD", "/api/webpush/vapid-public-key"),
+    # Sign-in: no account yet; limited by pushcore_http/signin_limits.py instead.
+    ("GET", "/api/auth/methods"),
+    ("HEAD", "/api/auth/methods"),
+    ("POST", "/api/auth/login"),
+    ("POST", "/api/auth/refresh"),
+    ("POST", "/api/auth/logout"),
+    ("POST", "/api/auth/signup"),
+}
+# POSTs with an account whose answers are not kept for replay: a password change
+# (nothing to replay, and its body, which holds passwords, is not to be hashed and kept).
+UNKEYED = {("POST", "/api/auth/password")}
 
 
 def walk(routes: Sequence[BaseRoute], prefix: str = "") -> Iterator[tuple[str, Route]]:
@@ -84,6 +95,9 @@ def test_every_endpoint_under_api_is_behind_the_layer_or_declared_public(
                 unkeyed.add((method, path))
     assert public == PUBLIC
     assert unkeyed == UNKEYED
+    # The OpenAPI document gives the header to every keyed POST and to no other.
+    assert all(path.startswith(UNKEYED_IN_DOCUMENT) for _, path in UNKEYED)
+    assert all(path.startswith(UNKEYED_IN_DOCUMENT) for m, path in PUBLIC if m == "POST")
     assert len(posts) >= 7
 
 
@@ -213,7 +227,11 @@ def test_a_replayed_key_on_every_post_route_gets_the_kept_answer(api: Api) -> No
     samples = post_samples(api)
     app = api.client.app
     assert isinstance(app, Starlette)
-    posts = {path for method, path, _, c in declarations(app) if method == "POST" and c}
+    posts = {
+        path
+        for method, path, _, c in declarations(app)
+        if method == "POST" and c and c.accepts and c.idempotent
+    }
     assert posts == set(samples), "a new POST route needs a sample here"
     for template, (path, headers, body) in samples.items():
         keyed = {**headers, "Idempotency-Key": f"k-{template}"}
