@@ -82,6 +82,8 @@ document.addEventListener("click", (event) => {
   const link = event.target.closest("a[href]");
   if (!link || event.defaultPrevented || event.button !== 0) return;
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  // In-page links (the skip link) stay the browser's.
+  if (link.getAttribute("href").startsWith("#")) return;
   const url = new URL(link.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith("/app/")) return;
   if (link.target || link.hasAttribute("download")) return;
