@@ -21,6 +21,7 @@ from pushcore_http.instrument import RequestMetrics
 from pushcore_http.layers import layered
 from pushcore_http.ratelimit import RateLimit, rate_limits
 from pushcore_http.routes import (
+    app_session,
     devices,
     docs,
     health,
@@ -31,6 +32,7 @@ from pushcore_http.routes import (
     people,
     prometheus,
     streams,
+    web_app,
     webpush,
 )
 
@@ -68,6 +70,8 @@ def create_app(
             *webpush.routes,
             *people.routes,
             *oidc.routes,
+            *app_session.routes,
+            *web_app.routes,
         ],
         services,
         limits,

@@ -12,4 +12,13 @@ python3 -m venv "$out/venv"
 (cd "$out" && venv/bin/pushctl --help >/dev/null)
 # A local command opens (and migrates) a database from the wheel's own files.
 (cd "$out" && venv/bin/pushctl --data-dir "$out/data" accounts set-plan ci pro >/dev/null)
+# The app's files are package data: every one in the tree must be in the wheel.
+expected=$(cd "$root/pushcore_http/webapp" && find . -type f ! -name '.*' | sed 's|^\./||' | sort)
+shipped=$(cd "$out" && venv/bin/python -c \
+  'from pushcore_http.routes.web_app import assets; print("\n".join(sorted(assets())))')
+[ "$expected" = "$shipped" ] || {
+  echo "the wheel's app files differ from pushcore_http/webapp:" >&2
+  diff <(echo "$expected") <(echo "$shipped") >&2
+  exit 1
+}
 echo "== dist ok: $(cd "$out/dist" && ls)"

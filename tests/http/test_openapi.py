@@ -55,10 +55,16 @@ def operations(document: Json) -> Iterator[tuple[str, str, Json]]:
 
 
 def app_operations(client: TestClient) -> set[tuple[str, str]]:
-    """(method, path) of every route of the app, as the router would answer them."""
+    """(method, path) of every route of the app, as the router would answer them.
+
+    Not the people's app at / and /app/ (its pages, files and same-origin session
+    endpoints are not the API: docs/app.md describes them).
+    """
     found: set[tuple[str, str]] = set()
     for route in client.app.routes:  # type: ignore[attr-defined]
         assert isinstance(route, Route), route
+        if route.path == "/" or route.path.startswith("/app"):
+            continue
         if route.methods is not None:
             methods = {m.lower() for m in route.methods} - {"head"}
         else:  # an HTTPEndpoint answers the methods it defines

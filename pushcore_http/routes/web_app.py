@@ -1,0 +1,170 @@
+"""The people's app at /app/: its static files, the service worker, share-link QR codes.
+
+Every file comes from the package (``pushcore_http/webapp``), read and gzipped
+once per process. A path under /app/ that names no file and looks like a
+screen (``/app/streams``, ``/app/subscribe/falcon-7k2q``) gets the shell, so
+links and reloads land on the screen they name.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import io
+import mimetypes
+import re
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+import attrs
+import segno
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from pushcore.domain.codes import is_stream_code
+
+PACKAGE_DIR = "webapp"
+SHELL = "index.html"
+WORKER = "sw.js"
+# The service worker's cache name carries this placeholder; it becomes a digest
+# of every file, so any change to the app makes browsers install the new one.
+VERSION_MARK = "__APP_VERSION__"
+TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".webmanifest": "application/manifest+json",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+}
+# Only our own files run or style the page (no inline script, style or attribute);
+# images may also come from the http(s) icon URLs of streams and senders.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' https: http: data:; manifest-src 'self'; worker-src 'self'; "
+    "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; "
+    "object-src 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+# A screen's path: letters, digits, hyphens and slashes, never a dot (files have one).
+_SCREEN = re.compile(r"[a-z0-9/-]*")
+
+
+@attrs.frozen
+class Asset:
+    """One file of the app, as sent."""
+
+    body: bytes
+    gzipped: bytes
+    media_type: str
+    etag: str
+
+
+def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for entry in folder.iterdir():
+        name = prefix + entry.name
+        if entry.is_dir():
+            files.update(_walk(entry, name + "/"))
+        elif not entry.name.startswith(".") and not entry.name.endswith(".py"):
+            files[name] = entry.read_bytes()
+    return files
+
+
+@functools.cache
+def assets() -> dict[str, Asset]:
+    """Every file of the app by its path under /app/, the worker's version filled in."""
+    files = _walk(resources.files("pushcore_http").joinpath(PACKAGE_DIR))
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name])
+    version = digest.hexdigest()[:16]
+    files[WORKER] = files[WORKER].replace(VERSION_MARK.encode(), version.encode())
+    built: dict[str, Asset] = {}
+    for name, body in files.items():
+        suffix = "." + name.rsplit(".", 1)[-1]
+        media_type = (
+            TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+        )
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        built[name] = Asset(body, gzip.compress(body, 9, mtime=0), media_type, etag)
+    return built
+
+
+def _send(request: Request, asset: Asset, extra: dict[str, str] | None = None) -> Response:
+    headers = {
+        **SECURITY_HEADERS,
+        # Revalidated on every use (an ETag round trip): file names carry no hash,
+        # and the service worker is what makes the app work offline.
+        "Cache-Control": "no-cache",
+        "ETag": asset.etag,
+        "Vary": "Accept-Encoding",
+        **(extra or {}),
+    }
+    if request.headers.get("if-none-match") == asset.etag:
+        return Response(status_code=304, headers=headers)
+    body = asset.body
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        body = asset.gzipped
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, media_type=asset.media_type, headers=headers)
+
+
+def _not_found() -> Response:
+    return Response("Not found", 404, media_type="text/plain", headers=SECURITY_HEADERS)
+
+
+async def root(_request: Request) -> Response:
+    """GET /: the app."""
+    return RedirectResponse("/app/", 302)
+
+
+async def app_file(request: Request) -> Response:
+    """GET /app/{path}: a file of the app, or the shell for a screen's path."""
+    path: str = request.path_params.get("path", "")
+    files = assets()
+    if path == WORKER:
+        # Served from /app/, its scope is /app/ by default; said explicitly all the same.
+        return _send(request, files[WORKER], {"Service-Worker-Allowed": "/app/"})
+    if path in files and path != SHELL:
+        return _send(request, files[path])
+    if _SCREEN.fullmatch(path):
+        return _send(request, files[SHELL])
+    return _not_found()
+
+
+async def share_qr(request: Request) -> Response:
+    """GET /app/qr/{code}.svg: the QR code of a stream's share link on this server."""
+    code: str = request.path_params["code"]
+    if not is_stream_code(code):
+        return _not_found()
+    link = f"{str(request.base_url).rstrip('/')}/app/subscribe/{code}"
+    svg = _qr_svg(link)
+    headers = {**SECURITY_HEADERS, "Cache-Control": "public, max-age=86400"}
+    return Response(svg, media_type="image/svg+xml", headers=headers)
+
+
+@functools.lru_cache(maxsize=256)
+def _qr_svg(link: str) -> bytes:
+    out = io.BytesIO()
+    # A standalone document (an <img> needs the namespace), dark on white with a
+    # quiet zone: scanners need the contrast whatever the page's theme.
+    segno.make(link, error="m").save(
+        out, kind="svg", xmldecl=False, svgns=True, scale=4, border=4, dark="#000", light="#fff"
+    )
+    return out.getvalue()
+
+
+routes = [
+    Route("/", root, methods=["GET"]),
+    Route("/app", root, methods=["GET"]),
+    Route("/app/qr/{code}.svg", share_qr, methods=["GET"]),
+    Route("/app/", app_file, methods=["GET"]),
+    Route("/app/{path:path}", app_file, methods=["GET"]),
+]

@@ -1,0 +1,88 @@
+// This browser as devices of the account: a `live` device while the app is open
+// (so an account whose only device is this app counts as reached), and a `web`
+// device once notifications are enabled.
+import { api } from "./api.js";
+
+const LIVE_TOKEN = "pushcore.liveDevice";
+
+// The live device's token names this browser, not a secret: it can be read by
+// anyone who can read the page, and grants nothing (the channel needs the token).
+function liveToken() {
+  let token = localStorage.getItem(LIVE_TOKEN);
+  if (!token) {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    token = `app-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+    localStorage.setItem(LIVE_TOKEN, token);
+  }
+  return token;
+}
+
+function browserName() {
+  const ua = navigator.userAgent;
+  const name = /Firefox\//.test(ua)
+    ? "Firefox"
+    : /Edg\//.test(ua)
+      ? "Edge"
+      : /Chrome\//.test(ua)
+        ? "Chrome"
+        : /Safari\//.test(ua)
+          ? "Safari"
+          : "Browser";
+  return `${name} (web app)`;
+}
+
+/** Register this open app as the account's live device (an idempotent upsert). */
+export async function registerLive() {
+  return api("POST", "/api/devices", {
+    platform: "live",
+    token: liveToken(),
+    name: browserName(),
+  });
+}
+
+/** Whether this browser can take Web Push at all. */
+export function pushSupported() {
+  return "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
+}
+
+function keyBytes(base64url) {
+  const padded = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  const raw = atob(padded + "=".repeat((4 - (padded.length % 4)) % 4));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+/** Ask for permission, subscribe with the server's VAPID key, register a `web` device. */
+export async function enablePush() {
+  const permission = await Notification.requestPermission();
+  if (permission !== "granted") {
+    throw new Error("Notifications are blocked for this site. Allow them in the browser's site settings.");
+  }
+  const registration = await navigator.serviceWorker.ready;
+  const { publicKey } = await api("GET", "/api/webpush/vapid-public-key");
+  let subscription = await registration.pushManager.getSubscription();
+  if (!subscription) {
+    subscription = await registration.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: keyBytes(publicKey),
+    });
+  }
+  const json = subscription.toJSON();
+  return api("POST", "/api/devices", {
+    platform: "web",
+    token: json.endpoint,
+    keys: { p256dh: json.keys.p256dh, auth: json.keys.auth },
+    name: browserName().replace("web app", "notifications"),
+  });
+}
+
+/** The push endpoint of this browser, if subscribed (to tell which device is this one). */
+export async function currentEndpoint() {
+  if (!pushSupported()) return null;
+  const registration = await navigator.serviceWorker.getRegistration("/app/");
+  const subscription = await registration?.pushManager.getSubscription();
+  return subscription?.endpoint || null;
+}
+
+export function isLiveToken(prefix) {
+  return liveToken().startsWith(prefix);
+}

@@ -1,0 +1,151 @@
+// A few DOM helpers instead of a framework: the screens are forms and lists.
+
+/** An element: h("button", {class: "x", onclick: f}, "text", child, ...). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else if (value === true) el.setAttribute(name, "");
+    else el.setAttribute(name, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replace an element's children. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+let counter = 0;
+/** A unique id for labels and descriptions. */
+export function uid(prefix) {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+/** A labelled field: the label, the control, and a place for its error. */
+export function field(label, name, attrs = {}, kind = "input") {
+  const id = uid(name);
+  const errorId = `${id}-error`;
+  const control = h(kind, { id, name, "aria-describedby": errorId, ...attrs });
+  const error = h("p", { id: errorId, class: "error", hidden: true });
+  const wrap = h("div", { class: "field" }, h("label", { for: id }, label), control, error);
+  return { wrap, control, error };
+}
+
+/** Clear a form's errors. */
+export function clearErrors(form) {
+  for (const el of form.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
+  for (const el of form.querySelectorAll(".error")) {
+    el.textContent = "";
+    el.hidden = true;
+  }
+}
+
+/**
+ * Show an API error in a form: each detail beside the field it names (by
+ * name, or through `aliases`), the rest in the form's general error line.
+ */
+export function showError(form, error, aliases = {}) {
+  clearErrors(form);
+  const general = form.querySelector(".form-error");
+  let placed = false;
+  for (const detail of error.details || []) {
+    const name = aliases[detail.field] || detail.field;
+    const control = form.querySelector(`[name="${CSS.escape(name)}"]`);
+    const target = control && document.getElementById(control.getAttribute("aria-describedby"));
+    if (!target) continue;
+    control.setAttribute("aria-invalid", "true");
+    target.textContent = sentence(detail.message);
+    target.hidden = false;
+    placed = true;
+  }
+  const field = aliases[error.code] && form.querySelector(`[name="${aliases[error.code]}"]`);
+  if (!placed && field) {
+    const target = document.getElementById(field.getAttribute("aria-describedby"));
+    field.setAttribute("aria-invalid", "true");
+    target.textContent = error.message;
+    target.hidden = false;
+    field.focus();
+    return;
+  }
+  if (!placed && general) {
+    general.textContent = error.message;
+    general.hidden = false;
+  }
+  const first = form.querySelector('[aria-invalid="true"]');
+  if (first) first.focus();
+}
+
+function sentence(text) {
+  const s = String(text || "");
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** A form's general error line (for errors that concern no one field). */
+export function formError() {
+  return h("p", { class: "error form-error", role: "alert", hidden: true });
+}
+
+/** A relative time ("3 min ago") in a <time> element. */
+export function when(iso) {
+  if (!iso) return h("span", {}, "never");
+  const date = new Date(iso);
+  return h("time", { datetime: iso, title: date.toLocaleString() }, ago(date));
+}
+
+function ago(date) {
+  const seconds = Math.round((Date.now() - date.getTime()) / 1000);
+  if (seconds < -45) return `in ${ahead(-seconds)}`;
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return date.toLocaleDateString();
+}
+
+function ahead(seconds) {
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h`;
+  return `${Math.round(hours / 24)} days`;
+}
+
+/** Busy while `work` runs: the button is disabled, its text kept. */
+export async function busy(button, work) {
+  button.disabled = true;
+  try {
+    return await work();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** A button that runs `work` (disabled meanwhile) and hands a failure to `fail`. */
+export function action(label, className, work, fail) {
+  const button = h("button", { type: "button", class: className }, label);
+  button.addEventListener("click", () =>
+    busy(button, async () => {
+      try {
+        await work(button);
+      } catch (error) {
+        fail(error);
+      }
+    }),
+  );
+  return button;
+}

@@ -1,0 +1,162 @@
+// The app's entry: the session, the router, the status line and the live channel.
+import * as session from "./api.js";
+import { registerLive } from "./device.js";
+import { fill, h } from "./dom.js";
+import * as live from "./live.js";
+import { forget } from "./publisher.js";
+import * as inbox from "./screens/inbox.js";
+import * as settings from "./screens/settings.js";
+import * as signin from "./screens/signin.js";
+import * as streams from "./screens/streams.js";
+import * as subscriptions from "./screens/subscriptions.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const statusLine = document.getElementById("status");
+let cleanup = null;
+let liveDevice = null;
+let signInError = null;
+let rendered = false;
+// While booting, the boot renders once at its end (a resumed session would render too).
+let booting = true;
+
+function route(path) {
+  const rest = path.replace(/^\/app\/?/, "").replace(/\/$/, "");
+  if (rest === "" || rest === "inbox") return { name: "inbox", screen: inbox };
+  if (rest === "subscriptions") return { name: "subscriptions", screen: subscriptions };
+  if (rest === "streams") return { name: "streams", screen: streams };
+  if (rest === "settings") return { name: "settings", screen: settings };
+  const share = rest.match(/^subscribe\/([a-z0-9-]{1,64})$/);
+  if (share) return { name: "subscriptions", screen: subscriptions, params: { code: share[1] } };
+  return { name: null, screen: { render: notFound } };
+}
+
+function notFound(root) {
+  fill(root, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "/app/" }, "Go to the inbox")));
+}
+
+/** Show another screen (pushState), as a link would. */
+export function navigate(path) {
+  history.pushState(null, "", path);
+  render(true);
+}
+
+const context = {
+  navigate,
+  signOut: async () => {
+    live.stop();
+    await forget();
+    if (liveDevice) await session.api("DELETE", `/api/devices/${liveDevice}`).catch(() => {});
+    liveDevice = null;
+    await session.signOut();
+  },
+  signInError: () => signInError,
+};
+
+async function render(moved = false) {
+  if (cleanup) cleanup();
+  cleanup = null;
+  if (!session.currentAccount()) {
+    nav.hidden = true;
+    document.title = "Sign in · pushcore";
+    cleanup = await signin.render(main, context);
+    signInError = null;
+    rendered = true;
+    return;
+  }
+  nav.hidden = false;
+  const current = route(location.pathname);
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.dataset.route === current.name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  cleanup = await current.screen.render(main, context, current.params || {});
+  const heading = main.querySelector("h1");
+  document.title = `${heading ? heading.textContent : "pushcore"} · pushcore`;
+  // After a move, put keyboard and screen-reader focus on the new screen.
+  if (moved && rendered) main.focus();
+  rendered = true;
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  if (!link || event.defaultPrevented || event.button !== 0) return;
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  // In-page links (the skip link) stay the browser's.
+  if (link.getAttribute("href").startsWith("#")) return;
+  const url = new URL(link.href, location.href);
+  if (url.origin !== location.origin || !url.pathname.startsWith("/app/")) return;
+  if (link.target || link.hasAttribute("download")) return;
+  if (/\.[a-z]+$/.test(url.pathname)) return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+window.addEventListener("popstate", () => render(true));
+
+function showStatus() {
+  const reachable = session.isReachable();
+  const state = live.liveState();
+  let text = "";
+  if (!reachable) text = "Offline: the server can't be reached. New notifications appear when it is back.";
+  else if (session.currentAccount() && state === "reconnecting") text = "Reconnecting to the server…";
+  statusLine.textContent = text;
+  statusLine.hidden = !text;
+}
+
+session.on("connection", (reachable) => {
+  showStatus();
+  if (!reachable) return;
+  live.reconnect();
+  if (!session.currentAccount()) resumeSession();
+});
+live.listen(({ type }) => {
+  if (type === "state") showStatus();
+});
+
+session.on("session", async (account) => {
+  if (account) {
+    live.start();
+    registerLive()
+      .then((device) => {
+        liveDevice = device.id;
+      })
+      .catch(() => {});
+  } else {
+    live.stop();
+  }
+  if (!booting) await render(true);
+});
+
+async function resumeSession() {
+  try {
+    return await session.resume();
+  } catch {
+    return false;
+  }
+}
+
+async function boot() {
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(() => {});
+  }
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.has("signin") || fragment.has("signin-error")) {
+    // The one-time code must not stay in the address bar or the history.
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  if (fragment.has("signin")) {
+    try {
+      await session.signInWithCode(fragment.get("signin"));
+    } catch (error) {
+      signInError = error.message;
+    }
+  } else if (fragment.has("signin-error")) {
+    signInError = `Single sign-on failed (${fragment.get("signin-error")}). Try again.`;
+  }
+  if (!session.currentAccount()) await resumeSession();
+  booting = false;
+  await render();
+  showStatus();
+}
+
+boot();

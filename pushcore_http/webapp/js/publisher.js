@@ -1,0 +1,35 @@
+// Creating streams and sending to them take an API key (the pinned API), not the
+// session's token. The app makes one for itself when first needed, scoped to
+// notifications:write and expiring in 12 hours, keeps it in memory only and
+// revokes it at sign-out. It shows in Settings like any other key.
+import { api, apiWithKey } from "./api.js";
+
+const NAME = "Web app (publishing)";
+const LIFETIME_MS = 12 * 3600 * 1000;
+let key = null; // {id, key, expiresAt}
+
+async function ensure() {
+  if (key && key.expiresAt - Date.now() > 60000) return key;
+  const expiresAt = new Date(Date.now() + LIFETIME_MS);
+  const created = await api("POST", "/api/keys", {
+    name: NAME,
+    scopes: ["notifications:write"],
+    expiresAt: expiresAt.toISOString(),
+  });
+  key = { id: created.id, key: created.key, expiresAt: expiresAt.getTime() };
+  return key;
+}
+
+/** A call that needs an API key with notifications:write. */
+export async function publish(method, path, body) {
+  const { key: secret } = await ensure();
+  return apiWithKey(secret, method, path, body);
+}
+
+/** Revoke the app's key (sign-out). */
+export async function forget() {
+  if (!key) return;
+  const id = key.id;
+  key = null;
+  await api("DELETE", `/api/keys/${id}`).catch(() => {});
+}

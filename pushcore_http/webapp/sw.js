@@ -1,0 +1,98 @@
+// pushcore's service worker (scope /app/): keeps the app's shell for offline
+// starts, and shows Web Push messages.
+const CACHE = "pushcore-app-__APP_VERSION__";
+const SHELL = [
+  "/app/",
+  "/app/app.css",
+  "/app/manifest.webmanifest",
+  "/app/js/main.js",
+  "/app/js/api.js",
+  "/app/js/dom.js",
+  "/app/js/live.js",
+  "/app/js/device.js",
+  "/app/js/publisher.js",
+  "/app/js/screens/inbox.js",
+  "/app/js/screens/settings.js",
+  "/app/js/screens/signin.js",
+  "/app/js/screens/streams.js",
+  "/app/js/screens/subscriptions.js",
+  "/app/icons/icon-192.png",
+  "/app/icons/badge-96.png",
+];
+const APP_ICON = "/app/icons/icon-192.png";
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => cache.addAll(SHELL))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((names) => Promise.all(names.filter((n) => n.startsWith("pushcore-app-") && n !== CACHE).map((n) => caches.delete(n))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+// The shell from the network when it answers (so an update shows at once), from
+// the cache when it does not. The API and the session are never cached.
+self.addEventListener("fetch", (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== "GET" || url.origin !== self.location.origin) return;
+  if (!url.pathname.startsWith("/app/") || url.pathname.startsWith("/app/session/")) return;
+  const isPage = event.request.mode === "navigate";
+  event.respondWith(
+    fetch(event.request)
+      .then((response) => {
+        if (response.ok && !isPage && SHELL.includes(url.pathname)) {
+          const copy = response.clone();
+          caches.open(CACHE).then((cache) => cache.put(event.request, copy));
+        }
+        return response;
+      })
+      .catch(async () => {
+        const cache = await caches.open(CACHE);
+        return (await cache.match(isPage ? "/app/" : event.request)) || Response.error();
+      }),
+  );
+});
+
+// A push is the platform-neutral payload (API.md, "Delivery payloads").
+self.addEventListener("push", (event) => {
+  let payload = {};
+  try {
+    payload = event.data ? event.data.json() : {};
+  } catch {
+    payload = { title: event.data ? event.data.text() : "pushcore" };
+  }
+  const from = payload.sender?.name || payload.stream?.name || null;
+  const lines = [from, payload.body].filter(Boolean);
+  event.waitUntil(
+    self.registration.showNotification(payload.title || "pushcore", {
+      body: lines.join("\n"),
+      icon: payload.sender?.icon || APP_ICON,
+      badge: "/app/icons/badge-96.png",
+      tag: payload.notificationId || undefined,
+      data: { notificationId: payload.notificationId || null },
+    }),
+  );
+});
+
+// A click opens the app at that entry, in an open window of the app if there is one.
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const id = event.notification.data?.notificationId;
+  const target = id ? `/app/?notification=${encodeURIComponent(id)}` : "/app/";
+  event.waitUntil(
+    self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((windows) => {
+      const open = windows.find((w) => new URL(w.url).pathname.startsWith("/app/"));
+      if (open) return open.navigate(target).then((w) => (w || open).focus());
+      return self.clients.openWindow(target);
+    }),
+  );
+});

@@ -1,0 +1,99 @@
+"""The inbox: history page by page as you scroll, offline and back with nothing lost, keyboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.browser.conftest import PASSWORD, SERVER_ENV, AppServer, problems, sign_in
+
+
+def test_history_loads_a_page_at_a_time_as_you_scroll(page: Page, server: AppServer) -> None:
+    account = server.person()
+    news = server.stream("Ticker", account)
+    for n in range(65):
+        news.send(f"Tick {n:02d}")
+    sign_in(page, account)
+    entries = page.get_by_role("list", name="Notifications").get_by_role("listitem")
+    expect(entries).to_have_count(30)
+    expect(entries.first).to_contain_text("Tick 64")
+    expect(page.get_by_text("65 unread")).to_be_visible()
+    page.get_by_role("button", name="Load older").scroll_into_view_if_needed()
+    expect(entries).to_have_count(60)
+    page.get_by_role("button", name="Load older").scroll_into_view_if_needed()
+    expect(entries).to_have_count(65)
+    expect(entries.last).to_contain_text("Tick 00")
+    expect(page.get_by_role("button", name="Load older")).to_be_hidden()
+    # Dismissed here, gone there too (and after a reload).
+    entries.first.get_by_role("button", name="Dismiss").click()
+    expect(entries).to_have_count(64)
+    page.reload()
+    expect(page.get_by_text("64 unread")).to_be_visible()
+    assert not problems(page)
+
+
+def test_offline_says_so_and_catches_up_when_back(
+    context: BrowserContext, page: Page, tmp_path: Path
+) -> None:
+    """The server goes away and comes back; what was sent meanwhile arrives, once, in order."""
+    server = AppServer(tmp_path, env=SERVER_ENV)
+    server.start()
+    try:
+        account = server.person()
+        news = server.stream("Alerts", account)
+        sign_in(page, account, f"{server.base}/app/")
+        entries = page.get_by_role("list", name="Notifications").get_by_role("listitem")
+        news.send("Before")
+        expect(entries.filter(has_text="Before")).to_be_visible()
+
+        server.stop()
+        expect(page.get_by_role("status")).to_contain_text("Offline")
+        # Back, but this browser still cut off while two are sent.
+        context.set_offline(True)
+        server.start()
+        news.send("While away 1")
+        news.send("While away 2")
+        context.set_offline(False)
+        expect(entries.filter(has_text="While away 2")).to_be_visible(timeout=15_000)
+        expect(entries.first).to_contain_text("While away 2")
+        expect(entries.nth(1)).to_contain_text("While away 1")
+        expect(entries).to_have_count(3)
+        expect(page.get_by_role("status")).to_be_hidden()
+        news.send("Live again")
+        expect(entries.first).to_contain_text("Live again")
+        expect(entries).to_have_count(4)
+    finally:
+        server.stop()
+
+
+def test_keyboard_alone(page: Page, server: AppServer) -> None:
+    account = server.person()
+    page.goto("/app/")
+    expect(page.get_by_label("Account")).to_be_focused()
+    page.keyboard.type(account)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
+    # Focus moves to the new screen; the navigation is just before it.
+    expect(page.locator("#main")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    expect(page.get_by_role("link", name="Settings")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    expect(page.get_by_role("link", name="Subscriptions")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Subscriptions")).to_be_visible()
+    expect(page.get_by_role("link", name="Subscriptions")).to_have_attribute("aria-current", "page")
+    page.get_by_label("Stream code").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Enter the stream's code")).to_be_visible()
+    # After a load, the first Tab reaches the skip link, which leads to the content.
+    page.reload()
+    expect(page.get_by_label("Stream code")).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("Stream code")).to_be_focused()

@@ -1,0 +1,126 @@
+"""Enable notifications: a `web` device with the server's VAPID key, a push the server
+encrypts for it, and the notification the service worker shows for it.
+
+Headless Chromium has no push service, so the page's ``PushManager.subscribe``
+answers a subscription of the fake Web Push service (tests/fakes), which checks
+and decrypts what the server posts; the decrypted message is then handed to the
+service worker as the browser would, through the DevTools protocol
+(``ServiceWorker.deliverPushMessage``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.browser.conftest import AppServer, problems, sign_in
+from tests.fakes.webpush_server import WebPushServer, running_webpush_server
+
+FAKE_PUSH_MANAGER = """
+(subscription) => {
+  let current = null;
+  PushManager.prototype.getSubscription = async function () { return current; };
+  PushManager.prototype.subscribe = async function (options) {
+    const key = new Uint8Array(options.applicationServerKey);
+    window.__vapidKeyLength = key.length;
+    current = {
+      endpoint: subscription.endpoint,
+      toJSON: () => ({endpoint: subscription.endpoint, keys: subscription.keys}),
+      unsubscribe: async () => { current = null; return true; },
+    };
+    return current;
+  };
+}
+"""
+
+
+SHOWN = """async () => {
+  const registration = await navigator.serviceWorker.ready;
+  const all = await registration.getNotifications();
+  return all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
+}"""
+
+
+@pytest.fixture
+def webpush() -> Iterator[WebPushServer]:
+    """The fake push service on loopback."""
+    with running_webpush_server() as running:
+        yield running
+
+
+def test_enable_notifications_and_the_worker_shows_a_push(
+    context: BrowserContext, page: Page, server: AppServer, webpush: WebPushServer
+) -> None:
+    account = server.person()
+    subscription = webpush.subscribe()
+    context.grant_permissions(["notifications"])
+    sign_in(page, account)
+    page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+    page.evaluate(
+        FAKE_PUSH_MANAGER,
+        {
+            "endpoint": subscription.endpoint,
+            "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+        },
+    )
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name="Enable notifications").click()
+    web_device = page.get_by_role("listitem").filter(has_text="Browser notifications")
+    expect(web_device).to_be_visible()
+    expect(web_device).to_contain_text("(this browser)")
+    # The server's VAPID key, as an uncompressed P-256 point.
+    assert page.evaluate("() => window.__vapidKeyLength") == 65
+
+    server.stream("Deploys", account).send("Deployed v2", "All green")
+    deadline = time.monotonic() + 10
+    while not webpush.to(subscription) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not webpush.errors
+    [message] = webpush.to(subscription)
+    assert message.payload["title"] == "Deployed v2"
+    assert message.payload["sender"]["name"] == "Deploys"
+
+    # The browser would now wake the worker with the decrypted message.
+    cdp = context.new_cdp_session(page)
+    registrations: list[dict[str, object]] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda e: registrations.extend(e["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    deadline = time.monotonic() + 5
+    while not registrations and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    [registration] = [r for r in registrations if str(r["scopeURL"]).endswith("/app/")][:1]
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {
+            "origin": server.base,
+            "registrationId": registration["registrationId"],
+            "data": message.plaintext.decode(),
+        },
+    )
+    shown: object = None
+    deadline = time.monotonic() + 10
+    while not shown and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        shown = page.evaluate(SHOWN)
+    assert shown == [
+        {
+            "title": "Deployed v2",
+            "body": "Deploys\nAll green",
+            "icon": f"{server.base}/app/icons/icon-192.png",
+            "tag": message.payload["notificationId"],
+        }
+    ]
+    assert json.loads(message.plaintext)["notificationId"] == message.payload["notificationId"]
+    # A click on it opens the app at that entry (the worker's notificationclick target).
+    page.goto(f"/app/?notification={message.payload['notificationId']}")
+    entry = page.locator(".entry.highlight")
+    expect(entry).to_contain_text("Deployed v2")
+    expect(entry).not_to_contain_text("Unread")
+    assert not problems(page)
