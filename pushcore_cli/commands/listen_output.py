@@ -57,17 +57,24 @@ def on_stop_signals(stop: threading.Event) -> Callable[[], None]:
 
 
 def interrupt_on_term() -> Callable[[], None]:
-    """Make SIGTERM interrupt like Ctrl-C (KeyboardInterrupt, wherever the main thread
-    waits); returns what puts the old handler back."""
+    """Make SIGTERM and SIGINT raise KeyboardInterrupt wherever the main thread waits;
+    returns what puts the old handlers back.
+
+    SIGINT too: left to Python's default handler, the in-process transport's
+    ``asyncio.Runner`` takes Ctrl-C over and cancels its task instead, and a
+    Ctrl-C at the wrong moment then left the channel's close waiting for ever
+    (seen under load); one handler for both makes them the same path.
+    """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def handler(_signum: int, _frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
     return restore
