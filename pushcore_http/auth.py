@@ -24,6 +24,7 @@ from pushcore.domain.codes import API_KEY_PREFIX
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
+from pushcore_http.routes import services_of
 
 # What a caller who sent the wrong kind of credential should do instead.
 KEY_GOES_IN_HEADER = "API keys (psk_...) go in the X-API-Key header, not Authorization: Bearer"
@@ -90,6 +91,11 @@ def declaration_of(handler: object) -> Declared | None:
     """What ``handler`` declared with :func:`authenticated` or :func:`public`, if anything."""
     found = getattr(handler, _DECLARED, None)
     return found if isinstance(found, Declared) else None
+
+
+def served(request: Request) -> tuple[Services, Principal]:
+    """The services and the caller of an authenticated request: every handler's start."""
+    return services_of(request), caller_of(request)
 
 
 def caller_of(request: Request) -> Principal:

@@ -11,9 +11,9 @@ from starlette.routing import Route
 from pushcore.converter import DeletedView, DeviceView, RegisteredDeviceView, structure_request
 from pushcore.domain.inputs import NewDevice
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, caller_of
+from pushcore_http.auth import Accepts, authenticated, served
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of, view_response
+from pushcore_http.routes import view_response
 
 
 class Devices(HTTPEndpoint):
@@ -22,8 +22,7 @@ class Devices(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.DEVICES_WRITE)
     async def post(self, request: Request) -> Response:
         """Register: 201 when new, 200 when the token was already registered."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         new = structure_request(NewDevice, await read_json(request))
         result = await run_in_threadpool(services.devices.register, caller.account_id, new)
         view = RegisteredDeviceView.registered(result.device, result.secret)
@@ -32,8 +31,7 @@ class Devices(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.DEVICES_READ)
     async def get(self, request: Request) -> Response:
         """The caller's devices, deactivated ones included."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         devices = await run_in_threadpool(services.devices.list, caller.account_id)
         return view_response([DeviceView.of(d) for d in devices])
 
@@ -44,8 +42,7 @@ class Device(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.DEVICES_WRITE)
     async def delete(self, request: Request) -> Response:
         """Remove a device."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         device_id = request.path_params["device_id"]
         await run_in_threadpool(services.devices.remove, caller.account_id, device_id)
         return view_response(DeletedView.of(device_id))

@@ -13,9 +13,9 @@ from pushcore.converter import DeletedView, InboxPageView, UnreadView, structure
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.inputs import InboxRead
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, caller_of
+from pushcore_http.auth import Accepts, authenticated, served
 from pushcore_http.body import read_json
-from pushcore_http.routes import services_of, view_response
+from pushcore_http.routes import view_response
 from pushcore_http.routes.live import Events
 
 
@@ -42,8 +42,7 @@ class Inbox(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """A page, newest first, and the unread count: ``?limit=&cursor=&unread=true``."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         query = request.query_params
         limit, unread = _limit(query.get("limit")), _flag(query.get("unread"), "unread")
         page = await run_in_threadpool(
@@ -58,8 +57,7 @@ class Read(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Mark entries read, by ``ids`` or ``upTo``; the unread count after."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         new = structure_request(InboxRead, await read_json(request))
         unread = await run_in_threadpool(services.inbox.read, caller.account_id, new)
         return view_response(UnreadView(unread))
@@ -71,8 +69,7 @@ class Entry(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
     async def delete(self, request: Request) -> Response:
         """Dismiss an entry; another account's is a 404."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         entry_id = request.path_params["entry_id"]
         await run_in_threadpool(services.inbox.dismiss, caller.account_id, entry_id)
         return view_response(DeletedView.of(entry_id))

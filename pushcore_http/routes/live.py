@@ -27,8 +27,7 @@ from pushcore.live import Channel, LiveHub
 from pushcore.ports import Clock
 from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
-from pushcore_http.auth import Accepts, authenticated, caller_of
-from pushcore_http.routes import services_of
+from pushcore_http.auth import Accepts, authenticated, served
 
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -133,8 +132,7 @@ class Events(HTTPEndpoint):
     async def get(self, request: Request) -> Response:
         """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
         ``?since=``) replays the entries after that one first."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         header = request.headers.get("last-event-id")
         since = request.query_params.get("since") or None
         after = None

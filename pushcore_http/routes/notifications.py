@@ -21,9 +21,9 @@ from pushcore.converter import (
 )
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, caller_of
+from pushcore_http.auth import Accepts, authenticated, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json
-from pushcore_http.routes import services_of, view_response
+from pushcore_http.routes import view_response
 
 
 class Notifications(HTTPEndpoint):
@@ -32,8 +32,7 @@ class Notifications(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Schedule; 201 only once the notification and its deliveries are committed."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         new = structure_request(NewNotification, await read_json(request))
         # On the event loop, no thread of the pool: the service checks the icon
         # and awaits the group writer's commit.
@@ -43,8 +42,7 @@ class Notifications(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """A page, newest first: ``?status=&limit=&cursor=``."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         query = request.query_params
         status, limit = parse_list_query(query.get("status"), query.get("limit"))
         cursor = query.get("cursor")
@@ -61,8 +59,7 @@ class Batch(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Schedule 1 to 500 at once, all or nothing; 201 with each creation response."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
         created = await services.notifications.create_many(caller.account_id, batch)
         return view_response(BatchCreatedView.of(created), 201)
@@ -74,8 +71,7 @@ class Stats(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """Counts by status and delivery, and the last 24 hours."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         stats = await run_in_threadpool(services.notifications.stats, caller.account_id)
         return view_response(StatsView.of(stats))
 
@@ -86,8 +82,7 @@ class Notification(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """The full record with delivery counts."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         detail = await run_in_threadpool(
             services.notifications.get, caller.account_id, request.path_params["notification_id"]
         )
@@ -96,8 +91,7 @@ class Notification(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def delete(self, request: Request) -> Response:
         """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         notification_id = request.path_params["notification_id"]
         await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
         detail = await run_in_threadpool(

@@ -19,7 +19,7 @@ from pushcore.converter import (
 from pushcore.domain import inputs
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, caller_of
+from pushcore_http.auth import Accepts, authenticated, caller_of, served
 from pushcore_http.body import read_json
 from pushcore_http.routes import services_of, view_response
 
@@ -30,8 +30,7 @@ class Streams(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Create (API key with notifications:write)."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         new = structure_request(NewStream, await read_json(request))
         # The service checks the icon on the event loop and inserts in a thread.
         view = await services.streams.create(caller.account_id, new)
@@ -40,8 +39,7 @@ class Streams(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_READ)
     async def get(self, request: Request) -> Response:
         """The caller's streams (a JWT, or a key with notifications:read)."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         views = await run_in_threadpool(services.streams.list, caller.account_id)
         return view_response([StreamDetailView.of(v) for v in views])
 
@@ -52,8 +50,7 @@ class Stream(HTTPEndpoint):
     @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
     async def delete(self, request: Request) -> Response:
         """Delete (a JWT, or a key with notifications:write)."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         stream_id = request.path_params["stream_id"]
         await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
         return view_response(DeletedView.of(stream_id))
@@ -65,8 +62,7 @@ class Send(HTTPEndpoint):
     @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
     async def post(self, request: Request) -> Response:
         """Send to every subscriber now (API key with notifications:write)."""
-        services = services_of(request)
-        caller = caller_of(request)
+        services, caller = served(request)
         send = structure_request(StreamSend, await read_json(request))
         stream_id = request.path_params["stream_id"]
         result = await services.streams.send(caller.account_id, stream_id, send)
