@@ -67,11 +67,13 @@ def test_readyz_answers_within_a_second_while_the_database_hangs_and_pings_once(
     client: TestClient, services: Services
 ) -> None:
     release = threading.Event()
+    ended = threading.Event()
     calls: list[float] = []
 
     def hanging() -> None:
         calls.append(time.monotonic())
         release.wait(10)
+        ended.set()
 
     object.__setattr__(services.store, "ping", hanging)
     try:
@@ -85,7 +87,10 @@ def test_readyz_answers_within_a_second_while_the_database_hangs_and_pings_once(
         assert len(calls) == 1
     finally:
         release.set()
-    # Once it ended (well), the next call pings afresh.
+    # Once it ended (well), the next call pings afresh. A call made while it was
+    # still ending would rightly take its answer instead: wait until it has.
+    assert ended.wait(5)
+    time.sleep(0.1)
     deadline = time.monotonic() + 5
     while client.get("/readyz").status_code != 200:
         assert time.monotonic() < deadline
