@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.e2e.server import Server
