@@ -45,7 +45,7 @@ def report(error: e.PushcoreError) -> None:
     """Print an expected error on stderr, with one line per invalid field."""
     details = error.details if isinstance(error, e.ValidationError) else ()
     output.error(error.message, details)
-    if isinstance(error, e.Unauthorized) and error.hint is not None:
+    if isinstance(error, e.Unauthorized) and error.hint and error.hint not in error.message:
         output.say(f"hint: {error.hint}")
 
 

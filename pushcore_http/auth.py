@@ -27,9 +27,10 @@ from pushcore.services import Principal, Services
 from pushcore_http.routes import services_of
 
 # What a caller who sent the wrong kind of credential should do instead.
-KEY_GOES_IN_HEADER = "API keys (psk_...) go in the X-API-Key header, not Authorization: Bearer"
+# API.md lets a hint follow the pinned words (`Invalid token: an API key goes in ...`).
+KEY_GOES_IN_HEADER = "an API key goes in the X-API-Key header, not Authorization: Bearer"
 CREATE_A_KEY = (
-    "Create an API key with your token (POST /api/keys, or pushctl keys create)"
+    "create an API key with your token (POST /api/keys, or pushctl keys create)"
     " and send it in the X-API-Key header"
 )
 

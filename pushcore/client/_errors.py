@@ -72,6 +72,14 @@ def error_for(response: httpx.Response) -> e.PushcoreError:
         body = {}
     message = str(body.get("error") or f"HTTP {response.status_code} {response.reason_phrase}")
     code = body.get("code")
+    if response.status_code == 404 and (not body or message == e.NO_SUCH_ENDPOINT):
+        # Not an unknown id but an unknown address: the base URL is wrong, so say
+        # which URL was tried (a proxy's 404 page has no body of ours at all).
+        request = response.request
+        message = (
+            f"Not found: {request.method} {request.url} is no endpoint of a pushcore server"
+            " (is the server's base URL right?)"
+        )
     cls = CODES.get(code) if isinstance(code, str) else None
     if cls is None:
         cls = (

@@ -179,8 +179,49 @@ def test_a_token_where_a_key_is_needed_says_how_to_get_one(server: Server) -> No
     result = remote(server, "notifications stats", token=token)
 
     assert result.exit_code == 1
-    assert result.stderr.splitlines()[0] == "error: This endpoint requires an API key"
-    assert "POST /api/keys" in result.stderr.splitlines()[1]
+    [line] = result.stderr.splitlines()  # the hint once, in the message
+    assert line.startswith("error: This endpoint requires an API key: create an API key")
+    assert "POST /api/keys" in line
+
+
+def test_a_url_without_a_scheme_is_a_usage_error_naming_it(server: Server) -> None:
+    bare = server.base.removeprefix("http://")
+
+    result = CliRunner().invoke(app, ["--url", bare, "notifications", "list"])
+
+    assert result.exit_code == 2
+    assert f"did you mean http://{bare}?" in " ".join(result.stderr.replace("│", " ").split())
+
+
+def test_a_wrong_path_names_the_url_tried(server: Server) -> None:
+    key = new_key(server, "lost")
+    wrong = f"{server.base}/pushcore"
+
+    result = CliRunner().invoke(app, ["--url", wrong, "--api-key", key, "notifications", "list"])
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: Not found: GET {wrong}/api/notifications?")
+    assert "is no endpoint of a pushcore server" in result.stderr
+
+
+def test_an_unknown_id_is_still_a_plain_not_found(server: Server) -> None:
+    key = new_key(server, "plain")
+
+    result = remote(server, "notifications show ntf_01JD0000000000000000000000", api_key=key)
+
+    assert result.exit_code == 1
+    assert result.stderr == "error: Notification not found\n"
+
+
+def test_a_key_sent_as_a_token_says_where_keys_go(server: Server) -> None:
+    key = new_key(server, "misplaced")
+
+    result = remote(server, "keys list", token=key)
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: Invalid token: an API key goes in the X-API-Key header, not Authorization: Bearer\n"
+    )
 
 
 def test_a_key_is_sent_where_both_are_accepted(server: Server) -> None:

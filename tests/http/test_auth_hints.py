@@ -1,5 +1,6 @@
-"""401s that say what to do: the body keeps API.md's exact message and shape, and the
-WWW-Authenticate challenge's error_description (RFC 6750) says what to do instead."""
+"""401s that say what to do: the body's message begins with API.md's pinned words and
+the hint follows them (`Invalid token: an API key goes in the X-API-Key header`); the
+WWW-Authenticate challenge's error_description (RFC 6750) carries the same hint."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ def test_a_key_sent_as_a_bearer_token_is_told_where_keys_go(api: Api) -> None:
     key = api.key("alice")["X-API-Key"]
     response = api.client.get("/api/devices", headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 401
-    assert response.json() == {"error": "Invalid token", "code": "unauthorized"}
+    assert response.json() == {
+        "error": "Invalid token: an API key goes in the X-API-Key header,"
+        " not Authorization: Bearer",
+        "code": "unauthorized",
+    }
     challenge = response.headers["www-authenticate"]
     assert challenge.startswith("Bearer ")
     assert "X-API-Key header" in challenge
@@ -21,7 +26,10 @@ def test_a_key_sent_as_a_bearer_token_is_told_where_keys_go(api: Api) -> None:
 def test_a_token_where_only_keys_go_is_told_to_create_a_key(api: Api) -> None:
     response = api.client.get("/api/notifications", headers=api.token("alice"))
     assert response.status_code == 401
-    assert response.json() == {"error": "This endpoint requires an API key", "code": "unauthorized"}
+    body = response.json()
+    assert body["code"] == "unauthorized"
+    assert body["error"].startswith("This endpoint requires an API key: create an API key")
+    assert "POST /api/keys" in body["error"]
     assert "POST /api/keys" in response.headers["www-authenticate"]
 
 
@@ -33,3 +41,4 @@ def test_other_401s_carry_a_plain_challenge(api: Api, headers: dict[str, str]) -
     response = api.client.get("/api/devices", headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
+    assert ": " not in response.json()["error"]  # no hint for these
