@@ -53,15 +53,12 @@ async def pushcore_error(_request: Request, exc: Exception) -> Response:
     extra: dict[str, Any] = {}
     if isinstance(exc, e.ValidationError):
         extra["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
-    message = exc.message
     if isinstance(exc, e.Unauthorized):
-        # What to do instead follows API.md's pinned words in the message (a person
-        # reading curl's output sees it), and rides in the challenge (RFC 6750 §3).
+        # RFC 6750 §3: what to do instead rides in the challenge (and, where API.md
+        # shows it, after the pinned words of the message).
         headers["WWW-Authenticate"] = (
             "Bearer" if exc.hint is None else f'Bearer error_description="{exc.hint}"'
         )
-        if exc.hint is not None:
-            message = f"{exc.message}: {exc.hint}"
     if isinstance(exc, (e.RateLimited, e.Unavailable)):
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, e.Unavailable):
@@ -70,7 +67,7 @@ async def pushcore_error(_request: Request, exc: Exception) -> Response:
     elif status >= 500:
         log.error("unexpected %s: %s", type(exc).__name__, exc.message)
         return error_response(500, "Internal server error", "internal_error")
-    return error_response(status, message, exc.code, headers, **extra)
+    return error_response(status, exc.message, exc.code, headers, **extra)
 
 
 async def http_error(_request: Request, exc: Exception) -> Response:

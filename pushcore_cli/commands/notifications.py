@@ -16,11 +16,10 @@ from pushcore.converter import (
 )
 from pushcore.domain.errors import DeviceNotFound
 from pushcore.domain.model import IconStyle, Priority, Sound
-from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
+from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch
-from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
 
 app = typer.Typer(
@@ -32,11 +31,8 @@ app = typer.Typer(
 )
 
 PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
-# Only what --delay takes: a preset, or a custom delay of 1 second to 1 day.
-DELAY_HELP = (
-    f"a preset ({PRESETS}) or any other duration from {CUSTOM_DELAY_MIN}s to"
-    f" {CUSTOM_DELAY_MAX // 86400}d, e.g. 90s, 2h or a number of seconds"
-)
+# What --delay takes is what the API's `delay` takes: one duration syntax.
+DELAY_HELP = f"a duration from 1s to 30d ({PRESETS}, 90s, 2h, 1d or a number of seconds)"
 # The request and query fields of these commands, by the option that sets them.
 OPTIONS = {
     "title": "TITLE",
@@ -65,22 +61,13 @@ IdArgument = Annotated[
 
 
 def delay_fields(text: str) -> dict[str, Any]:
-    """``--delay`` as the client's keyword arguments: a preset by name, any other
-    duration as a custom delay."""
-    try:
-        preset = Delay(text.strip())
-    except ValueError:
-        preset = None
-    if preset is not None and preset is not Delay.CUSTOM:
-        return {"delay": preset.value}
-    try:
-        seconds = int(parse_duration(text).total_seconds())
-    except typer.BadParameter:
+    """``--delay`` as the client's keyword arguments: the duration as the API takes it."""
+    if parse_duration(text.strip()) is None:
         raise typer.BadParameter(
             f"{text!r} is not a delay (use {DELAY_HELP})", param_hint="'--delay'"
-        ) from None
-    # Out-of-range seconds are the service's to refuse (named --delay by OPTIONS).
-    return {"delay": Delay.CUSTOM.value, "custom_delay": seconds}
+        )
+    # Out-of-range durations are the service's to refuse (named --delay by OPTIONS).
+    return {"delay": text.strip()}
 
 
 def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:

@@ -32,8 +32,8 @@ def test_a_wrong_credential_says_what_to_do(server: Server, account: Account) ->
         pytest.raises(pushcore.Unauthorized) as info,
     ):
         client.notifications.stats()
-    assert info.value.message.startswith("This endpoint requires an API key: ")
-    assert str(info.value).count("POST /api/keys") == 1
+    assert info.value.message == "This endpoint requires an API key"
+    assert "POST /api/keys" in str(info.value)
 
 
 def test_every_public_error_class_is_named_under_pushcore() -> None:
