@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
 
 from pushcore.converter import (
     DeliveryCountsView,
+    NotificationCreatedView,
     NotificationView,
     format_timestamp,
     parse_list_query,
@@ -21,6 +23,8 @@ from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch
 from pushcore_cli.errors import naming_options
+from pushcore_cli.times import HELP as AT_HELP
+from pushcore_cli.times import resolve_at, said
 
 app = typer.Typer(
     help=(
@@ -144,8 +148,8 @@ def send(
         str | None,
         typer.Option(
             "--at",
-            metavar="TIMESTAMP",
-            help="Send at this ISO 8601 time with an offset (a past time means now).",
+            metavar="TIME",
+            help=f"Send at {AT_HELP} (a past time means now).",
         ),
     ] = None,
     device: Annotated[
@@ -211,9 +215,10 @@ def send(
         raise typer.BadParameter("a TITLE is required (or --from-file)", param_hint="'TITLE'")
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
+    scheduled_at, local_at = (None, False) if at is None else resolve_at(at, datetime.now(UTC))
     options: dict[str, Any] = {
         "body": body,
-        "scheduled_at": at,
+        "scheduled_at": scheduled_at,
         "priority": priority,
         "sound": sound,
         "icon_style": icon_style,
@@ -238,6 +243,12 @@ def send(
                     " tokens, so ids are resolved only on the local data)"
                 )
             raise DeviceNotFound(message) from None
+    _show_created(api, created, json_output)
+    if at is not None and local_at and scheduled_at is not None:
+        output.say(said(at, scheduled_at))
+
+
+def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:
     if json_output:
         output.print_json(to_json(created))
     else:
