@@ -58,8 +58,11 @@ def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.Validatio
     """
     details: list[e.FieldError] = []
     for detail in error.details:
-        head = detail.field.split(".")[0].split("[")[0]
-        option = options.get(detail.field) or options.get(head) or detail.field
+        # The client names fields as its arguments (custom_delay); the tables use the
+        # API's names (customDelay).
+        field = api_name(detail.field)
+        head = field.split(".")[0].split("[")[0]
+        option = options.get(field) or options.get(head) or detail.field
         renamed_detail = e.FieldError(option, detail.message)
         if renamed_detail not in details:
             details.append(renamed_detail)
@@ -67,6 +70,17 @@ def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.Validatio
     # other wording is kept.
     message = None if error.message == e.ValidationError(error.details).message else error.message
     return e.ValidationError(details, message)
+
+
+def api_name(field: str) -> str:
+    """``custom_delay`` as the API names it (``customDelay``), up to a metadata key."""
+    parts = field.split(".")
+    for i, part in enumerate(parts):
+        head, *rest = part.split("_")
+        parts[i] = head + "".join(word[:1].upper() + word[1:] for word in rest)
+        if head.split("[")[0] == "metadata":
+            break
+    return ".".join(parts)
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore_cli import output
 from pushcore_cli.commands import Api
+from pushcore_cli.errors import api_name
 
 _ITEM = re.compile(r"notifications\[(\d+)\]\.?")
 
@@ -80,7 +81,8 @@ def by_line(error: ValidationError, batch: list[Line]) -> list[FieldError]:
         if match is None or int(match[1]) >= len(batch):
             details.append(detail)
             continue
-        field = detail.field[match.end() :]
+        # The file's lines are the API's JSON: name its fields as the file does.
+        field = api_name(detail.field[match.end() :])
         where = f"line {batch[int(match[1])].number}"
         details.append(FieldError(f"{where}: {field}" if field else where, detail.message))
     return details
