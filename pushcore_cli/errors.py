@@ -63,7 +63,8 @@ def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.Validatio
         field = api_name(detail.field)
         head = field.split(".")[0].split("[")[0]
         option = options.get(field) or options.get(head) or detail.field
-        renamed_detail = e.FieldError(option, detail.message)
+        # JSON's words are not the command line's: an option cannot be null.
+        renamed_detail = e.FieldError(option, detail.message.replace(" or null", ""))
         if renamed_detail not in details:
             details.append(renamed_detail)
     # A message of our own ("Invalid request: customDelay") is rebuilt; a server's

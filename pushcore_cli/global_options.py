@@ -147,6 +147,14 @@ def _flags(command: Any) -> set[str]:
     return {flag for p in command.params for flag in (*p.opts, *p.secondary_opts)}
 
 
+class _Flag(TyperOption):
+    """An on/off option: its help shows no value to give (Typer 0.2x shows ``<bool>``)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        """No type: a flag takes no value."""
+        return None
+
+
 def add_global_options(root: Any) -> None:
     """Give ``root`` and every command under it the global options.
 
@@ -160,5 +168,8 @@ def add_global_options(root: Any) -> None:
         command = commands.pop()
         taken = _flags(command)
         command.params.extend(copy.copy(p) for p in params if not taken.intersection(p.opts))
+        for param in command.params:
+            if isinstance(param, TyperOption) and param.is_flag and not param.count:
+                param.__class__ = _Flag
         if isinstance(command, TyperGroup):
             commands.extend(command.commands.values())
