@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from pushcore.converter import format_timestamp, maybe_timestamp
+from pushcore.domain.errors import AccountExists
 from pushcore.domain.model import Account, Plan
 from pushcore.services import AccountSummary
 from pushcore_cli import output
@@ -84,7 +85,13 @@ def create(
     Example: pushctl accounts create alice --plan pro
     """
     services = state_of(ctx).services
-    created = services.people.create(account, plan, read_password(password_stdin))
+    try:
+        created = services.people.create(account, plan, read_password(password_stdin))
+    except AccountExists as exists:
+        # The likely wish is a password for it: say how.
+        raise AccountExists(
+            f"{exists.message}: give it a password with pushctl accounts passwd {account}"
+        ) from None
     _print_account(created, json_output)
 
 
