@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 from datetime import timedelta
 from pathlib import Path
@@ -49,6 +51,11 @@ class CliState:
         if name in ("data_dir", "config"):
             value = Path(str(value))
         setattr(self, "config_file" if name == "config" else name, value)
+
+    @property
+    def names_local_data(self) -> bool:
+        """Whether --data-dir, --database-url or --config (or their variables) were given."""
+        return any(v is not None for v in (self.data_dir, self.database_url, self.config_file))
 
     @property
     def given_credentials(self) -> bool:
@@ -175,18 +182,48 @@ class Api:
             )
 
 
+def remote_who(client: Client, url: str, api_key: str | None, token: str | None) -> str:
+    """Who a remote command acts as, in words: the account where the credential says."""
+    account = client.session.tokens.account if client.session is not None else None
+    if account is None and token is not None and api_key is None:
+        account = unverified_subject(token)
+    if account is not None:
+        return f"account {account} at {url}"
+    if api_key is not None:
+        return f"the account of key {api_key[:12]}... at {url}"
+    return f"the account of the credentials at {url}"
+
+
+def unverified_subject(token: str) -> str | None:
+    """A JWT's ``sub``, read without checking it: only to name whom a command acts as
+    (the server checks the token itself)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    subject = claims.get("sub") if isinstance(claims, dict) else None
+    return subject if isinstance(subject, str) else None
+
+
 def api_for(ctx: typer.Context, account: str | None) -> Api:
     """What an account command works on: with ``--url``, that server as the credentials'
     account; otherwise the local services acting as ``account`` (created on the free
     plan if it has never been seen)."""
     state = state_of(ctx)
+    if state.url is None and account is None and not state.names_local_data:
+        # Signed in with `pushctl login`: that server, until `pushctl logout`.
+        from pushcore_cli.sessions import SessionFile
+
+        state.url = SessionFile().current()
     if state.url is not None:
         if account is not None:
             raise typer.BadParameter(
                 "not with --url: the account is the one of the credentials (--api-key, --token)",
                 param_hint="'--account'",
             )
-        return Api(state.client(None), "the account of the credentials", "")
+        client = state.client(None)
+        return Api(client, remote_who(client, state.url, state.api_key, state.token), "")
     if account is None:
         hint = " (--api-key and --token take effect with --url)" if state.given_credentials else ""
         raise typer.BadParameter(

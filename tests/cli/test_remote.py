@@ -387,7 +387,7 @@ def test_listen_registers_through_the_server_and_receives(server: Server, tmp_pa
         while "Listening on" not in err.read_text() and listener.poll() is None:
             assert time.monotonic() < deadline, err.read_text()
             time.sleep(0.05)
-        assert "of the account of the credentials" in err.read_text()
+        assert f"of account listener at {server.base}" in err.read_text()
         [device] = ok_json(remote(server, "devices list --json", api_key=key))
 
         sent = ok_json(remote(server, "send hello --delay 5s --json", api_key=key))
