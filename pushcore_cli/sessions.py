@@ -20,12 +20,13 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import typer
 
-from pushcore.client import Session, Tokens
+if TYPE_CHECKING:
+    from pushcore.client import Session, Tokens
 
 FILE_NAME = "sessions.json"
 CURRENT = "@current"
@@ -73,6 +74,8 @@ class SessionFile:
         entry = self._read().get(server_key(url))
         if not isinstance(entry, dict):
             return None
+        from pushcore.client import Tokens
+
         try:
             return Tokens(**entry)
         except TypeError:
@@ -96,6 +99,8 @@ class SessionFile:
         if data.get(CURRENT) == server_key(url):
             del data[CURRENT]
         self._write(data)
+        from pushcore.client import Tokens
+
         return Tokens(**entry) if isinstance(entry, dict) else None
 
     def current(self) -> str | None:
@@ -125,6 +130,8 @@ class SessionFile:
         tokens = self.load(url)
         if tokens is None:
             return None
+        from pushcore.client import Session
+
         return Session(
             tokens,
             on_change=lambda new: self.save(url, new),

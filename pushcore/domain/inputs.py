@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
@@ -127,6 +126,9 @@ def _is_p256_point(value: str) -> bool:
     raw = b64url_decode(value)
     if raw is None or len(raw) != 65 or raw[0] != 0x04:
         return False
+    # Here, not at the top: a client that only reads the inputs' schema loads no cryptography.
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     try:
         ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
     except ValueError:

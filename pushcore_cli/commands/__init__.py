@@ -7,17 +7,20 @@ import json
 import logging
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import attrs
 import typer
 
-from pushcore.bootstrap import build_services
-from pushcore.client import Client
 from pushcore.config import Settings, load_settings
-from pushcore.services import Services
-from pushcore.services.tokens import MAX_SUBJECT_LENGTH
+from pushcore.domain.people import SIGN_IN_ACCOUNT_MAX as MAX_SUBJECT_LENGTH
 from pushcore_cli import output
+
+if TYPE_CHECKING:
+    # Imported where first used: `pushctl --version` and `--help` load no server code,
+    # and only the account commands load the client.
+    from pushcore.client import Client
+    from pushcore.services import Services
 
 
 class CliState:
@@ -92,6 +95,8 @@ class CliState:
         """
         settings = self.settings
         existed = settings.data_dir.exists()
+        from pushcore.bootstrap import build_services
+
         services = build_services(settings)
         if not existed and settings.data_dir.exists():
             output.say(f"pushctl: created a new data directory at {settings.data_dir.resolve()}")
@@ -121,6 +126,8 @@ class CliState:
     def remote_client(self, url: str) -> Client:
         """The client of ``url``: with the credentials given, else the session that
         ``pushctl login`` saved for it (renewed by itself), else none."""
+        from pushcore.client import Client
+
         if self.given_credentials:
             return Client(url, api_key=self.api_key, token=self.token)
         # Imported here: the session file is only for remote commands.

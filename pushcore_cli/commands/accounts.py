@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pushcore.converter import format_timestamp, maybe_timestamp
 from pushcore.domain.errors import AccountExists
 from pushcore.domain.model import Account, Plan
-from pushcore.services import AccountSummary
 from pushcore_cli import output
 from pushcore_cli.commands import check_account, state_of
+
+if TYPE_CHECKING:
+    from pushcore.services import AccountSummary
 
 app = typer.Typer(
     help="Manage accounts: passwords and plans.\n\n"

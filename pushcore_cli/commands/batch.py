@@ -8,11 +8,10 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pushcore.client import Client
 from pushcore.converter import (
     NotificationCreatedView,
     camel,
@@ -25,6 +24,9 @@ from pushcore.domain.scheduling import MAX_BATCH
 from pushcore_cli import output
 from pushcore_cli.commands import Api
 from pushcore_cli.errors import api_name
+
+if TYPE_CHECKING:
+    from pushcore.client import Client
 
 _ITEM = re.compile(r"notifications\[(\d+)\]\.?")
 

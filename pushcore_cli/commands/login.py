@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from pushcore.client import Client, Session
 from pushcore.domain.errors import PushcoreError
 from pushcore_cli import output
 from pushcore_cli.commands import state_of
@@ -56,6 +55,8 @@ def login(
     url = _server(ctx, "login")
     sessions = SessionFile()
     password = _password(password_stdin)
+    from pushcore.client import Client
+
     with sessions.locked():
         client = Client.login(
             url, account, password, on_change=lambda t: sessions.save(url, t, current=True)
@@ -84,6 +85,8 @@ def logout(ctx: typer.Context) -> None:
     if tokens is None:
         output.say(f"Not signed in to {url}")
         return
+    from pushcore.client import Client, Session
+
     try:
         with Client(url, session=Session(tokens), retries=1) as client:
             client.logout()
