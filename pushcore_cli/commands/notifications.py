@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -88,8 +88,19 @@ def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
     return metadata
 
 
-def _delay_text(n: NotificationView) -> str:
-    return f"custom ({n.custom_delay}s)" if n.custom_delay is not None else n.delay
+def _asked_text(n: NotificationView) -> str:
+    """What the sender asked for: a delay, or (when the due time is not the creation time
+    plus the stored delay) an exact time, which the stored default delay would hide."""
+    if n.custom_delay is not None:
+        seconds: int | None = n.custom_delay
+        delay = f"delay {n.custom_delay}s (custom)"
+    else:
+        seconds = parse_duration(n.delay)
+        delay = f"delay {n.delay}"
+    due_by_delay = n.created_at + timedelta(seconds=seconds or 0)
+    if seconds is not None and abs(n.scheduled_at - due_by_delay) <= timedelta(seconds=1):
+        return delay
+    return f"at {format_timestamp(n.scheduled_at)}"
 
 
 def _counts_text(counts: DeliveryCountsView | None) -> str | None:
@@ -108,7 +119,7 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
         ("body", n.body or None),
         # Delays are seconds long: show the exact time, not the minute.
         ("scheduled", format_timestamp(n.scheduled_at)),
-        ("delay", _delay_text(n)),
+        ("asked", _asked_text(n)),
         ("priority", n.priority.value),
         ("sound", n.sound.value),
         ("icon style", n.icon_style.value),

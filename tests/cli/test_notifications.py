@@ -480,9 +480,21 @@ def test_show_prints_the_full_record(cli: Cli) -> None:
     result = cli("notifications show --account bob", created["id"])
 
     assert result.exit_code == 0, result.output
-    for text in (created["id"], "QUEUED", "the body", "90s", "env=prod"):
+    for text in (created["id"], "QUEUED", "the body", "env=prod"):
         assert text in result.stdout
     assert "pending 1, delivered 0, failed 0" in result.stdout
+    [asked] = [line.split() for line in result.stdout.splitlines() if line.startswith("asked ")]
+    assert asked == ["asked", "delay", "90s"]
+
+
+def test_show_says_an_exact_time_was_asked_not_the_default_delay(cli: Cli) -> None:
+    at = (datetime.now(UTC) + timedelta(hours=3)).replace(microsecond=0)
+    created = send(cli, f"--at {at.isoformat()}")
+
+    result = cli("notifications show --account bob", created["id"])
+
+    [asked] = [line.split() for line in result.stdout.splitlines() if line.startswith("asked ")]
+    assert asked == ["asked", "at", created["scheduledAt"]]
 
 
 @pytest.mark.parametrize("command", ["show", "cancel"])
