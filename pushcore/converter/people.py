@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields
 from pushcore.domain.model import Account, Plan
 from pushcore.domain.validation import about
-from pushcore.services.sessions import Session
+
+if TYPE_CHECKING:
+    # A type only: the client imports the converter and must not load the services.
+    from pushcore.services.sessions import Session
 
 _ID = about("The account id (the JWT `sub`).", example="alice")
 _PLAN = about("`free` (up to 3 streams) or `pro`.", example="free")

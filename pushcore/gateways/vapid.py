@@ -21,9 +21,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from pushcore.domain.errors import ConfigError
+from pushcore.ports import Clock, Store
+
 log = logging.getLogger("pushcore")
 
 VAPID_KEY_FILE = "vapid-private.pem"
+VAPID_PUBLIC_KEY = "vapid"
+"""The name the public key is shared under (``server_keys``)."""
 # RFC 8292 section 2: push services reject an ``exp`` more than 24 hours ahead.
 MAX_TOKEN_TTL = timedelta(hours=24)
 DEFAULT_TOKEN_TTL = timedelta(hours=12)
@@ -121,6 +126,27 @@ def load_or_create_vapid_key(data_dir: Path) -> VapidKey:
         handle.flush()
         os.fsync(handle.fileno())
     log.info("generated a VAPID key pair in %s", path)
+    return key
+
+
+def shared_vapid_key(data_dir: Path, store: Store, clock: Clock) -> VapidKey:
+    """The data directory's key pair, once the database agrees it is every process's.
+
+    The first process on a database records its public key there; one that
+    signs with another pair (its own data directory, on another machine) would
+    leave every browser subscription made through the others undeliverable, so
+    it does not start: ConfigError, saying to copy the first one's key file.
+    """
+    key = load_or_create_vapid_key(data_dir)
+    with store.transaction() as tx:
+        shared = tx.server_keys.claim(VAPID_PUBLIC_KEY, key.public_key_b64url, clock.now())
+    if shared != key.public_key_b64url:
+        raise ConfigError(
+            f"PUSHCORE_DATA_DIR: the VAPID key pair in {data_dir / VAPID_KEY_FILE} is not the"
+            f" one every process on this database uses (public key {shared}): copy"
+            f" {VAPID_KEY_FILE} from the data directory of the first server to this one"
+            " (a browser subscription works only with the key pair it was made with)"
+        )
     return key
 
 

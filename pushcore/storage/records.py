@@ -31,7 +31,7 @@ TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
-    "oidc_codes", "inbox",
+    "oidc_codes", "inbox", "server_keys",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
