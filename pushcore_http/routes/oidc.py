@@ -48,7 +48,13 @@ from pushcore.services import OidcService, Services
 from pushcore.services.oidc import Departure
 from pushcore_http import address_limits, signin_limits
 from pushcore_http.auth import Accepts, authenticated, caller_of, public
-from pushcore_http.body import MAX_BODY_BYTES, read_body, read_json
+from pushcore_http.body import (
+    MAX_BODY_BYTES,
+    check_media_type,
+    parse_json,
+    read_body,
+    read_json,
+)
 from pushcore_http.routes import services_of, view_response
 
 log = logging.getLogger("pushcore.oidc")
@@ -136,9 +142,11 @@ async def link(request: Request) -> Response:
     the caller's account; the browser keeps the round trip's cookies from this answer."""
     services = services_of(request)
     oidc = _oidc(services)
+    raw = await read_body(request, MAX_BODY_BYTES)
+    if raw:
+        check_media_type(request.headers.get("content-type"))
     # A POST without parameters may come without a body.
-    empty = not await read_body(request, MAX_BODY_BYTES)
-    given = structure_request(LinkRequest, {} if empty else await read_json(request))
+    given = structure_request(LinkRequest, parse_json(raw) if raw else {})
     try:
         departure = await oidc.link(
             caller_of(request).account_id, given.next, request.cookies.get(BROWSER_COOKIE)
