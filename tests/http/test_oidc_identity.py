@@ -83,7 +83,7 @@ def sign_up(browser: Browser, account: str) -> dict[str, str]:
 
 def password_works(browser: Browser, account: str) -> bool:
     answer = browser.client.post("/api/auth/login", json={"account": account, "password": PASSWORD})
-    return answer.status_code == 200
+    return bool(answer.status_code == 200)
 
 
 def has_account(services: Services, account_id: str) -> bool:
