@@ -98,3 +98,17 @@ class DoneView(View):
     schema_name: ClassVar[str] = "Done"
 
     success: bool = attrs.field(metadata=about(const=True))
+
+
+@attrs.frozen
+class LinkStartView(View):
+    """Where the browser goes to link the account with single sign-on."""
+
+    schema_name: ClassVar[str] = "OidcLinkStart"
+
+    url: str = attrs.field(
+        metadata=about(
+            "The provider's authorization URL: open it in this browser (a navigation).",
+            example="https://id.example.com/authorize?response_type=code&client_id=pushcore",
+        )
+    )

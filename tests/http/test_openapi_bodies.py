@@ -34,7 +34,7 @@ from pushcore.domain.inputs import (
     StreamSend,
     Subscribe,
 )
-from pushcore.domain.oidc import SignInExchange
+from pushcore.domain.oidc import LinkRequest, SignInExchange
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore.domain.scheduling import METADATA_MAX_BYTES
 from pushcore.domain.validation import NOT_BLANK, not_blank
@@ -52,6 +52,7 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "NewNotificationBatch": structure_batch,
     "NewStream": partial(structure_request, NewStream),
     "SignInExchange": partial(structure_request, SignInExchange),
+    "LinkRequest": partial(structure_request, LinkRequest),
     "StreamSend": partial(structure_request, StreamSend),
     "Subscribe": partial(structure_request, Subscribe),
     "SignIn": partial(structure_request, SignIn),
