@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from pushcore.gateways.vapid import VAPID_KEY_FILE
 from tests.e2e.server import Server
 from tests.e2e.test_delivery import iso
 from tests.fakes.receiver import Receiver, running_receiver
@@ -83,11 +81,8 @@ def test_two_servers_on_one_database_deliver_each_notification_once(
         "PUSHCORE_DELIVERY_BATCH_SIZE": "4",
     }
     servers = [Server(tmp_path / name, env=env) for name in ("one", "two")]
-    servers[0].start()
-    # As docs/deployment.md says: every process signs Web Push with the first one's pair.
-    servers[1].data_dir.mkdir(parents=True)
-    shutil.copy(servers[0].data_dir / VAPID_KEY_FILE, servers[1].data_dir / VAPID_KEY_FILE)
-    servers[1].start()
+    for server in servers:
+        server.start()
     try:
         key = servers[0].key("alice")  # stored in the shared database: good on both
         for path in ("/a", "/b"):

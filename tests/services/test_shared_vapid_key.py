@@ -4,7 +4,7 @@ subscription is bound to the key it was made with)."""
 
 from __future__ import annotations
 
-import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,18 +35,31 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str
     return lambda: url
 
 
-def test_a_second_data_directory_with_its_own_key_pair_is_refused_at_start(
+def test_every_data_directory_on_one_database_gets_the_first_ones_pair(
     tmp_path: Path, database: Callable[[], str]
 ) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
+
     shared = public_key_of(first, database())
 
-    with pytest.raises(ConfigError) as refused:
-        public_key_of(second, database())
-
-    assert str(refused.value).startswith("PUSHCORE_DATA_DIR: the VAPID key pair in")
-    assert f"copy {VAPID_KEY_FILE}" in str(refused.value)
-    # Copying the first server's key file, as the message says, lets it start.
-    shutil.copy(first / VAPID_KEY_FILE, second / VAPID_KEY_FILE)
     assert public_key_of(second, database()) == shared
-    assert public_key_of(first, database()) == shared
+    assert (second / VAPID_KEY_FILE).read_bytes() == (first / VAPID_KEY_FILE).read_bytes()
+    assert stat.S_IMODE((second / VAPID_KEY_FILE).stat().st_mode) == 0o600
+
+
+def test_a_data_directory_holding_another_pair_is_refused_at_start(
+    tmp_path: Path, database: Callable[[], str]
+) -> None:
+    first, other = tmp_path / "first", tmp_path / "other"
+    shared = public_key_of(first, database())
+    public_key_of(other, f"sqlite:///{tmp_path / 'elsewhere.db'}")  # its own pair
+
+    with pytest.raises(ConfigError) as refused:
+        public_key_of(other, database())
+
+    assert str(refused.value).startswith(
+        f"PUSHCORE_DATA_DIR: {other / VAPID_KEY_FILE} holds another VAPID key pair"
+    )
+    # Moved away, as the message says: the database's pair is adopted.
+    (other / VAPID_KEY_FILE).rename(tmp_path / "old.pem")
+    assert public_key_of(other, database()) == shared

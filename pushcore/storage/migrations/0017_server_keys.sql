@@ -1,7 +1,8 @@
--- 0017: public facts every process on one database must agree on, by name.
--- 'vapid' holds the VAPID public key (never the private one, which stays in
--- the data directory): a browser subscription is bound to the key it was made
--- with, so a process that signs with another pair is refused at its start.
+-- 0017: what every process on one database must share, by name. 'vapid' is
+-- the Web Push (VAPID) key pair in PEM: a browser subscription is bound to the
+-- key it was made with, so every process signs with the first one's pair
+-- (gateways/vapid.py). Like the webhook devices' signing secrets, it is as
+-- secret as the database itself.
 
 CREATE TABLE server_keys (
     name       text NOT NULL PRIMARY KEY,
