@@ -139,7 +139,7 @@ def test_services_are_built_only_when_needed_and_closed_at_the_end(
         events.append("close")
         real_close(self)
 
-    monkeypatch.setattr("pushcore_cli.commands.build_services", build)
+    monkeypatch.setattr("pushcore.bootstrap.build_services", build)
     monkeypatch.setattr(Services, "close", close)
 
     assert cli("keys list --help").exit_code == 0
