@@ -2,8 +2,9 @@
 
 Notifications settled more than ``keep`` ago go with their deliveries
 (PUSHCORE_RETENTION; 0 keeps everything), the stats' minute buckets older
-than any window go too, and so do expired refresh tokens and single sign-on
-rows. Each batch is one short transaction of at most ``batch`` deliveries
+than any window go too, and so do expired refresh tokens, single sign-on
+rows and `live` devices unused for 30 days (neither registered again nor
+delivered to). Each batch is one short transaction of at most ``batch`` deliveries
 and ``batch`` notifications, followed by a pause: on SQLite a claim of the
 engine waits for the one writer, so no batch may hold it for long. When a
 pass finds nothing more, the task rests a second: under a steady load each
@@ -23,12 +24,14 @@ import asyncio
 import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import attrs
 
+from pushcore.consistency import detach_device
 from pushcore.domain.idempotency import REPLAY_WINDOW
-from pushcore.ports import Clock, Store
+from pushcore.domain.scheduling import STALE_LIVE_DEVICE
+from pushcore.ports import Clock, Store, Transaction
 
 log = logging.getLogger("pushcore.retention")
 # How far back the stats look (24 hours, in whole minutes), and a margin.
@@ -67,9 +70,20 @@ class Retention:
             deleted += tx.refresh_tokens.delete_expired(now, self.config.batch)
             # Sign-in round trips and one-time codes are refused once expired anyway.
             deleted += tx.sign_ins.delete_expired(now, self.config.batch)
+            deleted += self._remove_stale_live_devices(tx, now)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
         return deleted
+
+    def _remove_stale_live_devices(self, tx: Transaction, now: datetime) -> int:
+        """Remove live devices unused for STALE_LIVE_DEVICE, whatever ``keep`` says."""
+        # A bound on what an account holds, not history: an app or `pushctl
+        # listen` registers its live device again each time it opens.
+        stale = tx.devices.stale_live(now - STALE_LIVE_DEVICE, self.config.batch)
+        for account_id, device_id in stale:
+            if tx.devices.delete(account_id, device_id):
+                detach_device(tx, device_id, now, "device_removed")
+        return len(stale)
 
     async def _sweep_in_thread(self) -> int:
         running = self._thread.submit(self.sweep)

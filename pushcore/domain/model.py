@@ -125,6 +125,9 @@ class Device:
     last_delivered_at: datetime | None = None
     # Webhook devices: what each delivery is signed with (domain/webhooks.py).
     webhook_secret: str | None = None
+    # The last registration of its token (None: not since migration 0014, so
+    # its creation); with last_delivered_at, what says a live device is in use.
+    refreshed_at: datetime | None = None
 
     @property
     def token_prefix(self) -> str:

@@ -118,6 +118,15 @@ class DeviceRepository(Protocol):
         """The account's devices, newest first, deactivated ones included."""
         ...
 
+    def count(self, account_id: str) -> int:
+        """How many devices the account holds, deactivated ones included."""
+        ...
+
+    def stale_live(self, before: datetime, limit: int) -> Sequence[tuple[str, str]]:
+        """Up to ``limit`` (account id, device id) of live devices neither registered
+        nor delivered to since ``before``."""
+        ...
+
     def delete(self, account_id: str, device_id: str) -> bool:
         """Remove the device; False when the account has no such device."""
         ...

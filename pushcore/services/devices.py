@@ -7,11 +7,12 @@ from collections.abc import Sequence
 import attrs
 
 from pushcore.consistency import attach_device, detach_device
-from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.errors import FieldError, NotFound, PlanLimit, ValidationError
 from pushcore.domain.inputs import NewDevice, device_errors
-from pushcore.domain.model import Device, Platform
+from pushcore.domain.model import Device, Plan, Platform
+from pushcore.domain.scheduling import FREE_PLAN_DEVICES, PRO_PLAN_DEVICES
 from pushcore.domain.webhooks import new_secret
-from pushcore.ports import Clock, IdGenerator, Random, Store, UrlGuard, Waker
+from pushcore.ports import Clock, IdGenerator, Random, Store, Transaction, UrlGuard, Waker
 
 
 @attrs.frozen
@@ -65,11 +66,12 @@ class DeviceService:
                     keys=request.keys,
                     is_active=True,
                     webhook_secret=secret,
+                    refreshed_at=now,
                 )
-                if device != existing:
-                    tx.devices.update(device)
+                tx.devices.update(device)
                 result = Registration(device, created=False)
             else:
+                self._within_plan(tx, account_id)
                 device = Device(
                     id=self._ids.new_id("dev"),
                     account_id=account_id,
@@ -79,6 +81,7 @@ class DeviceService:
                     created_at=now,
                     keys=request.keys,
                     webhook_secret=secret,
+                    refreshed_at=now,
                 )
                 tx.devices.add(device)
                 result = Registration(device, created=True)
@@ -87,6 +90,19 @@ class DeviceService:
         if due is not None:
             self._waker.wake(due)
         return result
+
+    @staticmethod
+    def _within_plan(tx: Transaction, account_id: str) -> None:
+        """PlanLimit when the account already holds its plan's number of devices."""
+        # Counted under the account's plan-limit lock: two registrations at once
+        # are serialised, so the second sees the first and the limit holds.
+        tx.locks.plan_limits(account_id)
+        account = tx.accounts.get(account_id)
+        pro = account is not None and account.plan is Plan.PRO
+        limit = PRO_PLAN_DEVICES if pro else FREE_PLAN_DEVICES
+        if tx.devices.count(account_id) >= limit:
+            plan = "pro" if pro else "free"
+            raise PlanLimit(f"The {plan} plan allows {limit} devices; remove one first")
 
     def list(self, account_id: str) -> Sequence[Device]:
         """The account's devices, newest first, deactivated ones included."""

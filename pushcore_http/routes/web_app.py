@@ -24,6 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pushcore.domain.codes import is_stream_code
+from pushcore_http.routes import services_of
 
 PACKAGE_DIR = "webapp"
 SHELL = "index.html"
@@ -144,10 +145,18 @@ async def share_qr(request: Request) -> Response:
     code: str = request.path_params["code"]
     if not is_stream_code(code):
         return _not_found()
-    link = f"{str(request.base_url).rstrip('/')}/app/subscribe/{code}"
-    svg = _qr_svg(link)
-    headers = {**SECURITY_HEADERS, "Cache-Control": "public, max-age=86400"}
-    return Response(svg, media_type="image/svg+xml", headers=headers)
+    public = services_of(request).settings.public_base
+    # With PUSHCORE_PUBLIC_URL the link never depends on the request's Host,
+    # so a shared cache may keep it. Without it the link follows Host: kept by
+    # this browser only, or a forged Host would poison what others are shown.
+    base = public or str(request.base_url).rstrip("/")
+    cache = "public, max-age=86400" if public else "private, max-age=86400"
+    headers = {**SECURITY_HEADERS, "Cache-Control": cache}
+    if not public:
+        headers["Vary"] = "Host"
+    return Response(
+        _qr_svg(f"{base}/app/subscribe/{code}"), media_type="image/svg+xml", headers=headers
+    )
 
 
 @functools.lru_cache(maxsize=256)

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.e2e.server import Server
+from tests.fakes.webpush_server import WebPushServer, running_webpush_server
 
 CHROMIUM = Path(os.environ.get("PUSHCORE_TEST_CHROMIUM", "/usr/bin/chromium"))
 ARGS = [
@@ -124,6 +125,13 @@ class Publication:
             headers={"X-API-Key": self.key},
         )
         assert sent.status_code == 201, sent.text
+
+
+@pytest.fixture
+def webpush() -> Iterator[WebPushServer]:
+    """The fake push service on loopback."""
+    with running_webpush_server() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

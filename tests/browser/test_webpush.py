@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import AppServer, problems, sign_in
-from tests.fakes.webpush_server import WebPushServer, running_webpush_server
+from tests.fakes.webpush_server import WebPushServer
 
 FAKE_PUSH_MANAGER = """
 (subscription) => {
@@ -43,13 +41,6 @@ SHOWN = """async () => {
   const all = await registration.getNotifications();
   return all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
 }"""
-
-
-@pytest.fixture
-def webpush() -> Iterator[WebPushServer]:
-    """The fake push service on loopback."""
-    with running_webpush_server() as running:
-        yield running
 
 
 def test_enable_notifications_and_the_worker_shows_a_push(

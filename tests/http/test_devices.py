@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from tests.conftest import Api
+from tests.http.test_streams import assert_error
 
 IOS_TOKEN = "a1" * 32
 _POINT = (
@@ -227,3 +228,19 @@ def test_read_scope_lists_but_cannot_register(api: Api) -> None:
     listed = api.client.get("/api/devices", headers=writer)
     assert listed.status_code == 401
     assert listed.json()["error"] == "API key missing required scope: devices:read"
+
+
+def test_the_101st_device_of_a_free_account_is_a_403_plan_limit(api: Api) -> None:
+    headers = api.key("alice", "devices:write", "devices:read")
+    for i in range(100):
+        body = {"platform": "ios", "token": f"{i:064x}"}
+        assert api.client.post("/api/devices", json=body, headers=headers).status_code == 201
+    refused = api.client.post(
+        "/api/devices", json={"platform": "ios", "token": f"{100:064x}"}, headers=headers
+    )
+    assert_error(refused, 403, "plan_limit")
+    again = api.client.post(
+        "/api/devices", json={"platform": "ios", "token": f"{5:064x}"}, headers=headers
+    )
+    assert again.status_code == 200
+    assert len(api.client.get("/api/devices", headers=headers).json()) == 100

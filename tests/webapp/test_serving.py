@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
+from pathlib import Path
 
 import pytest
+import segno
 from starlette.testclient import TestClient
 
+from pushcore import build_services, load_settings
+from pushcore_http import create_app
 from pushcore_http.routes.web_app import assets
 
 SECURITY = ("content-security-policy", "x-content-type-options", "referrer-policy")
@@ -126,3 +131,38 @@ def test_the_qr_code_is_an_svg_of_the_share_link(client: TestClient) -> None:
     assert response.text.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     _secure(response.headers)
     assert client.get("/app/qr/not_a_code.svg").status_code == 404
+
+
+def _qr_of(link: str) -> str:
+    """The SVG segno draws for ``link`` with the app's options, to compare answers with."""
+    out = io.BytesIO()
+    segno.make(link, error="m").save(
+        out, kind="svg", xmldecl=False, svgns=True, scale=4, border=4, dark="#000", light="#fff"
+    )
+    return out.getvalue().decode()
+
+
+def test_without_a_public_url_the_qr_code_is_never_kept_by_a_shared_cache(
+    client: TestClient,
+) -> None:
+    response = client.get("/app/qr/abandon-7k2q.svg", headers={"Host": "evil.example"})
+    assert response.status_code == 200
+    cache = response.headers["cache-control"]
+    # A shared cache keeps neither a private answer nor, keyed without Host, one that varies on it.
+    assert "public" not in cache
+    assert "private" in cache or "host" in response.headers.get("vary", "").lower()
+
+
+def test_with_a_public_url_a_forged_host_gets_the_public_urls_qr_code(tmp_path: Path) -> None:
+    settings = load_settings(
+        env={}, data_dir=tmp_path / "data", public_url="https://push.example/base/"
+    )
+    services = build_services(settings)
+    try:
+        with TestClient(create_app(services, run_engine=False)) as client:
+            response = client.get("/app/qr/abandon-7k2q.svg", headers={"Host": "evil.example"})
+    finally:
+        services.close()
+    assert response.status_code == 200
+    assert response.text == _qr_of("https://push.example/base/app/subscribe/abandon-7k2q")
+    assert response.text != _qr_of("http://evil.example/app/subscribe/abandon-7k2q")

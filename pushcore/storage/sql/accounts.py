@@ -127,7 +127,8 @@ class Devices(Repository):
             self._sql.run(
                 "UPDATE devices SET platform = :platform, token = :token, name = :name,"
                 " keys_p256dh = :keys_p256dh, keys_auth = :keys_auth, is_active = :is_active,"
-                " last_delivered_at = :last_delivered_at, webhook_secret = :webhook_secret"
+                " last_delivered_at = :last_delivered_at, webhook_secret = :webhook_secret,"
+                " refreshed_at = :refreshed_at"
                 " WHERE id = :id",
                 DEVICES.codec(self._dialect).params(device),
             )
@@ -172,6 +173,23 @@ class Devices(Repository):
     def list(self, account_id: str) -> Sequence[Device]:
         """The account's devices, newest first, deactivated ones included."""
         return self._devices("account_id = ? ORDER BY id DESC", account_id)
+
+    def count(self, account_id: str) -> int:
+        """How many devices the account holds, deactivated ones included."""
+        (count,) = self._sql.one("SELECT COUNT(*) FROM devices WHERE account_id = ?", (account_id,))
+        return int(count)
+
+    def stale_live(self, before: datetime, limit: int) -> Sequence[tuple[str, str]]:
+        """Up to ``limit`` (account id, device id) of live devices neither registered
+        nor delivered to since ``before``."""
+        at = self._dialect.time(before)
+        rows = self._sql.all(
+            "SELECT account_id, id FROM devices WHERE platform = 'live'"
+            " AND COALESCE(refreshed_at, created_at) < ?"
+            " AND (last_delivered_at IS NULL OR last_delivered_at < ?) LIMIT ?",
+            (at, at, limit),
+        )
+        return [(str(account_id), str(device_id)) for account_id, device_id in rows]
 
     def delete(self, account_id: str, device_id: str) -> bool:
         """Remove the device; False when the account has no such device."""

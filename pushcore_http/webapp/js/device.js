@@ -86,3 +86,42 @@ export async function currentEndpoint() {
 export function isLiveToken(prefix) {
   return liveToken().startsWith(prefix);
 }
+
+async function removeDevice(registration) {
+  const device = await registration;
+  await api("DELETE", `/api/devices/${device.id}`);
+}
+
+/**
+ * At sign-out, while the tokens still work: remove this browser's `live` and
+ * `web` devices and end its push subscription, so nothing reaches it afterwards.
+ * Each device's id comes from registering it again (an idempotent upsert that
+ * answers with the account's device for that token), so a registration still
+ * under way, or one made by an earlier visit, is found all the same.
+ */
+export async function forgetThisBrowser() {
+  const steps = [removeDevice(registerLive())];
+  if (pushSupported()) {
+    steps.push(
+      (async () => {
+        const registration = await navigator.serviceWorker.getRegistration("/app/");
+        const subscription = await registration?.pushManager.getSubscription();
+        if (!subscription) return;
+        const json = subscription.toJSON();
+        try {
+          await removeDevice(
+            api("POST", "/api/devices", {
+              platform: "web",
+              token: json.endpoint,
+              keys: { p256dh: json.keys.p256dh, auth: json.keys.auth },
+            }),
+          );
+        } finally {
+          // Even when the server can't be told, the endpoint dies with the subscription.
+          await subscription.unsubscribe();
+        }
+      })(),
+    );
+  }
+  await Promise.allSettled(steps);
+}

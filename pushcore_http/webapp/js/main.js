@@ -1,6 +1,6 @@
 // The app's entry: the session, the router, the status line and the live channel.
 import * as session from "./api.js";
-import { registerLive } from "./device.js";
+import { forgetThisBrowser, registerLive } from "./device.js";
 import { fill, h } from "./dom.js";
 import * as live from "./live.js";
 import { forget } from "./publisher.js";
@@ -14,7 +14,6 @@ const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const statusLine = document.getElementById("status");
 let cleanup = null;
-let liveDevice = null;
 let signInError = null;
 let rendered = false;
 // While booting, the boot renders once at its end (a resumed session would render too).
@@ -46,8 +45,8 @@ const context = {
   signOut: async () => {
     live.stop();
     await forget();
-    if (liveDevice) await session.api("DELETE", `/api/devices/${liveDevice}`).catch(() => {});
-    liveDevice = null;
+    // Before the tokens go: nothing may reach this browser once signed out.
+    await forgetThisBrowser();
     await session.signOut();
   },
   signInError: () => signInError,
@@ -116,11 +115,7 @@ live.listen(({ type }) => {
 session.on("session", async (account) => {
   if (account) {
     live.start();
-    registerLive()
-      .then((device) => {
-        liveDevice = device.id;
-      })
-      .catch(() => {});
+    registerLive().catch(() => {});
   } else {
     live.stop();
   }
