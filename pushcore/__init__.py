@@ -70,8 +70,7 @@ from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
 from pushcore.services import Principal, Services
 from pushcore.services.notifications import NotificationDetail
-
-__version__ = "0.1.0"
+from pushcore.version import __version__
 
 __all__ = [
     "Account",

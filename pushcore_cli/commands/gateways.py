@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from pushcore.bootstrap import PLATFORMS
 from pushcore.gateways.checks import check_gateways
 from pushcore.runtime.system import SystemClock
 from pushcore_cli import output
@@ -25,7 +26,7 @@ def check(ctx: typer.Context, json_output: output.JsonOption = False) -> None:
 
     Example: PUSHCORE_VAPID_SUBJECT=mailto:ops@example.com pushctl gateways check
     """
-    results = check_gateways(state_of(ctx).settings, SystemClock())
+    results = check_gateways(PLATFORMS, state_of(ctx).settings, SystemClock())
     if json_output:
         rows = [
             {
