@@ -123,7 +123,8 @@ _LAZY = {
     "NotificationDetail": "pushcore.services.notifications",
 }
 
-__version__ = "0.1.0"
+# Eager: a module of one constant (metrics and the OpenAPI document read it there too).
+from pushcore.version import __version__  # noqa: E402
 
 __all__ = [
     "Account",

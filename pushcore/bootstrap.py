@@ -10,12 +10,10 @@ import base64
 import logging
 import os
 import secrets
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-import attrs
 import httpx
 
 from pushcore.config import Settings, retry_policy
@@ -25,6 +23,7 @@ from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore.gateways.apns import ApnsGateway
+from pushcore.gateways.checks import PlatformSetup
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.live import LiveGateway
 from pushcore.gateways.log import LogGateway
@@ -235,29 +234,6 @@ def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
         return _build_gateways(settings, clock)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-
-
-class CheckableGateway(Gateway, Protocol):
-    """A platform gateway that can load its credentials and sign without sending."""
-
-    def check(self) -> str:
-        """What was loaded; raises OSError, ValueError or KeyError when it does not work."""
-        ...
-
-
-@attrs.frozen
-class PlatformSetup:
-    """How one credentialed platform is configured and its gateway built."""
-
-    platform: Platform
-    name: str
-    needs: str  # the settings to set, for messages
-    configured: Callable[[Settings], bool]
-    build: Callable[[Settings, Clock], CheckableGateway]
-
-    def missing(self) -> str:
-        """Why deliveries to this platform fail while it is not configured."""
-        return f"{self.name} is not configured (set {self.needs})"
 
 
 # The one decision of whether each platform is configured: the engine's

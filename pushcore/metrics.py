@@ -21,12 +21,12 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from pushcore import __version__
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Retry, TokenInvalid
 from pushcore.domain.retry import RetryPolicy
 from pushcore.live import LiveHub
 from pushcore.ports import Clock, EachGateway, Gateway, Store
+from pushcore.version import __version__
 
 log = logging.getLogger("pushcore.metrics")
 

@@ -24,7 +24,7 @@ from pushcore.domain.codes import API_KEY_PREFIX
 from pushcore.domain.errors import Unauthorized
 from pushcore.domain.scopes import Scope
 from pushcore.services import Principal, Services
-from pushcore_http.routes import services_of
+from pushcore_http.state import services_of
 
 # What a caller who sent the wrong kind of credential should do instead.
 KEY_GOES_IN_HEADER = "an API key goes in the X-API-Key header, not Authorization: Bearer"

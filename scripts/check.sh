@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# Set up and run every check: ruff (lint and format), mypy --strict, the whole test suite.
-# Extra arguments go to pytest (e.g. -k keys, or -m "not slow").
+# Set up and run every check: ruff (lint and format), mypy --strict, the whole test suite
+# on every core (pytest-xdist; tests/README.md says what a test must do to run beside others).
+# --quick (first argument): the inner loop, the same checks but only the in-process tests
+# (unit, services, HTTP against the app; no subprocess server, PostgreSQL or browser).
+# Extra arguments go to pytest (e.g. -k keys, or -m "not slow"; -n 0 runs in one process).
 source "$(dirname "$0")/_venv.sh" dev,postgres
 cd "$root"
+tests=()
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  tests=(tests/unit tests/services tests/http tests/test_docs.py tests/test_arrows.py
+         -m "not postgres and not slow")
+fi
 echo "== ruff check";  .venv/bin/ruff check .
 echo "== ruff format"; .venv/bin/ruff format --check .
 echo "== mypy";        .venv/bin/mypy
-echo "== pytest";      .venv/bin/pytest "$@"
+echo "== pytest";      .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup \
+                         ${tests[@]+"${tests[@]}"} "$@"

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
@@ -21,6 +23,24 @@ from tests.fakes.clock import FakeClock
 if TYPE_CHECKING:
     # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
     from tests.pg import Cluster
+
+
+# Hypothesis: CI runs the same examples every time (a red run is reproducible, never a
+# coin toss); a developer's runs explore new ones. Neither has a per-example deadline:
+# on a shared 2-core machine under xdist an example's time says more about the
+# neighbours than about the code (speed is measured in benchmarks/, not in tests).
+# HYPOTHESIS_PROFILE picks one by name (e.g. "ci" to replay CI's examples locally).
+hypothesis_settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
 
 
 # Modules whose every test is marked postgres and which import psycopg at the top.
@@ -41,6 +61,32 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     deselected = "not postgres" in (config.getoption("markexpr") or "")
     return True if deselected and not _psycopg_installed() else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, keep together the tests that share a module- or package-scoped fixture.
+
+    Such a fixture (a `pushctl serve` subprocess, Playwright's driver and Chromium)
+    would otherwise start once on every worker its tests land on; grouped
+    (``--dist loadgroup``), it starts once. The browser package is one group: its
+    fixtures are package-scoped. Tests with only function- and session-scoped
+    fixtures are spread one by one.
+    """
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        info = getattr(item, "_fixtureinfo", None)  # doctest items have none
+        definitions = info.name2fixturedefs if info is not None else {}
+        scopes = {d.scope for name in definitions for d in definitions[name]}
+        group = None
+        if "package" in scopes:
+            group = item.path.parent
+        elif scopes & {"module", "class"}:
+            group = item.path
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(str(group.relative_to(config.rootpath))))
 
 
 @pytest.fixture

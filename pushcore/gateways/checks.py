@@ -2,16 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import attrs
 
 from pushcore.config import Settings
 from pushcore.domain.model import Platform
-from pushcore.ports import Clock
+from pushcore.ports import Clock, Gateway
 
-if TYPE_CHECKING:
-    from pushcore.bootstrap import PlatformSetup
+
+class CheckableGateway(Gateway, Protocol):
+    """A platform gateway that can load its credentials and sign without sending."""
+
+    def check(self) -> str:
+        """What was loaded; raises OSError, ValueError or KeyError when it does not work."""
+        ...
+
+
+@attrs.frozen
+class PlatformSetup:
+    """How one credentialed platform is configured and its gateway built."""
+
+    platform: Platform
+    name: str
+    needs: str  # the settings to set, for messages
+    configured: Callable[[Settings], bool]
+    build: Callable[[Settings, Clock], CheckableGateway]
+
+    def missing(self) -> str:
+        """Why deliveries to this platform fail while it is not configured."""
+        return f"{self.name} is not configured (set {self.needs})"
 
 
 @attrs.frozen
@@ -33,10 +54,11 @@ def _check(setup: PlatformSetup, settings: Settings, clock: Clock) -> GatewayChe
         return GatewayCheck(setup.platform, True, False, str(exc) or type(exc).__name__)
 
 
-def check_gateways(settings: Settings, clock: Clock) -> list[GatewayCheck]:
+def check_gateways(
+    platforms: Sequence[PlatformSetup], settings: Settings, clock: Clock
+) -> list[GatewayCheck]:
     """Load each configured platform's credentials and sign with them, without sending."""
-    # bootstrap decides what is configured; imported here as it imports every gateway.
-    from pushcore.bootstrap import PLATFORMS
-
-    checks = [_check(setup, settings, clock) for setup in PLATFORMS]
+    # The composition root's PLATFORMS is passed in: it imports every gateway,
+    # and this module sits below it.
+    checks = [_check(setup, settings, clock) for setup in platforms]
     return [*checks, GatewayCheck(Platform.WEBHOOK, True, True, "ready (needs no credentials)")]

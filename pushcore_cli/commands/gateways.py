@@ -23,10 +23,11 @@ def check(ctx: typer.Context, json_output: output.JsonOption = False) -> None:
 
     Example: PUSHCORE_VAPID_SUBJECT=mailto:ops@example.com pushctl gateways check
     """
+    from pushcore.bootstrap import PLATFORMS
     from pushcore.gateways.checks import check_gateways
     from pushcore.runtime.system import SystemClock
 
-    results = check_gateways(state_of(ctx).settings, SystemClock())
+    results = check_gateways(PLATFORMS, state_of(ctx).settings, SystemClock())
     if json_output:
         rows = [
             {

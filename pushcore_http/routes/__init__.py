@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from pushcore.converter import View, to_json
-from pushcore.services import Services
-
-
-def services_of(request: Request) -> Services:
-    """The services the app was built with."""
-    services: Services = request.app.state.services
-    return services
+from pushcore_http.state import services_of as services_of  # routes read it from here
 
 
 def view_response(data: View | Sequence[View], status_code: int = 200) -> JSONResponse:

@@ -73,6 +73,11 @@ def strategy(tp: Any, instants: st.SearchStrategy[datetime]) -> st.SearchStrateg
         return st.dictionaries(st.text(max_size=8), strategy(args[1], instants), max_size=3)
     if tp is datetime:
         return instants
+    if tp is str:
+        # Short: a page nests notifications in deliveries in lists, and unbounded
+        # text made its examples overrun Hypothesis's buffer and trip its
+        # too_slow/data_too_large health checks on a busy machine (the flaky test).
+        return st.text(max_size=12)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(tp)
     if attrs.has(tp):

@@ -210,7 +210,7 @@ def test_groups_are_bounded_in_works_and_in_time(watched: Watched) -> None:
 def test_other_writers_get_the_lock_between_groups(store: Store) -> None:
     """A steady stream of groups never keeps another writer (the engine's claim) out."""
     writer = GroupWriter(store)
-    stop = threading.Event()
+    stop, flooding = threading.Event(), threading.Event()
 
     def flood() -> None:
         n = 0
@@ -218,11 +218,12 @@ def test_other_writers_get_the_lock_between_groups(store: Store) -> None:
             futures = [writer.submit(add(f"ntf_{n + i:06}")) for i in range(50)]
             n += 50
             futures[-1].result(5)
+            flooding.set()  # groups are committing one after another
 
     flooder = threading.Thread(target=flood)
     flooder.start()
     try:
-        time.sleep(0.2)
+        assert flooding.wait(5)
         waits = []
         for _ in range(20):
             asked = time.monotonic()

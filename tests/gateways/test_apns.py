@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
@@ -39,6 +40,15 @@ from pushcore.gateways.apns import PRODUCTION_URL, SANDBOX_URL, ApnsGateway, enc
 from tests.fakes.apns_server import Answer, ApnsRequest, FakeApns, running_apns
 from tests.fakes.clock import FakeClock
 from tests.gateways.support import CREATED, closed_port, notification, silent_listener
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait, polling, until ``condition`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        await asyncio.sleep(0.005)
+
 
 T = TypeVar("T")
 KEY_ID, TEAM_ID, TOPIC = "KEY9876543", "TEAM123456", "com.example.pushcore"
@@ -415,7 +425,7 @@ def test_a_cancelled_send_frees_its_streams(apns: FakeApns, clock: FakeClock) ->
 
     async def scenario(gw: ApnsGateway) -> list[Outcome]:
         sending = asyncio.ensure_future(gw.send(many(5, "slow")))
-        await asyncio.sleep(0.3)
+        await until(lambda: len(apns.requests) == 5)  # all five streams open, unanswered
         sending.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sending
@@ -445,7 +455,7 @@ def test_a_connection_lost_in_flight_is_retry(apns: FakeApns, clock: FakeClock) 
 
     async def scenario(gw: ApnsGateway) -> list[Outcome]:
         sending = asyncio.ensure_future(gw.send(many(5)))
-        await asyncio.sleep(0.2)
+        await until(lambda: len(apns.requests) == 5)  # in flight: received, unanswered
         apns.drop_connections()
         return list(await sending)
 

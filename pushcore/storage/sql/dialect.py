@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pushcore.domain.errors import Unavailable
-from pushcore.storage.sql.counters import Tally
+from pushcore.storage.sql.tally import Tally
 
 # A derived table's column types, the kinds of sql/rows.py's codecs.
 ColumnType = str  # "text", "int", "bool", "time" or "json"

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
-from pushcore.storage.sql.counters import Tally
+from pushcore.storage.sql.counters import flush
 from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
@@ -18,6 +18,7 @@ from pushcore.storage.sql.people import Passwords, RefreshTokens
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.streams import Streams, Subscriptions
+from pushcore.storage.sql.tally import Tally
 
 # Namespaces (the first key of an advisory lock) of the decisions that must
 # be serialised across processes but have no row to lock yet. "push" in
@@ -147,4 +148,4 @@ class Transaction:
 
     def finish(self) -> None:
         """Bring the accounts' counts up to date; the store calls this just before COMMIT."""
-        self._sql.tally.flush(self._sql)
+        flush(self._sql.tally, self._sql)
