@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
+
+from starlette.applications import Starlette
 
 from pushcore.config import Settings
 from pushcore_http.connections import (
@@ -35,6 +38,9 @@ from pushcore_http.connections import (
 
 MAX_HEAD_BYTES = 16 * 1024
 """Request line and headers of one request, in all (API.md, "Limits and fairness")."""
+
+STOP_GRACE = 3
+"""Seconds a stop waits for the requests in flight (uvicorn's whole seconds)."""
 
 log = logging.getLogger("pushcore.http")
 
@@ -226,6 +232,26 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     return GuardedHttpTools
 
 
+def serve(app: Starlette, settings: Settings, sock: socket.socket, *, host: str) -> None:
+    """Serve ``app`` (from :func:`pushcore_http.create_app`) on the bound ``sock`` until
+    SIGINT or SIGTERM."""
+    import uvicorn
+
+    services = app.state.services
+    config = uvicorn.Config(app, **server_options(settings, host=host, port=sock.getsockname()[1]))
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, ending the open live channels as its stop begins: uvicorn
+        waits for every response to end, and a channel's would not (API.md: end them at
+        once, finish the requests in flight, exit within 5 s)."""
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            services.live.end_all("shutdown")
+            await super().shutdown(sockets)
+
+    Server(config).run(sockets=[sock])
+
+
 def server_options(settings: Settings, *, host: str, port: int) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` serving on host:port."""
     return {
@@ -237,4 +263,7 @@ def server_options(settings: Settings, *, host: str, port: int) -> dict[str, Any
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         # A log line per request costs more than many requests do; off unless asked for.
         "access_log": settings.access_log,
+        # At a stop, requests still running after this are cancelled: with the engine's
+        # own stop and the store's close after it, the process exits within 5 s.
+        "timeout_graceful_shutdown": STOP_GRACE,
     }

@@ -292,11 +292,15 @@ class LiveHub:
                 if channel.key_id in dead:
                     channel.end("revoked")
 
-    async def aclose(self) -> None:
-        """Stop looking (at shutdown); open channels end."""
+    def end_all(self, reason: str) -> None:
+        """End every open channel (their clients resume by id, elsewhere or later)."""
         for channels in tuple(self._channels.values()):
             for channel in tuple(channels):
-                channel.end("shutdown")
+                channel.end(reason)
+
+    async def aclose(self) -> None:
+        """Stop looking (at shutdown); open channels end."""
+        self.end_all("shutdown")
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

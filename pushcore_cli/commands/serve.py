@@ -43,10 +43,8 @@ def serve(
     Example: pushctl serve --port 8080
     """
     # Imported here: the server's dependencies are not needed by any other command.
-    import uvicorn
-
     from pushcore_http import create_app
-    from pushcore_http.server import server_options
+    from pushcore_http.server import serve as run_server
 
     state = state_of(ctx)
     settings = state.settings
@@ -62,9 +60,8 @@ def serve(
         app = create_app(state.build_services(), run_engine=engine)
         where = url(host, sock.getsockname()[1])
         output.say(f"pushcore serving on {where} (data directory: {settings.data_dir})")
-        config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
         settle_heap()
-        uvicorn.Server(config).run(sockets=[sock])
+        run_server(app, settings, sock, host=host)
     finally:
         sock.close()
 
