@@ -28,6 +28,7 @@ from pushcore.ports import Clock
 from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
 from pushcore_http.auth import Accepts, authenticated, served
+from pushcore_http.ratelimit import client_key
 
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -145,6 +146,7 @@ class Events(HTTPEndpoint):
             token = request.headers.get("authorization", "").partition(" ")[2].strip()
             until = verified_expiry(token)
         hub = services.live
-        channel = await hub.open(caller.account_id, caller.key_id, after)
+        address = client_key(request.scope)
+        channel = await hub.open(caller.account_id, caller.key_id, after, address)
         stream = _events(hub, channel, services.clock, until, after is not None)
         return EventStream(hub, channel, stream)
