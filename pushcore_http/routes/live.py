@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator
 from datetime import datetime
 
+from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -25,7 +26,6 @@ from pushcore.domain.scopes import Scope as ApiScope
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.ports import Clock
-from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
 from pushcore_http.auth import Accepts, authenticated, served
 from pushcore_http.ratelimit import client_key
@@ -137,10 +137,11 @@ class Events(HTTPEndpoint):
         header = request.headers.get("last-event-id")
         since = request.query_params.get("since") or None
         after = None
-        if header:
-            after = parse_entry_id(header, "Last-Event-ID")
-        elif since is not None:
-            after = parse_entry_id(since, "since")
+        if header or since is not None:
+            field, value = ("Last-Event-ID", header) if header else ("since", since or "")
+            after = await run_in_threadpool(
+                services.inbox.resume_point, caller.account_id, value, field
+            )
         until = None
         if caller.key_id is None:
             token = request.headers.get("authorization", "").partition(" ")[2].strip()

@@ -20,7 +20,7 @@ from pushcore.delivery import EngineConfig
 from pushcore.delivery.ledger import Ledger
 from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound, ValidationError
-from pushcore.domain.inbox import InboxPage, entry_id
+from pushcore.domain.inbox import InboxPage
 from pushcore.domain.inputs import InboxRead, NewDevice, NewNotification, NewStream, StreamSend
 from pushcore.domain.model import Notification, Platform, Stream
 from pushcore.domain.scheduling import Delay
@@ -153,7 +153,7 @@ def test_pages_go_newest_first_with_a_cursor_and_an_unread_filter(ib: Inboxes) -
     first = ib.page("alice", limit=2)
     assert [i.notification.title for i in first.items] == ["n4", "n3"]
     assert first.next_before is not None
-    rest = ib.page("alice", limit=10, before=entry_id(first.next_before))
+    rest = ib.page("alice", limit=10, before=first.next_before)
     assert [i.notification.title for i in rest.items] == ["n2", "n1", "n0"]
     assert rest.next_before is None
     inbox = ib.services.inbox

@@ -10,7 +10,7 @@ import pytest
 
 from pushcore import build_services, load_settings
 from pushcore.domain.errors import RateLimited
-from pushcore.domain.inbox import Dismissed, InboxEntry, InboxItem, Read, entry_id
+from pushcore.domain.inbox import Dismissed, InboxEntry, InboxItem, Read
 from pushcore.domain.inputs import InboxRead, NewStream, StreamSend
 from pushcore.live import Channel, LiveHub, LiveLimits
 from pushcore.runtime.system import SystemClock
@@ -21,7 +21,7 @@ from tests.pg import Cluster
 
 
 def item(seq: int, account: str = "alice") -> InboxItem:
-    entry = InboxEntry(seq, account, f"ntf_{seq}", datetime.now(UTC))
+    entry = InboxEntry(seq, f"inb_{seq:032x}", account, f"ntf_{seq}", datetime.now(UTC))
     return InboxItem(entry, make_notification(f"ntf_{seq}", account))
 
 
@@ -100,7 +100,7 @@ def test_on_postgres_entries_reads_and_dismissals_reach_another_process_s_channe
 
 
 def test_long_reads_are_told_in_payloads_postgres_takes() -> None:
-    ids = tuple(entry_id(i) for i in range(1000))
+    ids = tuple(f"inb_{i:032x}" for i in range(1000))
     payloads = change_payloads("alice", Read(ids, 3))
     assert all(len(p.encode()) < 8000 for p in payloads)
     told = [read_change(p) for p in payloads]
