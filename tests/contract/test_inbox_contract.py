@@ -308,3 +308,5 @@ def test_a_resume_id_replays_exactly_what_came_after_it_even_when_it_is_gone(
     assert replay(entry_id_prefix(e1.delivered_at - timedelta(hours=1)) + "0" * 20) == ["e1", "e3"]
     with pytest.raises(ValidationError):
         inbox.resume_point("bob", "inb_nope", "since")
+    # An id from before the change (the position in base32) resumes where it was.
+    assert inbox.resume_point("bob", "inb_000000000000Z", "since") == 31
