@@ -150,7 +150,7 @@ def ms(runs: list[dict[str, Any]], key: str, pick: str) -> str:
 
 def report(runs: list[dict[str, Any]], channels: int, source: Path | None) -> str:
     """The section of docs/benchmarks.md."""
-    opened = sum((run["opened"] for run in runs), Counter())
+    opened: Counter[int] = sum((run["opened"] for run in runs), Counter())
     held = sorted({run["held"] for run in runs})
     which = f"the server of `{source}`" if source else "this tree's server"
     command = f".venv/bin/python -m benchmarks.flood --runs {len(runs)} --channels {channels}"
