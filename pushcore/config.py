@@ -84,6 +84,10 @@ class Settings:
     http_body_timeout: timedelta = timedelta(seconds=30)
     # Client connections open at once; 0: derived from the open-files limit.
     http_max_connections: int = 0
+    # A response whose client takes none of its bytes for this long is closed.
+    http_write_timeout: timedelta = timedelta(seconds=30)
+    # Live channels open at once in a process; 0: derived from the connection bound.
+    live_max_channels: int = 0
     # Where people reach this server: scheme, host and any path prefix a proxy adds.
     # Single sign-on needs it for its redirect URI (PUBLIC_URL/api/auth/oidc/callback):
     # a request's own Host and scheme are the client's to say, and a proxy changes them.
@@ -316,6 +320,12 @@ def _validate_http(settings: Settings) -> None:
     if not (settings.http_max_connections == 0 or settings.http_max_connections >= 2):
         raise ConfigError(
             "PUSHCORE_HTTP_MAX_CONNECTIONS: must be 0 (from the open-files limit) or at least 2"
+        )
+    if not timedelta(milliseconds=100) <= settings.http_write_timeout <= timedelta(hours=1):
+        raise ConfigError("PUSHCORE_HTTP_WRITE_TIMEOUT: must be from 100ms to 1h")
+    if settings.live_max_channels < 0:
+        raise ConfigError(
+            "PUSHCORE_LIVE_MAX_CHANNELS: must be 0 (from the connection bound) or more"
         )
 
 

@@ -324,6 +324,11 @@ class LiveCollector:
                 "Live channels closed because their client did not keep up (it resumes by id).",
                 stats.slow,
             ),
+            (
+                "pushcore_live_bound_closes",
+                "Live channels closed, the longest idle, for a new one at the process's bound.",
+                stats.bound,
+            ),
         )
         return [
             GaugeMetricFamily(

@@ -91,6 +91,22 @@ def connection_bound(open_files: int, configured: int = 0) -> int:
     return min(configured, derived) if configured else derived
 
 
+def channel_bound(connections: int, configured: int = 0) -> int:
+    """How many live channels may be open with ``connections`` client connections:
+    ``configured`` when set (0: derived), never more than three quarters of them, so
+    that every other request (``/healthz``, sign-in, the API) keeps a quarter."""
+    derived = max(connections * 3 // 4, 1)
+    if configured > derived:
+        log.warning(
+            "PUSHCORE_LIVE_MAX_CHANNELS=%d is more than three quarters of the %d client"
+            " connections: using %d",
+            configured,
+            connections,
+            derived,
+        )
+    return min(configured, derived) if configured else derived
+
+
 class Connections:
     """The open client connections of one server, against their bound."""
 

@@ -22,19 +22,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
+
+import attrs
+from starlette.applications import Starlette
 
 from pushcore.config import Settings
 from pushcore_http.connections import (
     HOLD_EXTENSION,
     Connections,
     Phase,
+    channel_bound,
     connection_bound,
     open_files_limit,
 )
 
 MAX_HEAD_BYTES = 16 * 1024
 """Request line and headers of one request, in all (API.md, "Limits and fairness")."""
+
+STOP_GRACE = 3
+"""Seconds a stop waits for the requests in flight (uvicorn's whole seconds)."""
 
 log = logging.getLogger("pushcore.http")
 
@@ -56,7 +64,7 @@ BUSY_REFUSAL = (
 )
 
 
-def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
+def http_protocol(settings: Settings, bound: int | None = None) -> type[asyncio.Protocol] | str:
     """The HTTP/1.1 protocol class for uvicorn: httptools with the head limit, the
     timeouts and the connection bound of ``settings``, or h11 without httptools (which
     enforces the head limit itself, see :func:`server_options`, but nothing else)."""
@@ -65,9 +73,12 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     except ImportError:  # uvicorn without [standard]
         return "h11"
 
-    connections = Connections(connection_bound(open_files_limit(), settings.http_max_connections))
+    if bound is None:
+        bound = connection_bound(open_files_limit(), settings.http_max_connections)
+    connections = Connections(bound)
     head_timeout = settings.http_head_timeout.total_seconds()
     body_timeout = settings.http_body_timeout.total_seconds()
+    write_timeout = settings.http_write_timeout.total_seconds()
 
     class GuardedHttpTools(HttpToolsProtocol):
         """httptools, refusing a request whose head passes MAX_HEAD_BYTES (a 431 and the
@@ -88,6 +99,9 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
         # phase change is an assignment, not a loop call.
         _timer: asyncio.TimerHandle | None = None
         _timer_at = 0.0
+        # While the transport's buffer is full: a timer, and the bytes then waiting.
+        _write_timer: asyncio.TimerHandle | None = None
+        _unsent = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -103,7 +117,38 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            self._stop_write_timer()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            self._unsent = self.transport.get_write_buffer_size()
+            self._stop_write_timer()
+            self._write_timer = self.loop.call_later(write_timeout, self._write_stalled)
+
+        def resume_writing(self) -> None:
+            self._stop_write_timer()
+            super().resume_writing()
+
+        def _stop_write_timer(self) -> None:
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
+
+        def _write_stalled(self) -> None:
+            # The client took nothing for write_timeout (a live channel's reader that
+            # stopped reading, say): aborted, as close() would wait for the buffer to go.
+            self._write_timer = None
+            if self.transport.is_closing():
+                return
+            unsent = self.transport.get_write_buffer_size()
+            if unsent < self._unsent:  # it took some: slow, not stalled
+                self._unsent = unsent
+                self._write_timer = self.loop.call_later(write_timeout, self._write_stalled)
+                return
+            log.debug("closed a connection whose client read nothing for %.0f s", write_timeout)
+            connections.forget(self)
+            self.transport.abort()
 
         def data_received(self, data: bytes) -> None:
             if self._phase is Phase.IDLE:
@@ -226,15 +271,46 @@ def http_protocol(settings: Settings) -> type[asyncio.Protocol] | str:
     return GuardedHttpTools
 
 
-def server_options(settings: Settings, *, host: str, port: int) -> dict[str, Any]:
-    """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` serving on host:port."""
+def serve(app: Starlette, settings: Settings, sock: socket.socket, *, host: str) -> None:
+    """Serve ``app`` (from :func:`pushcore_http.create_app`) on the bound ``sock`` until
+    SIGINT or SIGTERM."""
+    import uvicorn
+
+    services = app.state.services
+    bound = connection_bound(open_files_limit(), settings.http_max_connections)
+    # Channels never take the slots other requests need (API.md, "People-side limits").
+    channels = channel_bound(bound, settings.live_max_channels)
+    services.live.limits = attrs.evolve(services.live.limits, channels=channels)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, **server_options(settings, host=host, port=port, bound=bound))
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, ending the open live channels as its stop begins: uvicorn
+        waits for every response to end, and a channel's would not (API.md: end them at
+        once, finish the requests in flight, exit within 5 s)."""
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            services.live.end_all("shutdown")
+            await super().shutdown(sockets)
+
+    Server(config).run(sockets=[sock])
+
+
+def server_options(
+    settings: Settings, *, host: str, port: int, bound: int | None = None
+) -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` serving on host:port
+    (``bound``: the client connections open at once, derived when None)."""
     return {
         "host": host,
         "port": port,
         "log_level": settings.log_level.lower(),
         "lifespan": "on",
-        "http": http_protocol(settings),
+        "http": http_protocol(settings, bound),
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         # A log line per request costs more than many requests do; off unless asked for.
         "access_log": settings.access_log,
+        # At a stop, requests still running after this are cancelled: with the engine's
+        # own stop and the store's close after it, the process exits within 5 s.
+        "timeout_graceful_shutdown": STOP_GRACE,
     }

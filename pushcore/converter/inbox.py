@@ -9,12 +9,13 @@ import attrs
 
 from pushcore.converter._views import View, copy_fields, count, ident
 from pushcore.converter.notifications import StreamRefView
-from pushcore.domain.inbox import InboxItem, InboxPage, entry_id
+from pushcore.domain.inbox import InboxItem, InboxPage
 from pushcore.domain.model import IconStyle, Priority, Sound
 from pushcore.domain.validation import about
 
 ENTRY_ID = about(
-    "The entry's id: opaque, prefixed `inb_`, sorts by arrival.", example="inb_00000000000Z3"
+    "The entry's id: opaque, prefixed `inb_`, sorts by creation time, counts nothing.",
+    example="inb_019ac2f1e4a87c2d9b0e5f4a6c1d3b27",
 )
 UNREAD = count("Every unread entry of the account.")
 
@@ -81,7 +82,7 @@ class InboxPageView(View):
     @classmethod
     def of(cls, page: InboxPage) -> InboxPageView:
         """The view of a page."""
-        cursor = None if page.next_before is None else entry_id(page.next_before)
+        cursor = page.next_before
         return cls(tuple(InboxEntryView.of(i) for i in page.items), cursor, page.unread)
 
 

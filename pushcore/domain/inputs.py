@@ -17,7 +17,7 @@ import attrs
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
-from pushcore.domain.inbox import entry_seq
+from pushcore.domain.inbox import is_entry_id
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
     BODY_MAX,
@@ -309,7 +309,7 @@ INBOX_READ_MAX = 500
 
 
 def _entry_id(value: str) -> None:
-    if entry_seq(value) is None:
+    if not is_entry_id(value):
         raise ValueError("must be an inbox entry id (inb_...)")
 
 
@@ -321,7 +321,7 @@ def _entry_ids(value: tuple[str, ...]) -> None:
 
 
 # Crockford base32 of a number below 2**63 (domain/inbox.py).
-ENTRY_ID_PATTERN = "^inb_[0-7][0-9A-HJKMNP-TV-Z]{12}$"
+ENTRY_ID_PATTERN = "^inb_[0-9a-f]{32}$"
 _ENTRY_ID = v.Rule(_entry_id, {"pattern": ENTRY_ID_PATTERN})
 
 
@@ -339,7 +339,9 @@ class InboxRead:
                 "items": {"type": "string", "pattern": ENTRY_ID_PATTERN},
             },
         ),
-        metadata=v.about("The entries to mark read.", example=["inb_0000000000001"]),
+        metadata=v.about(
+            "The entries to mark read.", example=["inb_019ac2f1e4a87c2d9b0e5f4a6c1d3b27"]
+        ),
     )
     up_to: str | None = attrs.field(
         default=None,

@@ -51,6 +51,10 @@ class LiveLimits:
     """How the hub bounds its work."""
 
     per_account: int = 20  # open channels of one account
+    per_address: int = 100  # open channels from one client address
+    # Open channels of the process; at the bound the longest-idle one is closed for a
+    # new one. `pushctl serve` derives it from the connection bound (pushcore_http.server).
+    channels: int = 1000
     queue: int = 256  # events waiting for one channel before it is closed as too slow
     poll: float = 0.15  # seconds between looks at the latest entry, without a watch
     backstop: float = 2.0  # the same, with a watch (a NOTIFY may be lost with its connection)
@@ -69,19 +73,23 @@ class LiveStats:
     replays: int = 0  # channels that resumed from an id and had entries to replay
     replayed: int = 0  # entries sent by those replays
     slow: int = 0  # channels closed because their client did not keep up
+    bound: int = 0  # channels closed for a new one, at the process's bound
 
 
 class Channel:
     """One open live channel: its account, its queue, and why it ends."""
 
-    __slots__ = ("account_id", "ended", "key_id", "last_seq", "queue")
+    __slots__ = ("account_id", "address", "ended", "key_id", "last_seq", "queue")
 
-    def __init__(self, account_id: str, key_id: str | None, last_seq: int, size: int) -> None:
+    def __init__(
+        self, account_id: str, key_id: str | None, last_seq: int, size: int, address: str = ""
+    ) -> None:
         self.account_id = account_id
         self.key_id = key_id
+        self.address = address  # the client's, as the rate limits count it
         self.last_seq = last_seq  # the latest entry this channel has sent or skipped
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue(size)
-        self.ended: str | None = None  # "slow", "revoked": the channel must close
+        self.ended: str | None = None  # "slow", "revoked", "bound": the channel must close
 
     def end(self, reason: str) -> None:
         """Close the channel (its reader stops at its next event)."""
@@ -112,6 +120,10 @@ class LiveHub:
         self._watch = watch
         self.stats = LiveStats()
         self._channels: dict[str, set[Channel]] = defaultdict(set)
+        # Every open channel, the one that got an event longest ago first (moved to the
+        # end when it gets one): the bound's victim is a dict lookup, not a scan.
+        self._idle: dict[Channel, None] = {}
+        self._by_address: dict[str, int] = defaultdict(int)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._poke: asyncio.Event | None = None
         self._starting = asyncio.Lock()
@@ -123,7 +135,7 @@ class LiveHub:
     @property
     def open_channels(self) -> int:
         """How many channels are open in this process."""
-        return sum(len(c) for c in self._channels.values())
+        return len(self._idle)
 
     # InboxSignal, from any thread.
 
@@ -141,34 +153,66 @@ class LiveHub:
 
     # Channels, on the loop.
 
-    async def open(self, account_id: str, key_id: str | None, since: int | None) -> Channel:
+    async def open(
+        self, account_id: str, key_id: str | None, since: int | None, address: str = ""
+    ) -> Channel:
         """Register a channel; it starts after ``since`` (None: after the latest entry).
 
-        RateLimited when the account has its most channels open already.
+        RateLimited when the account, or the client ``address``, has its most channels
+        open already. At the process's bound, the longest-idle channel is closed for it
+        (its client resumes by id).
         """
         await self._start()
-        # No wait between the count and the registration: two opens cannot both pass.
-        if len(self._channels.get(account_id, ())) >= self.limits.per_account:
+        limits = self.limits
+        # No wait between the counts and the registration: two opens cannot both pass.
+        if len(self._channels.get(account_id, ())) >= limits.per_account:
             raise RateLimited(
-                f"At most {self.limits.per_account} live channels per account are open at once",
+                f"At most {limits.per_account} live channels per account are open at once",
                 retry_after=2,
             )
+        if address and self._by_address.get(address, 0) >= limits.per_address:
+            raise RateLimited(
+                f"At most {limits.per_address} live channels per client address are open at once",
+                retry_after=2,
+            )
+        while len(self._idle) >= max(limits.channels, 1):
+            victim = next(iter(self._idle))
+            victim.end("bound")
+            self.forget(victim)
         channel = Channel(
-            account_id, key_id, self.position if since is None else since, self.limits.queue
+            account_id, key_id, self.position if since is None else since, limits.queue, address
         )
         self._channels[account_id].add(channel)
+        self._idle[channel] = None
+        if address:
+            self._by_address[address] += 1
         return channel
 
     def forget(self, channel: Channel) -> None:
-        """Forget a channel (its response ended)."""
+        """Forget a channel (its response ended, or it was closed for the bound)."""
         channels = self._channels.get(channel.account_id)
         if channels is None or channel not in channels:
             return
         channels.discard(channel)
         if not channels:
             del self._channels[channel.account_id]
+        del self._idle[channel]
+        if channel.address:
+            left = self._by_address[channel.address] - 1
+            if left:
+                self._by_address[channel.address] = left
+            else:
+                del self._by_address[channel.address]
         if channel.ended == "slow":
             self.stats.slow += 1
+        elif channel.ended == "bound":
+            self.stats.bound += 1
+
+    def active(self, channel: Channel) -> None:
+        """The channel got an event: it is the least idle now."""
+        if channel in self._idle:
+            del self._idle[channel]
+            self._idle[channel] = None
 
     async def replay(self, channel: Channel) -> Sequence[InboxItem]:
         """The next entries of the channel's account after its position, from the
@@ -176,6 +220,8 @@ class LiveHub:
         items, _ = await self._read(
             functools.partial(self._after, [channel.account_id], channel.last_seq)
         )
+        if items:
+            self.active(channel)
         return items
 
     def _after(self, accounts: Sequence[str] | None, seq: int) -> tuple[Sequence[InboxItem], int]:
@@ -265,6 +311,8 @@ class LiveHub:
                 channel.queue.put_nowait(event)
             except asyncio.QueueFull:
                 channel.end("slow")
+            else:
+                self.active(channel)
 
     async def _check_keys(self) -> None:
         keyed = {
@@ -292,11 +340,15 @@ class LiveHub:
                 if channel.key_id in dead:
                     channel.end("revoked")
 
-    async def aclose(self) -> None:
-        """Stop looking (at shutdown); open channels end."""
+    def end_all(self, reason: str) -> None:
+        """End every open channel (their clients resume by id, elsewhere or later)."""
         for channels in tuple(self._channels.values()):
             for channel in tuple(channels):
-                channel.end("shutdown")
+                channel.end(reason)
+
+    async def aclose(self) -> None:
+        """Stop looking (at shutdown); open channels end."""
+        self.end_all("shutdown")
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

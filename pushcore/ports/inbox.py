@@ -46,6 +46,11 @@ class InboxRepository(Protocol):
         above ``seq``, oldest first."""
         ...
 
+    def position(self, account_id: str, public_id: str) -> tuple[int, bool]:
+        """The number of the account's entry ``public_id`` and True; else (gone, or not
+        the account's) the number of its latest entry with an older id (0) and False."""
+        ...
+
     def last_seq(self) -> int:
         """The number of the latest entry of any account (0 when there is none)."""
         ...
@@ -54,15 +59,15 @@ class InboxRepository(Protocol):
         """How many of the account's entries are neither read nor dismissed."""
         ...
 
-    def mark_read(self, account_id: str, seqs: Sequence[int], at: datetime) -> list[int]:
-        """Mark these unread entries of the account read; the numbers that were."""
+    def mark_read(self, account_id: str, ids: Sequence[str], at: datetime) -> list[str]:
+        """Mark these unread entries of the account read; the ids that were, oldest first."""
         ...
 
-    def mark_read_up_to(self, account_id: str, seq: int, at: datetime) -> list[int]:
-        """Mark the account's unread entries numbered up to ``seq`` read; the numbers."""
+    def mark_read_up_to(self, account_id: str, seq: int, at: datetime) -> list[str]:
+        """Mark the account's unread entries numbered up to ``seq`` read; their ids."""
         ...
 
-    def dismiss(self, account_id: str, seq: int, at: datetime) -> bool:
+    def dismiss(self, account_id: str, public_id: str, at: datetime) -> bool:
         """Take the entry out of the account's inbox; False when it has no such entry."""
         ...
 

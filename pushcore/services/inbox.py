@@ -7,7 +7,14 @@ from collections.abc import Sequence
 import attrs
 
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
-from pushcore.domain.inbox import Dismissed, InboxItem, InboxPage, Read, entry_id, entry_seq
+from pushcore.domain.inbox import (
+    Dismissed,
+    InboxItem,
+    InboxPage,
+    Read,
+    is_entry_id,
+    legacy_entry_seq,
+)
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
 from pushcore.ports import Clock, InboxSignal, Store
 
@@ -15,12 +22,11 @@ MAX_PAGE = 100
 MAX_REPLAY = 500  # entries read at once when a live channel catches up
 
 
-def parse_entry_id(value: str, field: str) -> int:
-    """The number of an entry id given as ``field``; ValidationError when it is not one."""
-    seq = entry_seq(value)
-    if seq is None:
+def check_entry_id(value: str, field: str) -> str:
+    """``value``, an entry id given as ``field``; ValidationError when it is not one."""
+    if not is_entry_id(value):
         raise ValidationError([FieldError(field, "must be an inbox entry id (inb_...)")])
-    return seq
+    return value
 
 
 @attrs.define(slots=False, eq=False, repr=False)
@@ -41,14 +47,30 @@ class InboxService:
         """A page of the account's entries, newest first, and its unread count."""
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
-        below = None if before is None else parse_entry_id(before, "cursor")
+        cursor = None if before is None else check_entry_id(before, "cursor")
         with self._store.read() as tx:
+            below = None
+            if cursor is not None:
+                seq, exact = tx.inbox.position(account_id, cursor)
+                below = seq if exact else seq + 1
             # One more than asked tells whether another page follows.
             found = tx.inbox.page(account_id, limit + 1, below, unread)
             count = tx.inbox.unread(account_id)
         items = tuple(found[:limit])
         more = len(found) > limit
-        return InboxPage(items, items[-1].entry.seq if more else None, count)
+        return InboxPage(items, items[-1].entry.id if more else None, count)
+
+    def resume_point(self, account_id: str, value: str, field: str) -> int:
+        """The number after which a channel resuming from entry id ``value`` (given as
+        ``field``) replays: that entry's, or for one the account no longer has, its
+        latest entry's created before it. An id of before the ids' change (a base32
+        number) still resumes where it was."""
+        legacy = legacy_entry_seq(value)
+        if legacy is not None:
+            return legacy
+        check_entry_id(value, field)
+        with self._store.read() as tx:
+            return tx.inbox.position(account_id, value)[0]
 
     def after(self, account_id: str, seq: int, limit: int = MAX_REPLAY) -> Sequence[InboxItem]:
         """The account's entries numbered above ``seq``, oldest first (a channel's replay)."""
@@ -64,13 +86,15 @@ class InboxService:
         now = self._clock.now()
         with self._store.transaction() as tx:
             if request.up_to is not None:
-                up_to = parse_entry_id(request.up_to, "upTo")
-                marked = tx.inbox.mark_read_up_to(account_id, up_to, now)
+                up_to = check_entry_id(request.up_to, "upTo")
+                marked = tx.inbox.mark_read_up_to(
+                    account_id, tx.inbox.position(account_id, up_to)[0], now
+                )
             else:
-                seqs = [parse_entry_id(i, "ids") for i in request.ids or ()]
-                marked = tx.inbox.mark_read(account_id, sorted(set(seqs)), now)
+                ids = [check_entry_id(i, "ids") for i in request.ids or ()]
+                marked = tx.inbox.mark_read(account_id, sorted(set(ids)), now)
             unread = tx.inbox.unread(account_id)
-            change = Read(tuple(entry_id(s) for s in marked), unread)
+            change = Read(tuple(marked), unread)
             announced = bool(marked) and tx.inbox.announce(account_id, change)
         if marked and not announced:
             self._signal.changed(account_id, change)
@@ -78,11 +102,10 @@ class InboxService:
 
     def dismiss(self, account_id: str, entry: str) -> None:
         """Take an entry out of the inbox; NotFound when the account has no such entry."""
-        seq = entry_seq(entry)
         now = self._clock.now()
         change = Dismissed(entry)
         with self._store.transaction() as tx:
-            if seq is None or not tx.inbox.dismiss(account_id, seq, now):
+            if not is_entry_id(entry) or not tx.inbox.dismiss(account_id, entry, now):
                 raise NotFound("Inbox entry not found")
             announced = tx.inbox.announce(account_id, change)
         if not announced:

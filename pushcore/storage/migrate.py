@@ -37,15 +37,20 @@ TYPES = {
     },
 }  # fmt: skip
 # The few expressions a migration's backfill needs, per database: a time
-# rounded down to its minute, and the time some hours before now.
+# rounded down to its minute, the time some hours before now, a time's
+# milliseconds as 12 hex digits, and that many random bytes as hex.
 EXPRESSIONS = {
     "sqlite": {
         "minute": "({0} / 60000 * 60000)",
         "hours_ago": "(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - {0} * 3600000)",
+        "millis_hex": "printf('%012x', {0})",
+        "random_hex": "lower(hex(randomblob({0})))",
     },
     "postgres": {
         "minute": "date_trunc('minute', {0})",
         "hours_ago": "(now() - interval '1 hour' * {0})",
+        "millis_hex": "lpad(to_hex(floor(extract(epoch FROM {0}) * 1000)::bigint), 12, '0')",
+        "random_hex": "substr(md5(gen_random_uuid()::text), 1, 2 * {0})",
     },
 }
 

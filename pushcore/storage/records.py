@@ -46,7 +46,7 @@ STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
 PASSWORDS = Table("passwords", Password)
 REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
-INBOX = Table("inbox", InboxEntry)
+INBOX = Table("inbox", InboxEntry, columns={"id": "public_id"})
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",
     IdempotencyRecord,

@@ -45,10 +45,8 @@ def serve(
     Example: pushctl serve --port 8080
     """
     # Imported here: the server's dependencies are not needed by any other command.
-    import uvicorn
-
     from pushcore_http import create_app
-    from pushcore_http.server import server_options
+    from pushcore_http.server import serve as run_server
 
     state = state_of(ctx)
     settings = state.settings
@@ -70,9 +68,8 @@ def serve(
             f"  the database: {shown_database(settings)}\n"
             f"  data directory: {settings.data_dir.resolve()}"
         )
-        config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
         settle_heap()
-        uvicorn.Server(config).run(sockets=[sock])
+        run_server(app, settings, sock, host=host)
     finally:
         sock.close()
 

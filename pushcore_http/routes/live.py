@@ -9,11 +9,11 @@ generator's own waits anyway.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
 
+from starlette.concurrency import run_in_threadpool
 from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -24,10 +24,11 @@ from pushcore.domain.inbox import InboxItem, Read
 from pushcore.domain.scopes import Scope as ApiScope
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
+from pushcore.live.stream import KEEPALIVE, follow
 from pushcore.ports import Clock
-from pushcore.services.inbox import parse_entry_id
 from pushcore.services.tokens import verified_expiry
 from pushcore_http.auth import Accepts, authenticated, served
+from pushcore_http.ratelimit import client_key
 
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -87,42 +88,13 @@ async def _events(
     hub: LiveHub, channel: Channel, clock: Clock, until: datetime | None, resumed: bool
 ) -> AsyncIterator[bytes]:
     yield RETRY
-    # Registered before this read: what the hub hands over meanwhile is also
-    # read here, and dropped below by its number.
-    replayed = 0
-    while channel.ended is None:
-        items = await hub.replay(channel)
-        for item in items:
-            channel.last_seq = item.entry.seq
-            yield frame(item)
-        replayed += len(items)
-        if len(items) < hub.limits.batch:
-            break
-    hub.stats.events += replayed
-    if resumed and replayed:
-        hub.stats.replays += 1
-        hub.stats.replayed += replayed
-    while channel.ended is None:
-        wait = hub.limits.keepalive
-        if until is not None:
-            wait = min(wait, (until - clock.now()).total_seconds())
-            if wait <= 0:
-                return  # the credential expired: the client resumes with a new one
-        try:
-            event = await asyncio.wait_for(channel.queue.get(), wait)
-        except TimeoutError:
+    async for event in follow(hub, channel, clock, until, resumed):
+        if event is KEEPALIVE:
             yield b": keepalive\n\n"
-            continue
-        if event is None or channel.ended is not None:
-            return
-        if isinstance(event, InboxItem):
-            if event.entry.seq <= channel.last_seq:
-                continue  # replayed already
-            channel.last_seq = event.entry.seq
+        elif isinstance(event, InboxItem):
             yield frame(event)
         else:
             yield change_frame(event)
-        hub.stats.events += 1
 
 
 class Events(HTTPEndpoint):
@@ -136,15 +108,17 @@ class Events(HTTPEndpoint):
         header = request.headers.get("last-event-id")
         since = request.query_params.get("since") or None
         after = None
-        if header:
-            after = parse_entry_id(header, "Last-Event-ID")
-        elif since is not None:
-            after = parse_entry_id(since, "since")
+        if header or since is not None:
+            field, value = ("Last-Event-ID", header) if header else ("since", since or "")
+            after = await run_in_threadpool(
+                services.inbox.resume_point, caller.account_id, value, field
+            )
         until = None
         if caller.key_id is None:
             token = request.headers.get("authorization", "").partition(" ")[2].strip()
             until = verified_expiry(token)
         hub = services.live
-        channel = await hub.open(caller.account_id, caller.key_id, after)
+        address = client_key(request.scope)
+        channel = await hub.open(caller.account_id, caller.key_id, after, address)
         stream = _events(hub, channel, services.clock, until, after is not None)
         return EventStream(hub, channel, stream)

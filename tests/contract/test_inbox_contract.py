@@ -8,6 +8,7 @@ inbox is written in the claim's transaction, so no gateway is needed to tell.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections.abc import Iterator
 from datetime import timedelta
@@ -20,7 +21,7 @@ from pushcore.delivery import EngineConfig
 from pushcore.delivery.ledger import Ledger
 from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound, ValidationError
-from pushcore.domain.inbox import InboxPage, entry_id
+from pushcore.domain.inbox import InboxPage, entry_id_prefix, is_entry_id
 from pushcore.domain.inputs import InboxRead, NewDevice, NewNotification, NewStream, StreamSend
 from pushcore.domain.model import Notification, Platform, Stream
 from pushcore.domain.scheduling import Delay
@@ -153,7 +154,7 @@ def test_pages_go_newest_first_with_a_cursor_and_an_unread_filter(ib: Inboxes) -
     first = ib.page("alice", limit=2)
     assert [i.notification.title for i in first.items] == ["n4", "n3"]
     assert first.next_before is not None
-    rest = ib.page("alice", limit=10, before=entry_id(first.next_before))
+    rest = ib.page("alice", limit=10, before=first.next_before)
     assert [i.notification.title for i in rest.items] == ["n2", "n1", "n0"]
     assert rest.next_before is None
     inbox = ib.services.inbox
@@ -252,3 +253,60 @@ def test_a_live_device_token_is_any_1_to_200_characters(ib: Inboxes) -> None:
     ib.device("alice", "x" * 200, Platform.LIVE)
     with pytest.raises(ValidationError):
         ib.device("alice", "x" * 201, Platform.LIVE)
+
+
+def test_ids_tell_their_creation_time_and_nothing_of_other_accounts(ib: Inboxes) -> None:
+    ib.notify("bob", "b1")
+    ib.notify("carol", "c1")
+    ib.claim()
+    for i in range(100):
+        ib.notify("alice", f"a{i}")
+    ib.claim()
+    ib.notify("bob", "b2")
+    ib.notify("carol", "c2")
+    ib.claim()
+    second = entry_id_prefix(ib.clock.now())
+
+    def ids(account: str) -> list[str]:
+        return [i.entry.id for i in reversed(ib.page(account, limit=100).items)]
+
+    bob, carol, alice = ids("bob"), ids("carol"), ids("alice")
+    assert all(is_entry_id(i) for i in bob + carol + alice)
+    # All but the random tail is the time: the same for bob, whose entries had
+    # alice's hundred between them, as for carol, whose had none.
+    assert [i[:16] for i in bob] == [i[:16] for i in carol]
+    assert bob[1][:16] == second
+    assert bob[0] < bob[1]  # sorted by creation time
+    # A hundred entries of one moment share only it: no count in their tails.
+    tails = sorted(int(i[16:], 16) for i in alice)
+    assert len(set(tails)) == 100
+    assert max(b - a for a, b in itertools.pairwise(tails)) > 1000
+
+
+def test_a_resume_id_replays_exactly_what_came_after_it_even_when_it_is_gone(
+    ib: Inboxes,
+) -> None:
+    for title in ("e1", "e2", "e3"):
+        ib.notify("bob", title)
+        ib.claim()
+    e1, e2, e3 = (i.entry for i in reversed(ib.page("bob").items))
+    inbox = ib.services.inbox
+
+    def replay(value: str) -> list[str]:
+        return [
+            i.notification.title
+            for i in inbox.after("bob", inbox.resume_point("bob", value, "since"))
+        ]
+
+    assert replay(e1.id) == ["e2", "e3"]
+    assert replay(e3.id) == []
+    inbox.dismiss("bob", e2.id)
+    assert replay(e2.id) == ["e3"]
+    # An id bob does not have (gone by retention, or never his): by its time.
+    between = e1.id[:16] + "f" * 20
+    assert replay(between) == ["e3"]
+    assert replay(entry_id_prefix(e1.delivered_at - timedelta(hours=1)) + "0" * 20) == ["e1", "e3"]
+    with pytest.raises(ValidationError):
+        inbox.resume_point("bob", "inb_nope", "since")
+    # An id from before the change (the position in base32) resumes where it was.
+    assert inbox.resume_point("bob", "inb_000000000000Z", "since") == 31

@@ -75,7 +75,13 @@ def test_malformed_queries_and_bodies_are_400s_naming_the_field(api: Api) -> Non
         ({"ids": []}, "ids"),
         ({"ids": ["nope"]}, "ids"),
         ({"upTo": "inb_x"}, "upTo"),
-        ({"ids": ["inb_0000000000001"], "upTo": "inb_0000000000001"}, "ids"),
+        (
+            {
+                "ids": ["inb_00000000000000000000000000000001"],
+                "upTo": "inb_00000000000000000000000000000001",
+            },
+            "ids",
+        ),
         ({"all": True}, "all"),
     ):
         response = api.client.post("/api/inbox/read", json=body, headers=bob)

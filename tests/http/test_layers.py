@@ -225,7 +225,11 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
             notification,
         ),
         # An entry id of nobody's: passed over, the unread count answered.
-        "/api/inbox/read": ("/api/inbox/read", bob, {"ids": ["inb_0000000000001"]}),
+        "/api/inbox/read": (
+            "/api/inbox/read",
+            bob,
+            {"ids": ["inb_00000000000000000000000000000001"]},
+        ),
     }
 
 

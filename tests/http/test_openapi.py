@@ -302,7 +302,7 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     # The live channel itself is followed in tests/live; its refusal is documented.
     call("get", "/api/inbox", "alice", 200)
     call("post", "/api/inbox/read", "alice", 200)
-    ids["entry_id"] = "inb_0000000000001"
+    ids["entry_id"] = "inb_00000000000000000000000000000001"
     call("delete", "/api/inbox/{entry_id}", "alice", 404)
     call("get", "/api/inbox/events?since=nope", "alice", 400)
     # alice (made by her first token) gets the documented example's password.

@@ -10,7 +10,7 @@ import uvicorn
 
 from pushcore import load_settings
 from pushcore.domain.errors import ConfigError
-from pushcore_http.connections import Connections, connection_bound
+from pushcore_http.connections import Connections, channel_bound, connection_bound
 from pushcore_http.server import MAX_HEAD_BYTES, server_options
 
 
@@ -54,6 +54,8 @@ def test_the_timeouts_and_the_bound_come_from_the_environment() -> None:
         ({"PUSHCORE_HTTP_HEAD_TIMEOUT": "0"}, "PUSHCORE_HTTP_HEAD_TIMEOUT"),
         ({"PUSHCORE_HTTP_BODY_TIMEOUT": "2h"}, "PUSHCORE_HTTP_BODY_TIMEOUT"),
         ({"PUSHCORE_HTTP_MAX_CONNECTIONS": "1"}, "PUSHCORE_HTTP_MAX_CONNECTIONS"),
+        ({"PUSHCORE_HTTP_WRITE_TIMEOUT": "0"}, "PUSHCORE_HTTP_WRITE_TIMEOUT"),
+        ({"PUSHCORE_LIVE_MAX_CHANNELS": "-1"}, "PUSHCORE_LIVE_MAX_CHANNELS"),
     ],
 )
 def test_invalid_timeouts_and_bounds_name_the_setting(env: dict[str, str], name: str) -> None:
@@ -76,6 +78,24 @@ def test_the_bound_stays_below_the_open_files_limit(
     open_files: int, configured: int, bound: int
 ) -> None:
     assert connection_bound(open_files, configured) == bound
+
+
+@pytest.mark.parametrize(
+    ("connections", "configured", "channels"),
+    [
+        (640, 0, 480),  # a quarter of the connections kept for every other request
+        (49152, 0, 36864),
+        (640, 100, 100),
+        (640, 5000, 480),  # above three quarters: lowered
+        (1, 0, 1),
+    ],
+)
+def test_live_channels_keep_a_quarter_of_the_connections_for_the_rest(
+    connections: int, configured: int, channels: int
+) -> None:
+    assert channel_bound(connections, configured) == channels
+    settings = load_settings(env={"PUSHCORE_LIVE_MAX_CHANNELS": str(configured)})
+    assert settings.live_max_channels == configured
 
 
 class FakeConnection:

@@ -121,6 +121,31 @@ def test_at_most_20_channels_per_account(live: LiveServer) -> None:
     assert live.listen(user).status == 200
 
 
+def opening(live: LiveServer, account: str, source: str = "127.0.0.1") -> httpx.Response:
+    """The answer to opening a channel from ``source`` (its body read unless a 200)."""
+    transport = httpx.HTTPTransport(local_address=source)
+    with (
+        httpx.Client(transport=transport, timeout=10) as client,
+        client.stream(
+            "GET", f"{live.base}/api/inbox/events", headers=live.user(account)
+        ) as response,
+    ):
+        if response.status_code != 200:
+            response.read()
+        return response
+
+
+def test_at_most_100_channels_per_client_address(live: LiveServer) -> None:
+    listeners = [live.listen(live.user(f"user{i // 20}")) for i in range(100)]
+    assert {listener.status for listener in listeners} == {200}
+    refused = opening(live, "another")
+    assert refused.status_code == 429
+    assert refused.json()["code"] == "rate_limited"
+    assert int(refused.headers["retry-after"]) >= 1
+    # Another address is not refused for this one's channels.
+    assert opening(live, "another", source="127.0.0.2").status_code == 200
+
+
 def test_metrics_count_channels_events_and_replays(live: LiveServer) -> None:
     user = live.user("alice")
     first = live.listen(user)

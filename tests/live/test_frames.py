@@ -15,8 +15,8 @@ def test_entries_of_one_notification_share_its_rendering_and_keep_their_own_fiel
     shared = make_notification("ntf_1", "a", metadata={"k": 'v\u00e9\n"'}, sender_name="S")
     now = datetime(2026, 11, 26, 1, 2, 3, 456000, tzinfo=UTC)
     for entry in (
-        InboxEntry(5, "a", "ntf_1", now),
-        InboxEntry(6, "b", "ntf_1", now, read_at=now),
+        InboxEntry(5, "inb_" + "5" * 32, "a", "ntf_1", now),
+        InboxEntry(6, "inb_" + "6" * 32, "b", "ntf_1", now, read_at=now),
     ):
         item = InboxItem(entry, shared)
         lines = frame(item).decode().split("\n")

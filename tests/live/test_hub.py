@@ -10,7 +10,7 @@ import pytest
 
 from pushcore import build_services, load_settings
 from pushcore.domain.errors import RateLimited
-from pushcore.domain.inbox import Dismissed, InboxEntry, InboxItem, Read, entry_id
+from pushcore.domain.inbox import Dismissed, InboxEntry, InboxItem, Read
 from pushcore.domain.inputs import InboxRead, NewStream, StreamSend
 from pushcore.live import Channel, LiveHub, LiveLimits
 from pushcore.runtime.system import SystemClock
@@ -21,7 +21,7 @@ from tests.pg import Cluster
 
 
 def item(seq: int, account: str = "alice") -> InboxItem:
-    entry = InboxEntry(seq, account, f"ntf_{seq}", datetime.now(UTC))
+    entry = InboxEntry(seq, f"inb_{seq:032x}", account, f"ntf_{seq}", datetime.now(UTC))
     return InboxItem(entry, make_notification(f"ntf_{seq}", account))
 
 
@@ -100,7 +100,7 @@ def test_on_postgres_entries_reads_and_dismissals_reach_another_process_s_channe
 
 
 def test_long_reads_are_told_in_payloads_postgres_takes() -> None:
-    ids = tuple(entry_id(i) for i in range(1000))
+    ids = tuple(f"inb_{i:032x}" for i in range(1000))
     payloads = change_payloads("alice", Read(ids, 3))
     assert all(len(p.encode()) < 8000 for p in payloads)
     told = [read_change(p) for p in payloads]
@@ -130,3 +130,31 @@ def test_channels_opening_together_start_one_loop_and_keep_the_bound(tmp_path: P
         store.close()
     assert sum(isinstance(o, Channel) for o in opened) == 20
     assert sum(isinstance(o, RateLimited) for o in opened) == 5
+
+
+def test_at_the_process_bound_the_longest_idle_channel_is_closed(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'db'}")
+    hub = LiveHub(store, SystemClock(), LiveLimits(channels=3, per_address=2))
+
+    async def scenario() -> None:
+        first = await hub.open("alice", None, None, "10.0.0.1")
+        second = await hub.open("bob", None, None, "10.0.0.1")
+        with pytest.raises(RateLimited):
+            await hub.open("carol", None, None, "10.0.0.1")  # the address's two are open
+        third = await hub.open("carol", None, None, "10.0.0.2")
+        hub._hand("alice", item(1))  # alice's channel had an event: bob's is idlest
+        fourth = await hub.open("dave", None, None, "10.0.0.3")
+        assert second.ended == "bound"
+        assert (first.ended, third.ended, fourth.ended) == (None, None, None)
+        assert hub.open_channels == 3
+        assert hub.stats.bound == 1
+        # The address's count went with the closed channel.
+        assert (await hub.open("erin", None, None, "10.0.0.1")).ended is None
+        assert third.ended == "bound"  # the idlest then: it never had an event
+        await hub.aclose()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        hub.close()
+        store.close()

@@ -19,6 +19,7 @@ from psycopg import errors
 from psycopg.types.json import Jsonb
 
 from pushcore.domain.errors import Unavailable
+from pushcore.storage.migrate import EXPRESSIONS
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -64,6 +65,7 @@ class PostgresDialect(Dialect):
     executemany_is_bulk = False
     advisory_lock = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
     inbox_notify = f"SELECT pg_notify('{INBOX_CHANNEL}', ?)"
+    id_tail = EXPRESSIONS["postgres"]["random_hex"].format(10)
     migrations_table = (
         "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
         " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"

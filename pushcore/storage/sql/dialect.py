@@ -46,6 +46,9 @@ class Dialect:
     # changed (PostgreSQL's NOTIFY, its one parameter the payload), or None where
     # readers look by themselves.
     inbox_notify: str | None
+    # An expression for 80 random bits as 20 lowercase hex digits, drawn per row: the
+    # tail of an inbox entry's public id (pushcore/domain/inbox.py).
+    id_tail: str
     # The table of applied migrations, and the time one was applied at.
     migrations_table: str
     now: str

@@ -6,6 +6,9 @@ before its first entry: PostgreSQL's writers run at once, and two claims
 could otherwise commit numbers 7 and 6 in that order, and a live channel
 that had shown 7 would never show 6. SQLite's one writer takes turns anyway.
 The turn is held to COMMIT, so callers write entries last.
+
+An entry's public id (``public_id``) is its creation time and a random tail the
+database draws per row (pushcore/domain/inbox.py); ``seq`` never leaves here.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from pushcore.domain.inbox import Dismissed, InboxChange, InboxItem, Read
+from pushcore.domain.inbox import Dismissed, InboxChange, InboxItem, Read, entry_id_prefix
 from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
@@ -57,13 +60,14 @@ class Inbox(Repository):
         # The notification's row is read here, not trusted from the caller: a
         # cancel committed since is seen (and a cancelled one never gets in).
         cursor = self._sql.run(
-            "INSERT INTO inbox (account_id, notification_id, delivered_at)"
-            " SELECT n.account_id, n.id, CASE WHEN n.scheduled_at > ? THEN n.scheduled_at"
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
+            f" SELECT ? || {self._dialect.id_tail}, n.account_id, n.id,"
+            " CASE WHEN n.scheduled_at > ? THEN n.scheduled_at"
             " ELSE ? END FROM notifications AS n WHERE n.id = ANY(?) AND n.stream_id IS NULL"
             " AND n.status <> 'CANCELLED'"
             " ORDER BY n.scheduled_at, n.id"
             " ON CONFLICT (notification_id, account_id) DO NOTHING",
-            (at, at, self._dialect.array(sorted(notification_ids))),
+            (entry_id_prefix(now), at, at, self._dialect.array(sorted(notification_ids))),
         )
         return int(cursor.rowcount)
 
@@ -71,10 +75,10 @@ class Inbox(Repository):
         """An entry per subscriber of the stream, inserted by the database in one go."""
         self._take_turn()
         cursor = self._sql.run(
-            "INSERT INTO inbox (account_id, notification_id, delivered_at)"
-            " SELECT s.account_id, ?, ? FROM subscriptions AS s WHERE s.stream_id = ?"
-            " ORDER BY s.account_id",
-            (notification.id, self._dialect.time(at), stream_id),
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
+            f" SELECT ? || {self._dialect.id_tail}, s.account_id, ?, ? FROM subscriptions AS s"
+            " WHERE s.stream_id = ? ORDER BY s.account_id",
+            (entry_id_prefix(at), notification.id, self._dialect.time(at), stream_id),
         )
         return int(cursor.rowcount)
 
@@ -118,6 +122,22 @@ class Inbox(Repository):
             limit,
         )
 
+    def position(self, account_id: str, public_id: str) -> tuple[int, bool]:
+        """The position of the account's entry ``public_id`` and True; when the account
+        has no such entry (gone by retention, or never its own), the position of its
+        latest entry created before it by the time in the id (0 if none) and False."""
+        found = self._sql.all(
+            "SELECT seq FROM inbox WHERE account_id = ? AND public_id = ?",
+            (account_id, public_id),
+        )
+        if found:
+            return int(found[0][0]), True
+        (seq,) = self._sql.one(
+            "SELECT MAX(seq) FROM inbox WHERE account_id = ? AND public_id < ?",
+            (account_id, public_id),
+        )
+        return int(seq or 0), False
+
     def last_seq(self) -> int:
         """The latest entry's number, or 0."""
         (value,) = self._sql.one("SELECT MAX(seq) FROM inbox")
@@ -131,23 +151,23 @@ class Inbox(Repository):
         )
         return int(count)
 
-    def mark_read(self, account_id: str, seqs: Sequence[int], at: datetime) -> list[int]:
-        """Mark these unread entries read; the numbers marked."""
-        if not seqs:
+    def mark_read(self, account_id: str, ids: Sequence[str], at: datetime) -> list[str]:
+        """Mark these unread entries read; the ids marked, oldest first."""
+        if not ids:
             return []
-        return self._read(" AND seq = ANY(?)", account_id, at, self._dialect.int_array(seqs))
+        return self._read(" AND public_id = ANY(?)", account_id, at, self._dialect.array(ids))
 
-    def mark_read_up_to(self, account_id: str, seq: int, at: datetime) -> list[int]:
-        """Mark the unread entries up to ``seq`` read; the numbers marked."""
+    def mark_read_up_to(self, account_id: str, seq: int, at: datetime) -> list[str]:
+        """Mark the unread entries up to position ``seq`` read; the ids marked."""
         return self._read(" AND seq <= ?", account_id, at, seq)
 
-    def _read(self, where: str, account_id: str, at: datetime, value: object) -> list[int]:
+    def _read(self, where: str, account_id: str, at: datetime, value: object) -> list[str]:
         rows = self._sql.all(
             f"UPDATE inbox SET read_at = ? WHERE account_id = ? AND {_UNREAD}{where}"  # noqa: S608
-            " RETURNING seq",
+            " RETURNING seq, public_id",
             (self._dialect.time(at), account_id, value),
         )
-        return sorted(int(r[0]) for r in rows)
+        return [str(r[1]) for r in sorted(rows)]
 
     def announce(self, account_id: str, change: InboxChange) -> bool:
         """Tell every process's live channels at COMMIT; False where the database cannot."""
@@ -158,18 +178,18 @@ class Inbox(Repository):
             self._sql.run(statement, (payload,))
         return True
 
-    def dismiss(self, account_id: str, seq: int, at: datetime) -> bool:
+    def dismiss(self, account_id: str, public_id: str, at: datetime) -> bool:
         """Dismiss the account's entry; whether it had one (not dismissed already)."""
         cursor = self._sql.run(
-            "UPDATE inbox SET dismissed_at = ? WHERE seq = ? AND account_id = ?"
+            "UPDATE inbox SET dismissed_at = ? WHERE account_id = ? AND public_id = ?"
             " AND dismissed_at IS NULL",
-            (self._dialect.time(at), seq, account_id),
+            (self._dialect.time(at), account_id, public_id),
         )
         return bool(cursor.rowcount > 0)
 
 
 # A NOTIFY payload must stay under 8000 bytes: a long read goes in several.
-_PAYLOAD_IDS = 300
+_PAYLOAD_IDS = 150  # ids of 36 characters, quoted: under 6,000 bytes
 
 
 def change_payloads(account_id: str, change: InboxChange) -> list[str]:

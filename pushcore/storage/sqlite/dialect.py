@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pushcore.domain.errors import Unavailable
-from pushcore.storage.migrate import split_statements
+from pushcore.storage.migrate import EXPRESSIONS, split_statements
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -68,6 +68,7 @@ class SqliteDialect(Dialect):
     row_locks, advisory_lock = False, None
     # Readers poll (PRAGMA data_version): SQLite has no way to tell another process.
     inbox_notify = None
+    id_tail = EXPRESSIONS["sqlite"]["random_hex"].format(10)
     # In process: one prepared statement per row, no round trips.
     executemany_is_bulk = True
 

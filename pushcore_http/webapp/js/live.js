@@ -131,7 +131,9 @@ function dispatch(block) {
     else if (name === "data") data.push(value);
     else if (name === "id") id = value;
   }
-  if (id) seen(id);
+  // The channel sends entries in the order they were stored, which is not always the
+  // order of their ids (those sort by creation time): its last id is where to resume.
+  if (id) lastId = id;
   if (!data.length) return;
   let parsed;
   try {
