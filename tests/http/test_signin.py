@@ -154,6 +154,26 @@ def test_sign_up_is_403_unless_turned_on(client: TestClient, app_with: Any) -> N
     assert login(open_client, "CAROL").status_code == 200
 
 
+COMMON = "is one of the 10,000 most common passwords: choose another"
+
+
+@pytest.mark.parametrize("common", ["password", "PASSWORD", "iloveyou", "Qwerty123"])
+def test_a_common_password_is_a_400_naming_the_field(app_with: Any, common: str) -> None:
+    services, client = app_with(signup=True)
+    refused = client.post("/api/auth/signup", json={"account": "carol", "password": common})
+    assert refused.status_code == 400
+    assert refused.json()["details"] == [{"field": "password", "message": COMMON}]
+    assert login(client, "carol", common).status_code == 401  # nothing was made
+
+    services.people.create("alice", Plan.FREE, PASSWORD)
+    session = login(client).json()
+    body = {"currentPassword": PASSWORD, "newPassword": common}
+    change = client.post("/api/auth/password", json=body, headers=bearer(session))
+    assert change.status_code == 400
+    assert change.json()["details"] == [{"field": "newPassword", "message": COMMON}]
+    assert login(client).status_code == 200  # the old password still holds
+
+
 @pytest.mark.usefixtures("alice")
 def test_changing_the_password_needs_a_user_token_and_revokes_every_session(
     api: Api, client: TestClient
