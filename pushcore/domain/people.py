@@ -128,6 +128,18 @@ class RefreshToken:
     revoked_at: datetime | None = None
 
 
+@attrs.frozen
+class SessionRevocation:
+    """A session (a family of refresh tokens, the ``sid`` of its access tokens) ended
+    before its access tokens expire: they are refused until ``until``, when the last
+    of them has expired anyway."""
+
+    session_id: str
+    account_id: str
+    revoked_at: datetime
+    until: datetime
+
+
 # Requests -------------------------------------------------------------------------
 
 _ACCOUNT = v.about("The account id.", example="alice")

@@ -24,10 +24,10 @@ import contextlib
 import functools
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -46,6 +46,14 @@ Changed = Callable[[str, InboxChange], None]
 Watch = Callable[[Callable[[], None], Changed], Callable[[], None]]
 
 
+class SignedOutSessions(Protocol):
+    """Which sessions are signed out (pushcore.services.revocations.SignedOut)."""
+
+    def among(self, session_ids: Collection[str]) -> Collection[str]:
+        """Those of ``session_ids`` that are signed out (may read the store)."""
+        ...
+
+
 @attrs.frozen
 class LiveLimits:
     """How the hub bounds its work."""
@@ -56,6 +64,10 @@ class LiveLimits:
     backstop: float = 2.0  # the same, with a watch (a NOTIFY may be lost with its connection)
     batch: int = 1000  # entries read at once
     key_check: float = 5.0  # seconds between checks that channels' API keys still hold
+    # Seconds between checks that channels' sessions are not signed out (API.md: a
+    # sign-out ends them within 1 s; a check costs a look at a set, or one query
+    # once the process's copy of the signed-out sessions is 0.5 s old).
+    session_check: float = 0.25
     keepalive: float = 15.0  # seconds: API.md's most between two lines of a quiet channel
     by_account: int = 64  # up to this many accounts with channels, read by account
 
@@ -74,11 +86,12 @@ class LiveStats:
 class Channel:
     """One open live channel: its account, its queue, and why it ends."""
 
-    __slots__ = ("account_id", "ended", "key_id", "last_seq", "queue")
+    __slots__ = ("account_id", "ended", "key_id", "last_seq", "queue", "session_id")
 
     def __init__(self, account_id: str, key_id: str | None, last_seq: int, size: int) -> None:
         self.account_id = account_id
         self.key_id = key_id
+        self.session_id: str | None = None  # the session of the token it was opened with
         self.last_seq = last_seq  # the latest entry this channel has sent or skipped
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue(size)
         self.ended: str | None = None  # "slow", "revoked": the channel must close
@@ -105,6 +118,7 @@ class LiveHub:
         clock: Clock,
         limits: LiveLimits | None = None,
         watch: Watch | None = None,
+        signed_out: SignedOutSessions | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -116,6 +130,8 @@ class LiveHub:
         self._poke: asyncio.Event | None = None
         self._starting = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._signed_out = signed_out
+        self._sessions_task: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="pushcore-live")
         self.position = 0  # the latest entry handed out (or known when the hub started)
@@ -141,8 +157,11 @@ class LiveHub:
 
     # Channels, on the loop.
 
-    async def open(self, account_id: str, key_id: str | None, since: int | None) -> Channel:
-        """Register a channel; it starts after ``since`` (None: after the latest entry).
+    async def open(
+        self, account_id: str, key_id: str | None, since: int | None, session_id: str | None = None
+    ) -> Channel:
+        """Register a channel; it starts after ``since`` (None: after the latest entry),
+        and ends when the session ``session_id`` (if given) is signed out.
 
         RateLimited when the account has its most channels open already.
         """
@@ -156,6 +175,7 @@ class LiveHub:
         channel = Channel(
             account_id, key_id, self.position if since is None else since, self.limits.queue
         )
+        channel.session_id = session_id
         self._channels[account_id].add(channel)
         return channel
 
@@ -199,6 +219,11 @@ class LiveHub:
             # Its first look comes after the caller registers its channel (no wait
             # between this and the registration), or it would end at once.
             self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+            sessions = self._sessions_task
+            if self._signed_out is not None and (sessions is None or sessions.done()):
+                self._sessions_task = loop.create_task(
+                    self._end_signed_out(self._signed_out), name="pushcore-live-sessions"
+                )
             if self._watch is not None and self._stop_watch is None:
                 self._stop_watch = self._watch(self.committed, self.changed)
 
@@ -292,15 +317,38 @@ class LiveHub:
                 if channel.key_id in dead:
                     channel.end("revoked")
 
+    async def _end_signed_out(self, signed_out: SignedOutSessions) -> None:
+        # Its own loop beside _run's, which may sleep for seconds between looks.
+        while self._channels:
+            await asyncio.sleep(self.limits.session_check)
+            sessions = {
+                c.session_id
+                for channels in self._channels.values()
+                for c in channels
+                if c.session_id is not None
+            }
+            if not sessions:
+                continue
+            try:
+                ended = await self._read(functools.partial(signed_out.among, sessions))
+            except Exception:
+                log.warning("live channels: could not read signed-out sessions", exc_info=True)
+                continue
+            for channels in tuple(self._channels.values()):
+                for channel in tuple(channels):
+                    if channel.session_id in ended:
+                        channel.end("signed out")
+
     async def aclose(self) -> None:
         """Stop looking (at shutdown); open channels end."""
         for channels in tuple(self._channels.values()):
             for channel in tuple(channels):
                 channel.end("shutdown")
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        tasks = [t for t in (self._task, self._sessions_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._task = self._sessions_task = None
         if self._stop_watch is not None:
             self._stop_watch()
             self._stop_watch = None

@@ -23,7 +23,7 @@ from pushcore.domain.model import (
     Subscription,
 )
 from pushcore.domain.oidc import SignInCode, SignInFlow
-from pushcore.domain.people import Password, RefreshToken
+from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
@@ -31,7 +31,7 @@ TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
-    "oidc_codes", "inbox",
+    "oidc_codes", "inbox", "session_revocations",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -46,6 +46,7 @@ STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
 PASSWORDS = Table("passwords", Password)
 REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
+SESSION_REVOCATIONS = Table("session_revocations", SessionRevocation)
 INBOX = Table("inbox", InboxEntry)
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",

@@ -145,6 +145,6 @@ class Events(HTTPEndpoint):
             token = request.headers.get("authorization", "").partition(" ")[2].strip()
             until = verified_expiry(token)
         hub = services.live
-        channel = await hub.open(caller.account_id, caller.key_id, after)
+        channel = await hub.open(caller.account_id, caller.key_id, after, caller.session_id)
         stream = _events(hub, channel, services.clock, until, after is not None)
         return EventStream(hub, channel, stream)

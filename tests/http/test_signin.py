@@ -339,7 +339,7 @@ def test_refresh_logout_and_signup_are_limited_per_address(
     app_with: Any, path: str, body: dict[str, str], status: int
 ) -> None:
     _, client = app_with(signup=True)
-    answers = []
+    answers: list[Any] = []
     while len(answers) < 100 and 429 not in (a.status_code for a in answers):
         answers.append(client.post(path, json=body))
     statuses = [a.status_code for a in answers]
