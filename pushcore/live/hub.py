@@ -213,19 +213,19 @@ class LiveHub:
             self._loop, self._poke, self._starting = loop, asyncio.Event(), asyncio.Lock()
         # One start at a time: two channels opening together must not start two loops.
         async with self._starting:
-            if self._task is not None and not self._task.done():
-                return
-            self.position = await self._latest()
-            # Its first look comes after the caller registers its channel (no wait
-            # between this and the registration), or it would end at once.
-            self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+            if self._task is None or self._task.done():
+                self.position = await self._latest()
+                # Its first look comes after the caller registers its channel (no wait
+                # between this and the registration), or it would end at once.
+                self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+                if self._watch is not None and self._stop_watch is None:
+                    self._stop_watch = self._watch(self.committed, self.changed)
             sessions = self._sessions_task
             if self._signed_out is not None and (sessions is None or sessions.done()):
+                # Likewise (it looks after a sleep); it may have ended while _run had not.
                 self._sessions_task = loop.create_task(
                     self._end_signed_out(self._signed_out), name="pushcore-live-sessions"
                 )
-            if self._watch is not None and self._stop_watch is None:
-                self._stop_watch = self._watch(self.committed, self.changed)
 
     async def _latest(self) -> int:
         def read() -> int:
@@ -319,8 +319,10 @@ class LiveHub:
 
     async def _end_signed_out(self, signed_out: SignedOutSessions) -> None:
         # Its own loop beside _run's, which may sleep for seconds between looks.
-        while self._channels:
+        while True:
             await asyncio.sleep(self.limits.session_check)
+            if not self._channels:
+                return
             sessions = {
                 c.session_id
                 for channels in self._channels.values()

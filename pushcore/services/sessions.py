@@ -130,6 +130,8 @@ class SessionService:
         self._signed_out.add(session_ids)
 
     def _record(self, tx: Transaction, account_id: str, session_ids: Collection[str]) -> None:
+        if not session_ids:
+            return
         now = self._clock.now()
         # Past this, every access token of these sessions has expired anyway.
         until = now + self._access_ttl + timedelta(seconds=CLOCK_LEEWAY_SECONDS)
