@@ -6,28 +6,9 @@ in-process, or talk to a running server with :class:`Client` /
 (``pushcore_cli``) are thin front doors onto the same objects.
 """
 
-from pushcore.bootstrap import build_engine, build_services
-from pushcore.client import AsyncClient, Client
-from pushcore.config import Settings, load_settings
-from pushcore.converter import (
-    ApiKeyCreatedView,
-    ApiKeyView,
-    DeletedView,
-    DeliveryCountsView,
-    DeviceView,
-    Last24hView,
-    LookupView,
-    NotificationCreatedView,
-    NotificationView,
-    RegisteredDeviceView,
-    SendResultView,
-    StatsView,
-    StreamDetailView,
-    StreamLabelView,
-    StreamRefView,
-    StreamSummaryView,
-    SubscriptionView,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from pushcore.domain.errors import (
     AlreadySubscribed,
     ConfigError,
@@ -53,23 +34,94 @@ from pushcore.domain.errors import (
     Unavailable,
     ValidationError,
 )
-from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
-from pushcore.domain.model import (
-    Account,
-    ApiKey,
-    Device,
-    IconStyle,
-    Plan,
-    Platform,
-    Priority,
-    Sound,
-    WebPushKeys,
-)
-from pushcore.domain.scheduling import Delay
-from pushcore.domain.scopes import Scope
-from pushcore.domain.states import NotificationStatus
-from pushcore.services import Principal, Services
-from pushcore.services.notifications import NotificationDetail
+
+if TYPE_CHECKING:
+    from pushcore.bootstrap import build_engine, build_services
+    from pushcore.client import AsyncClient, Client
+    from pushcore.config import Settings, load_settings
+    from pushcore.converter import (
+        ApiKeyCreatedView,
+        ApiKeyView,
+        DeletedView,
+        DeliveryCountsView,
+        DeviceView,
+        Last24hView,
+        LookupView,
+        NotificationCreatedView,
+        NotificationView,
+        RegisteredDeviceView,
+        SendResultView,
+        StatsView,
+        StreamDetailView,
+        StreamLabelView,
+        StreamRefView,
+        StreamSummaryView,
+        SubscriptionView,
+    )
+    from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
+    from pushcore.domain.model import (
+        Account,
+        ApiKey,
+        Device,
+        IconStyle,
+        Plan,
+        Platform,
+        Priority,
+        Sound,
+        WebPushKeys,
+    )
+    from pushcore.domain.scheduling import Delay
+    from pushcore.domain.scopes import Scope
+    from pushcore.domain.states import NotificationStatus
+    from pushcore.services import Principal, Services
+    from pushcore.services.notifications import NotificationDetail
+
+# Where each public name lives; imported when first asked for (PEP 562).
+_LAZY = {
+    "build_engine": "pushcore.bootstrap",
+    "build_services": "pushcore.bootstrap",
+    "AsyncClient": "pushcore.client",
+    "Client": "pushcore.client",
+    "Settings": "pushcore.config",
+    "load_settings": "pushcore.config",
+    "ApiKeyCreatedView": "pushcore.converter",
+    "ApiKeyView": "pushcore.converter",
+    "DeletedView": "pushcore.converter",
+    "DeliveryCountsView": "pushcore.converter",
+    "DeviceView": "pushcore.converter",
+    "Last24hView": "pushcore.converter",
+    "LookupView": "pushcore.converter",
+    "NotificationCreatedView": "pushcore.converter",
+    "NotificationView": "pushcore.converter",
+    "RegisteredDeviceView": "pushcore.converter",
+    "SendResultView": "pushcore.converter",
+    "StatsView": "pushcore.converter",
+    "StreamDetailView": "pushcore.converter",
+    "StreamLabelView": "pushcore.converter",
+    "StreamRefView": "pushcore.converter",
+    "StreamSummaryView": "pushcore.converter",
+    "SubscriptionView": "pushcore.converter",
+    "NewApiKey": "pushcore.domain.inputs",
+    "NewDevice": "pushcore.domain.inputs",
+    "NewNotification": "pushcore.domain.inputs",
+    "NewStream": "pushcore.domain.inputs",
+    "StreamSend": "pushcore.domain.inputs",
+    "Account": "pushcore.domain.model",
+    "ApiKey": "pushcore.domain.model",
+    "Device": "pushcore.domain.model",
+    "IconStyle": "pushcore.domain.model",
+    "Plan": "pushcore.domain.model",
+    "Platform": "pushcore.domain.model",
+    "Priority": "pushcore.domain.model",
+    "Sound": "pushcore.domain.model",
+    "WebPushKeys": "pushcore.domain.model",
+    "Delay": "pushcore.domain.scheduling",
+    "Scope": "pushcore.domain.scopes",
+    "NotificationStatus": "pushcore.domain.states",
+    "Principal": "pushcore.services",
+    "Services": "pushcore.services",
+    "NotificationDetail": "pushcore.services.notifications",
+}
 
 __version__ = "0.1.0"
 
@@ -146,6 +198,21 @@ __all__ = [
 # The error classes show as pushcore.NotFound (not pushcore.domain.errors.NotFound)
 # in tracebacks and reprs, as httpx's do: the public name is the one to catch.
 for _name in __all__:
-    _value = globals()[_name]
+    _value = globals().get(_name)
     if isinstance(_value, type) and issubclass(_value, PushcoreError):
         _value.__module__ = __name__
+
+
+def __getattr__(name: str) -> Any:
+    """The rest of the public API, imported on first use: a program that only needs
+    the Client loads no server code (no aiohttp, h2, argon2, uvicorn)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

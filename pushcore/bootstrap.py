@@ -28,7 +28,7 @@ from pushcore.gateways.apns import ApnsGateway
 from pushcore.gateways.fcm import FcmGateway
 from pushcore.gateways.live import LiveGateway
 from pushcore.gateways.log import LogGateway
-from pushcore.gateways.vapid import VAPID_KEY_FILE, load_or_create_vapid_key
+from pushcore.gateways.vapid import VAPID_KEY_FILE, shared_vapid_key
 from pushcore.gateways.webhook import WebhookGateway
 from pushcore.gateways.webpush import WebPushGateway
 from pushcore.live import LiveHub
@@ -202,7 +202,7 @@ def build_services(
         hub=hub,
         # Generated on first run, so a web client can subscribe before
         # Web Push delivery is configured.
-        vapid_public_key=load_or_create_vapid_key(settings.data_dir).public_key_b64url,
+        vapid_public_key=shared_vapid_key(settings.data_dir, store, clock).public_key_b64url,
     )
 
 

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 import typer
 
-_SECONDS_PER_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-# Bounded digits: Python refuses to parse very long integers, and no duration
-# the service accepts needs more than a handful of them.
-_DURATION = re.compile(r"([0-9]{1,12})([smhd]?)")
-HELP = "30s, 15m, 1h, 7d or a number of seconds"
+from pushcore.domain.scheduling import DURATION_SYNTAX
+from pushcore.domain.scheduling import parse_duration as domain_duration
+
+HELP = DURATION_SYNTAX
 
 
 def parse_duration(text: str) -> timedelta:
     """``text`` as a timedelta; a usage error (exit 2) when it is not a duration."""
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
+    seconds = domain_duration(text.strip())
+    if seconds is None:
         raise typer.BadParameter(f"{text!r} is not a duration (use {HELP})")
-    number, unit = match.groups()
     try:
-        return timedelta(seconds=int(number) * _SECONDS_PER_UNIT[unit or "s"])
+        return timedelta(seconds=seconds)
     except OverflowError:
         raise typer.BadParameter(f"{text!r} is too long a duration") from None
 

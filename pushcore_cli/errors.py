@@ -45,7 +45,7 @@ def report(error: e.PushcoreError) -> None:
     """Print an expected error on stderr, with one line per invalid field."""
     details = error.details if isinstance(error, e.ValidationError) else ()
     output.error(error.message, details)
-    if isinstance(error, e.Unauthorized) and error.hint is not None:
+    if isinstance(error, e.Unauthorized) and error.hint and error.hint not in error.message:
         output.say(f"hint: {error.hint}")
 
 
@@ -58,15 +58,30 @@ def renamed(error: e.ValidationError, options: Mapping[str, str]) -> e.Validatio
     """
     details: list[e.FieldError] = []
     for detail in error.details:
-        head = detail.field.split(".")[0].split("[")[0]
-        option = options.get(detail.field) or options.get(head) or detail.field
-        renamed_detail = e.FieldError(option, detail.message)
+        # The client names fields as its arguments (custom_delay); the tables use the
+        # API's names (customDelay).
+        field = api_name(detail.field)
+        head = field.split(".")[0].split("[")[0]
+        option = options.get(field) or options.get(head) or detail.field
+        # JSON's words are not the command line's: an option cannot be null.
+        renamed_detail = e.FieldError(option, detail.message.replace(" or null", ""))
         if renamed_detail not in details:
             details.append(renamed_detail)
     # A message of our own ("Invalid request: customDelay") is rebuilt; a server's
     # other wording is kept.
     message = None if error.message == e.ValidationError(error.details).message else error.message
     return e.ValidationError(details, message)
+
+
+def api_name(field: str) -> str:
+    """``custom_delay`` as the API names it (``customDelay``), up to a metadata key."""
+    parts = field.split(".")
+    for i, part in enumerate(parts):
+        head, *rest = part.split("_")
+        parts[i] = head + "".join(word[:1].upper() + word[1:] for word in rest)
+        if head.split("[")[0] == "metadata":
+            break
+    return ".".join(parts)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from typer.core import TyperGroup, TyperOption
@@ -93,6 +94,8 @@ def _record(ctx: Any, param: Any, value: Any) -> None:
         return
     state = ctx.ensure_object(CliState)
     name = param.name
+    if name == "url":
+        _check_url(str(value), ctx, param)
     source = ctx.get_parameter_source(name)
     if source is not None and source.name == "COMMANDLINE":
         previous = state.given.get(name)
@@ -108,6 +111,21 @@ def _record(ctx: Any, param: Any, value: Any) -> None:
     elif name not in state.given:
         # From the environment (the same at every level): the command line wins over it.
         state.set_option(name, value)
+
+
+def _check_url(url: str, ctx: Any, param: Any) -> None:
+    """A usage error for a server address httpx would refuse with its own words
+    (``localhost:8080`` reads as the scheme ``localhost``)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return
+    bare = url.removeprefix("//")
+    suggestion = f"; did you mean http://{bare}?" if "://" not in url else ""
+    raise typer.BadParameter(
+        f"{url!r} is not a server address: it must begin with http:// or https://{suggestion}",
+        ctx=ctx,
+        param=param,
+    )
 
 
 def _global_params() -> list[TyperOption]:
@@ -129,6 +147,14 @@ def _flags(command: Any) -> set[str]:
     return {flag for p in command.params for flag in (*p.opts, *p.secondary_opts)}
 
 
+class _Flag(TyperOption):
+    """An on/off option: its help shows no value to give (Typer 0.2x shows ``<bool>``)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        """No type: a flag takes no value."""
+        return None
+
+
 def add_global_options(root: Any) -> None:
     """Give ``root`` and every command under it the global options.
 
@@ -142,5 +168,8 @@ def add_global_options(root: Any) -> None:
         command = commands.pop()
         taken = _flags(command)
         command.params.extend(copy.copy(p) for p in params if not taken.intersection(p.opts))
+        for param in command.params:
+            if isinstance(param, TyperOption) and param.is_flag and not param.count:
+                param.__class__ = _Flag
         if isinstance(command, TyperGroup):
             commands.extend(command.commands.values())

@@ -1,7 +1,8 @@
 """pushctl's saved sign-ins: one per server URL, in the user's config directory.
 
 ``pushctl login --url URL ACCOUNT`` keeps the session's tokens here, so later
-``pushctl --url URL ...`` commands need no token. The file holds secrets: it
+``pushctl --url URL ...`` commands need no token, and commands given neither
+``--url`` nor ``--account`` (nor a data directory) work on that server. The file holds secrets: it
 is made with mode 0600 in a 0700 directory and rewritten atomically.
 
 A refresh token is single-use, and two pushctl processes may hold the same one
@@ -19,14 +20,17 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import typer
 
-from pushcore.client import Session, Tokens
+if TYPE_CHECKING:
+    from pushcore.client import Session, Tokens
 
 FILE_NAME = "sessions.json"
+CURRENT = "@current"
+"""The key of the server the last ``pushctl login`` signed in to (the others are URLs)."""
 
 
 def config_dir() -> Path:
@@ -70,15 +74,20 @@ class SessionFile:
         entry = self._read().get(server_key(url))
         if not isinstance(entry, dict):
             return None
+        from pushcore.client import Tokens
+
         try:
             return Tokens(**entry)
         except TypeError:
             return None
 
-    def save(self, url: str, tokens: Tokens) -> None:
-        """Keep ``tokens`` for the server at ``url``."""
+    def save(self, url: str, tokens: Tokens, *, current: bool = False) -> None:
+        """Keep ``tokens`` for the server at ``url`` (``current``: also as the server that
+        commands without --url work on)."""
         data = self._read()
         data[server_key(url)] = attrs.asdict(tokens)
+        if current:
+            data[CURRENT] = server_key(url)
         self._write(data)
 
     def remove(self, url: str) -> Tokens | None:
@@ -87,12 +96,22 @@ class SessionFile:
         entry = data.pop(server_key(url), None)
         if entry is None:
             return None
+        if data.get(CURRENT) == server_key(url):
+            del data[CURRENT]
         self._write(data)
+        from pushcore.client import Tokens
+
         return Tokens(**entry) if isinstance(entry, dict) else None
+
+    def current(self) -> str | None:
+        """The server of the last ``pushctl login`` while its session is kept, if any."""
+        data = self._read()
+        url = data.get(CURRENT)
+        return url if isinstance(url, str) and isinstance(data.get(url), dict) else None
 
     def servers(self) -> list[str]:
         """The URLs with a saved session."""
-        return sorted(self._read())
+        return sorted(key for key in self._read() if key != CURRENT)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -111,6 +130,8 @@ class SessionFile:
         tokens = self.load(url)
         if tokens is None:
             return None
+        from pushcore.client import Session
+
         return Session(
             tokens,
             on_change=lambda new: self.save(url, new),

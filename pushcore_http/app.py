@@ -13,7 +13,7 @@ from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.delivery import DeliveryEngine
 from pushcore.metrics import Metrics
 from pushcore.services import Services
-from pushcore_http import signin_limits
+from pushcore_http import address_limits, signin_limits
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
@@ -91,6 +91,7 @@ def create_app(
         oidc.hide_callback_queries()
     if services.settings.rate_limit > 0:
         setattr(app.state, signin_limits.STATE_KEY, signin_limits.SigninLimits())
+        setattr(app.state, address_limits.STATE_KEY, address_limits.AddressLimits())
     return _with_state(app, services, metrics)
 
 

@@ -27,7 +27,7 @@ from pushcore.services import Principal, Services
 from pushcore_http.routes import services_of
 
 # What a caller who sent the wrong kind of credential should do instead.
-KEY_GOES_IN_HEADER = "API keys (psk_...) go in the X-API-Key header, not Authorization: Bearer"
+KEY_GOES_IN_HEADER = "an API key goes in the X-API-Key header, not Authorization: Bearer"
 CREATE_A_KEY = (
     "Create an API key with your token (POST /api/keys, or pushctl keys create)"
     " and send it in the X-API-Key header"
@@ -116,7 +116,8 @@ def _bearer(headers: Headers) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Invalid token")
     if token.strip().startswith(API_KEY_PREFIX):
-        raise Unauthorized("Invalid token", hint=KEY_GOES_IN_HEADER)
+        # The hint also follows the pinned words, as API.md shows: curl's reader sees it.
+        raise Unauthorized(f"Invalid token: {KEY_GOES_IN_HEADER}", hint=KEY_GOES_IN_HEADER)
     return token.strip()
 
 

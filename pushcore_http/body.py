@@ -53,6 +53,40 @@ def _integer(text: str) -> int | _TooLong:
     return int(text)
 
 
+TEXT_MEDIA_TYPES = ("text/plain", "application/x-www-form-urlencoded")
+"""Bodies read as a message's text (API.md: `curl -d "Backup done" URL` publishes)."""
+
+
+async def read_message(request: Request) -> Any:
+    """A create's body: JSON, or a text body (:data:`TEXT_MEDIA_TYPES`) as ``{title, body}``."""
+    content_type = request.headers.get("content-type") or ""
+    media, *params = (part.strip().lower() for part in content_type.split(";"))
+    if media not in TEXT_MEDIA_TYPES:
+        return await read_json(request)
+    _check_charset(params, "text")
+    return message_of(await read_body(request, MAX_BODY_BYTES))
+
+
+def message_of(raw: bytes) -> dict[str, str]:
+    """A text body as a message: the first line the title, the rest (trimmed) the body.
+
+    The text is taken as it is sent: ``curl -d`` does not URL-encode, so neither
+    is a form body decoded here.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError([FieldError("title", "a text body must be UTF-8")]) from None
+    title, _, rest = text.strip().partition("\n")
+    fields = {"title": title.strip()}
+    if rest.strip():
+        fields["body"] = rest.strip()
+    nul = [name for name, value in fields.items() if "\x00" in value]
+    if nul:
+        raise ValidationError([FieldError(f, "must not contain the NUL character") for f in nul])
+    return fields
+
+
 def check_media_type(content_type: str | None) -> None:
     """415 unless the Content-Type is JSON in UTF-8; a missing one is taken as JSON."""
     if content_type is None:
@@ -64,10 +98,14 @@ def check_media_type(content_type: str | None) -> None:
         raise UnsupportedMediaType(
             f"Content-Type must be application/json, not {content_type[:100]!r}"
         )
+    _check_charset(params, "JSON")
+
+
+def _check_charset(params: list[str], kind: str) -> None:
     for param in params:
         name, _, value = param.partition("=")
         if name.strip() == "charset" and value.strip().strip('"') not in ("utf-8", "utf8"):
-            raise UnsupportedMediaType("JSON bodies must be UTF-8 (charset=utf-8)")
+            raise UnsupportedMediaType(f"{kind} bodies must be UTF-8 (charset=utf-8)")
 
 
 async def read_json(request: Request, max_bytes: int = MAX_BODY_BYTES) -> Any:

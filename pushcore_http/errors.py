@@ -54,8 +54,8 @@ async def pushcore_error(_request: Request, exc: Exception) -> Response:
     if isinstance(exc, e.ValidationError):
         extra["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
     if isinstance(exc, e.Unauthorized):
-        # RFC 6750 §3: what to do instead rides in the challenge, and the body keeps
-        # API.md's exact shape and message.
+        # RFC 6750 §3: what to do instead rides in the challenge (and, where API.md
+        # shows it, after the pinned words of the message).
         headers["WWW-Authenticate"] = (
             "Bearer" if exc.hint is None else f'Bearer error_description="{exc.hint}"'
         )
@@ -76,7 +76,7 @@ async def http_error(_request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         return error_response(405, "Method not allowed", "method_not_allowed", exc.headers)
     if exc.status_code == 404:
-        return error_response(404, "Not found", "not_found")
+        return error_response(404, e.NO_SUCH_ENDPOINT, "not_found")
     return error_response(exc.status_code, str(exc.detail), "http_error", exc.headers)
 
 

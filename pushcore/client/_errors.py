@@ -62,6 +62,21 @@ def challenge_hint(response: httpx.Response) -> str | None:
     return match.group(1) if match else None
 
 
+_UPPER = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def argument_name(field: str) -> str:
+    """An API field path as the client's arguments name it: ``notifications[3].customDelay``
+    becomes ``notifications[3].custom_delay``; the keys of ``metadata`` are the caller's
+    and stay as they are."""
+    parts = field.split(".")
+    for i, part in enumerate(parts):
+        parts[i] = _UPPER.sub(lambda m: "_" + m.group(1).lower(), part)
+        if parts[i].split("[")[0] == "metadata":
+            break
+    return ".".join(parts)
+
+
 def error_for(response: httpx.Response) -> e.PushcoreError:
     """The exception an error answer raises, carrying its status, code and message."""
     try:
@@ -72,6 +87,14 @@ def error_for(response: httpx.Response) -> e.PushcoreError:
         body = {}
     message = str(body.get("error") or f"HTTP {response.status_code} {response.reason_phrase}")
     code = body.get("code")
+    if response.status_code == 404 and (not body or message == e.NO_SUCH_ENDPOINT):
+        # Not an unknown id but an unknown address: the base URL is wrong, so say
+        # which URL was tried (a proxy's 404 page has no body of ours at all).
+        request = response.request
+        message = (
+            f"Not found: {request.method} {request.url} is no endpoint of a pushcore server"
+            " (is the server's base URL right?)"
+        )
     cls = CODES.get(code) if isinstance(code, str) else None
     if cls is None:
         cls = (
@@ -81,11 +104,15 @@ def error_for(response: httpx.Response) -> e.PushcoreError:
         )
     error: e.PushcoreError
     if issubclass(cls, e.ValidationError):
-        details = [
+        said = [
             e.FieldError(str(d.get("field", "")), str(d.get("message", "")))
             for d in body.get("details") or []
             if isinstance(d, dict)
         ]
+        # The client's own words: its keyword arguments are the fields in snake_case.
+        details = [e.FieldError(argument_name(d.field), d.message) for d in said]
+        if message == e.ValidationError(said).message:
+            message = e.ValidationError(details).message
         error = cls(details, message)
     elif issubclass(cls, (e.RateLimited, e.Unavailable)):
         error = cls(message, retry_after(response) or 1)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields
 from pushcore.domain.model import Account, Plan
 from pushcore.domain.validation import about
-from pushcore.services.sessions import Session
+
+if TYPE_CHECKING:
+    # A type only: the client imports the converter and must not load the services.
+    from pushcore.services.sessions import Session
 
 _ID = about("The account id (the JWT `sub`).", example="alice")
 _PLAN = about("`free` (up to 3 streams) or `pro`.", example="free")
@@ -95,3 +98,17 @@ class DoneView(View):
     schema_name: ClassVar[str] = "Done"
 
     success: bool = attrs.field(metadata=about(const=True))
+
+
+@attrs.frozen
+class LinkStartView(View):
+    """Where the browser goes to link the account with single sign-on."""
+
+    schema_name: ClassVar[str] = "OidcLinkStart"
+
+    url: str = attrs.field(
+        metadata=about(
+            "The provider's authorization URL: open it in this browser (a navigation).",
+            example="https://id.example.com/authorize?response_type=code&client_id=pushcore",
+        )
+    )

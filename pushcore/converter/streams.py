@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields, count, ident, to_json
 from pushcore.domain.model import StreamView, Subscription
 from pushcore.domain.validation import about
-from pushcore.services.streams import Lookup, SendResult
+
+if TYPE_CHECKING:
+    # Types only: the client imports the converter and must not load the services.
+    from pushcore.services.streams import Lookup, SendResult
 
 
 @attrs.frozen

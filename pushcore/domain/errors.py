@@ -12,6 +12,10 @@ from collections.abc import Sequence
 
 import attrs
 
+# The message of a 404 for a path the server has no route for, which a client tells
+# apart from an unknown id (it then names the URL it tried).
+NO_SUCH_ENDPOINT = "Not found: no such endpoint"
+
 
 @attrs.frozen
 class FieldError:
@@ -78,7 +82,10 @@ class Unauthorized(PushcoreError):
         self.hint = hint
 
     def __str__(self) -> str:
-        return self.message if self.hint is None else f"{self.message} ({self.hint})"
+        # A server's message already ends with its hint (API.md: the hint follows the words).
+        if self.hint is None or self.hint in self.message:
+            return self.message
+        return f"{self.message} ({self.hint})"
 
 
 class Forbidden(PushcoreError):

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
@@ -25,6 +24,7 @@ from pushcore.domain.scheduling import (
     CUSTOM_DELAY_MAX,
     CUSTOM_DELAY_MIN,
     DEFAULT_DELAY,
+    DELAY_PATTERN,
     DEVICE_NAME_MAX,
     DEVICE_TOKEN_MAX,
     KEY_NAME_MAX,
@@ -34,7 +34,7 @@ from pushcore.domain.scheduling import (
     STREAM_DESCRIPTION_MAX,
     STREAM_NAME_MAX,
     TITLE_MAX,
-    Delay,
+    delay_error,
 )
 from pushcore.domain.scopes import Scope
 
@@ -126,6 +126,9 @@ def _is_p256_point(value: str) -> bool:
     raw = b64url_decode(value)
     if raw is None or len(raw) != 65 or raw[0] != 0x04:
         return False
+    # Here, not at the top: a client that only reads the inputs' schema loads no cryptography.
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     try:
         ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
     except ValueError:
@@ -182,6 +185,15 @@ def _body() -> Any:
     )
 
 
+def _delay(value: str) -> None:
+    error = delay_error(value)
+    if error is not None:
+        raise ValueError(error)
+
+
+# A preset, `custom`, or any duration: one syntax with pushctl's --delay.
+_DELAY = v.Rule(_delay, {"pattern": DELAY_PATTERN})
+
 _SOUND = v.about("`critical` breaks through Do Not Disturb on iOS.")
 _PRIORITY = v.about("Maps to each platform's urgency.", example="high")
 
@@ -211,10 +223,13 @@ class NewNotification:
     )
     sound: Sound = attrs.field(default=Sound.DEFAULT, metadata=_SOUND)
     # None means "not given": the default preset applies, and customDelay is refused.
-    delay: Delay | None = attrs.field(
+    delay: str | None = attrs.field(
         default=None,
+        validator=_DELAY,
         metadata=v.about(
-            "When to send; `custom` takes `customDelay`.",
+            "When to send: a preset (`5s`, `30s`, `1m`, `5m`, `15m`, `30m`, `1h`) or any "
+            "duration from 1 s to 30 d (`90s`, `2h`, `1d`), counted from now; `custom` "
+            "takes `customDelay`.",
             default=DEFAULT_DELAY.value,
             example="custom",
         ),

@@ -9,7 +9,18 @@ only the callback reads, so a callback from another browser (a forged or
 leaked callback URL: login CSRF) fails. A sign-in that succeeds ends with a
 one-time code in the URL fragment, which the app exchanges for a session: the
 fragment never reaches a server, so no log or Referer carries it, and the
-code alone is good once, for a minute.
+code is good once, for a minute, and only in the browser that started the
+sign-in: ``start`` gives that browser a secret of its own (a cookie), whose
+hash goes with the round trip and then with its code, so an attacker's code
+opened in a victim's browser (``#signin=`` in a link: login CSRF) signs
+nobody in.
+
+Who is signed in is decided by :func:`landing`: the provider's identity
+(``iss``, ``sub``) is bound to the account that single sign-on created for it
+or that a signed-in session linked to it, and from then on signs into that
+account only; a claim naming an account bound to nothing else (a password
+account, say, made by sign-up before its namesake's first single sign-on)
+is a clash, never a way in.
 
 Randomness is passed in, as ``randbelow``, like the other codes of the domain.
 """
@@ -59,6 +70,9 @@ class SignInError(enum.StrEnum):
     PROVIDER = "provider"  # the provider could not be reached, or refused the code
     TOKEN = "token"  # noqa: S105 (a reason word) the ID token did not verify (signature, issuer, audience)
     ACCOUNT = "account"  # the ID token has no usable account id in the configured claim
+    ACCOUNT_EXISTS = "account_exists"  # the claim names an account not bound to this identity
+    EMAIL_UNVERIFIED = "email_unverified"  # the account claim is email, not verified
+    IDENTITY_LINKED = "identity_linked"  # a link to an identity bound to another account
     UNAVAILABLE = "unavailable"  # this server's database could not serve: try again
 
 
@@ -129,6 +143,69 @@ def account_from_claims(claims: Mapping[str, object], claim: str) -> str:
     return value
 
 
+def check_email_verified(claims: Mapping[str, object], claim: str) -> None:
+    """SignInFailed(email_unverified) when the account id is the ``email`` claim and the
+    provider does not say the address is verified: anyone may type someone else's
+    address at many providers. True, or the string "true" some providers send."""
+    if claim != "email":
+        return
+    verified = claims.get("email_verified")
+    if verified is not True and verified != "true":
+        raise SignInFailed(SignInError.EMAIL_UNVERIFIED, "email_verified is not true")
+
+
+def identity_from_claims(claims: Mapping[str, object]) -> tuple[str, str]:
+    """The provider's identity of the person: its ``iss`` and ``sub`` (both verified
+    present by the provider's port)."""
+    issuer, subject = claims.get("iss"), claims.get("sub")
+    if not isinstance(issuer, str) or not isinstance(subject, str) or not subject:
+        raise SignInFailed(SignInError.TOKEN, "ID token: no iss or sub")
+    if "\x00" in issuer + subject or len(subject) > ACCOUNT_MAX:
+        raise SignInFailed(SignInError.TOKEN, "ID token: unusable sub")
+    return issuer, subject
+
+
+@attrs.frozen
+class Landing:
+    """Which account a finished sign-in signs into, and whether the identity is bound
+    to it now (``create``: the account is made too)."""
+
+    account_id: str
+    bind: bool = False
+    create: bool = False
+
+
+@attrs.frozen
+class Standing:
+    """What the database says of a finished sign-in's identity and claimed account."""
+
+    bound_to: str | None  # the account the identity is bound to, if any
+    claimed_exists: bool  # an account with the claimed id exists
+    claimed_unbound_legacy: bool  # it is one single sign-on made before bindings, no password
+
+
+def landing(standing: Standing, claimed: str, link_to: str | None) -> Landing:
+    """Where a sign-in with a verified identity lands (pure; see the module's text).
+
+    ``link_to`` is the account of the signed-in session that asked to link. A
+    clash raises SignInFailed(account_exists), a link to an identity bound to
+    another account SignInFailed(identity_linked).
+    """
+    if link_to is not None:
+        if standing.bound_to is None:
+            return Landing(link_to, bind=True)
+        if standing.bound_to == link_to:
+            return Landing(link_to)
+        raise SignInFailed(SignInError.IDENTITY_LINKED, "the identity is another account's")
+    if standing.bound_to is not None:
+        return Landing(standing.bound_to)
+    if not standing.claimed_exists:
+        return Landing(claimed, bind=True, create=True)
+    if standing.claimed_unbound_legacy:
+        return Landing(claimed, bind=True)
+    raise SignInFailed(SignInError.ACCOUNT_EXISTS, "the claimed account is not this identity's")
+
+
 def signed_in_location(base: str, next_path: str, code: str) -> str:
     """Where a finished sign-in sends the browser: ``next`` with the code in its fragment."""
     return f"{base}{next_path}#signin={code}"
@@ -149,6 +226,10 @@ class SignInFlow:
     next_path: str
     created_at: datetime
     expires_at: datetime
+    # The hash of the starting browser's secret (its cookie), handed on to the code.
+    browser_hash: str = ""
+    # The signed-in account that asked to link this identity (POST /api/auth/oidc/link).
+    link_account: str | None = None
 
     def check_fresh(self, now: datetime) -> None:
         """SignInFailed(expired) once the person took longer than :data:`FLOW_TTL`."""
@@ -170,6 +251,31 @@ class SignInCode:
     account_id: str
     created_at: datetime
     expires_at: datetime
+    browser_hash: str = ""  # only the browser holding its secret may exchange the code
+
+
+@attrs.frozen
+class Identity:
+    """A provider's identity (``iss``, ``sub``) bound to an account of this server."""
+
+    issuer: str
+    subject: str
+    account_id: str
+    created_at: datetime
+
+
+@attrs.frozen
+class LinkRequest:
+    """A signed-in person's request to bind their provider identity to their account."""
+
+    next: str | None = attrs.field(
+        default=None,
+        validator=v.text(1, NEXT_MAX),
+        metadata=v.about(
+            "The path of this site to return to once linked (default `/app/`).",
+            example="/app/",
+        ),
+    )
 
 
 @attrs.frozen

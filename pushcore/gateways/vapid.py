@@ -21,9 +21,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from pushcore.domain.errors import ConfigError
+from pushcore.ports import Clock, Store
+
 log = logging.getLogger("pushcore")
 
 VAPID_KEY_FILE = "vapid-private.pem"
+VAPID_KEY = "vapid"
+"""The name the key pair is shared under in the database (``server_keys``)."""
 # RFC 8292 section 2: push services reject an ``exp`` more than 24 hours ahead.
 MAX_TOKEN_TTL = timedelta(hours=24)
 DEFAULT_TOKEN_TTL = timedelta(hours=12)
@@ -107,20 +112,54 @@ class VapidKey:
 
 def load_or_create_vapid_key(data_dir: Path) -> VapidKey:
     """The VAPID key pair in ``data_dir/vapid-private.pem``, generated (mode 0600) on first run."""
+    path = data_dir / VAPID_KEY_FILE
+    if path.exists():
+        return _read_key(path)
+    # O_EXCL inside: when several processes start at once, exactly one writes the
+    # key and the others read it, so all of them sign with the same pair.
+    return _keep(data_dir, VapidKey.generate())
+
+
+def shared_vapid_key(data_dir: Path, store: Store, clock: Clock) -> VapidKey:
+    """The one key pair of every process on the database, also kept in ``data_dir``.
+
+    The first process records its pair (its data directory's, or a new one) in
+    the database; the others adopt it into their data directories, so a browser
+    subscription made through one process works through all. A data directory
+    that already holds another pair stops the start (ConfigError): which one the
+    existing subscriptions need is the operator's to say.
+    """
+    path = data_dir / VAPID_KEY_FILE
+    own = _read_key(path) if path.exists() else None
+    candidate = own if own is not None else VapidKey.generate()
+    with store.transaction() as tx:
+        stored = tx.server_keys.claim(VAPID_KEY, candidate.to_pem().decode(), clock.now())
+    shared = VapidKey.from_pem(stored.encode())
+    if own is None:
+        return _keep(data_dir, shared)
+    if own.public_key_b64url != shared.public_key_b64url:
+        raise ConfigError(
+            f"PUSHCORE_DATA_DIR: {path} holds another VAPID key pair than the one every"
+            " process on this database shares: move it away to use the database's (web"
+            " subscriptions made with the file's pair then stop working), or empty the"
+            " database's server_keys table to make the file's pair the shared one"
+        )
+    return own
+
+
+def _keep(data_dir: Path, key: VapidKey) -> VapidKey:
+    """Write ``key`` into ``data_dir`` (0600) unless another process just did."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / VAPID_KEY_FILE
     try:
-        # O_EXCL: when several processes start at once, exactly one creates the
-        # key and the others read it, so all of them sign with the same pair.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return _read_key(path)
-    key = VapidKey.generate()
     with os.fdopen(fd, "wb") as handle:
         handle.write(key.to_pem())
         handle.flush()
         os.fsync(handle.fileno())
-    log.info("generated a VAPID key pair in %s", path)
+    log.info("keeping the VAPID key pair in %s", path)
     return key
 
 

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Protocol
 
-from pushcore.domain.oidc import SignInCode, SignInFlow
+from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
 
 
 class SignInRepository(Protocol):
-    """Round trips to the provider and one-time codes, each taken at most once.
+    """Round trips to the provider and one-time codes, each taken at most once; the
+    provider identities bound to accounts.
 
     Taking is decided by the database (a delete that returns the row), so API
     processes sharing a database never both take one. Each method raises only
@@ -33,6 +34,24 @@ class SignInRepository(Protocol):
     def take_code(self, code_hash: str) -> SignInCode | None:
         """Delete the one-time code with this hash and return it; None when there is none.
         Expired ones are returned too."""
+        ...
+
+    def bound_account(self, issuer: str, subject: str) -> str | None:
+        """The account the identity (``iss``, ``sub``) is bound to, or None."""
+        ...
+
+    def is_bound(self, account_id: str) -> bool:
+        """Whether some identity is bound to the account."""
+        ...
+
+    def take_legacy(self, account_id: str) -> bool:
+        """Take the account off the list of those single sign-on made before identities
+        were bound (migration 0012); whether it was on it. Of two takers, one gets it."""
+        ...
+
+    def bind(self, identity: Identity) -> None:
+        """Bind the identity to its account (which leaves the legacy list); KeyError when
+        the identity is bound already."""
         ...
 
     def delete_expired(self, before: datetime, limit: int) -> int:

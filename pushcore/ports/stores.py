@@ -69,6 +69,15 @@ class EngineRepository(Protocol):
         ...
 
 
+class ServerKeyRepository(Protocol):
+    """Facts every process on one database must share (the VAPID public key)."""
+
+    def claim(self, name: str, value: str, at: datetime) -> str:
+        """Store ``value`` under ``name`` unless a value is there; the stored value (the
+        first claim wins, whichever process made it)."""
+        ...
+
+
 T = TypeVar("T")
 
 
@@ -153,6 +162,11 @@ class Transaction(Protocol):
     @property
     def engines(self) -> EngineRepository:
         """Engine heartbeats."""
+        ...
+
+    @property
+    def server_keys(self) -> ServerKeyRepository:
+        """Facts every process on the database shares."""
         ...
 
     @property

@@ -236,7 +236,7 @@ class NotificationService:
             **{
                 **given,
                 # What the request says differently from what is kept:
-                "delay": (request.delay or DEFAULT_DELAY).value,
+                "delay": request.delay or DEFAULT_DELAY.value,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
             },

@@ -126,6 +126,10 @@ class PeopleService:
     def _add(self, tx: Transaction, account_id: str, plan: Plan, hashed: str) -> Account:
         account = Account(account_id, plan, self._clock.now())
         try:
+            # An id a provider's identity is bound to stays that identity's, even if
+            # its account row were gone: a password on it would be a second way in.
+            if tx.sign_ins.is_bound(account_id):
+                raise KeyError(account_id)
             tx.accounts.add(account)
         except KeyError:
             raise AccountExists(f"An account {account_id!r} exists already") from None

@@ -22,7 +22,7 @@ from pushcore.domain.model import (
     Stream,
     Subscription,
 )
-from pushcore.domain.oidc import SignInCode, SignInFlow
+from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
 from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 from pushcore.storage.sql.rows import Codec, Table
 
@@ -31,7 +31,8 @@ TABLES = (
     "accounts", "api_keys", "devices", "notifications", "deliveries", "streams",
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
-    "oidc_codes", "inbox", "session_revocations",
+    "oidc_codes", "inbox", "oidc_identities", "oidc_legacy_accounts", "server_keys",
+    "session_revocations",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -58,6 +59,7 @@ IDEMPOTENCY_KEYS = Table(
 
 OIDC_FLOWS = Table("oidc_flows", SignInFlow)
 OIDC_CODES = Table("oidc_codes", SignInCode)
+OIDC_IDENTITIES = Table("oidc_identities", Identity)
 
 
 def delivery_counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:

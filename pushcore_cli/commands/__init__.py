@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import attrs
 import typer
 
-from pushcore.bootstrap import build_services
-from pushcore.client import Client
 from pushcore.config import Settings, load_settings
-from pushcore.services import Services
-from pushcore.services.tokens import MAX_SUBJECT_LENGTH
+from pushcore.domain.people import SIGN_IN_ACCOUNT_MAX as MAX_SUBJECT_LENGTH
 from pushcore_cli import output
+
+if TYPE_CHECKING:
+    # Imported where first used: `pushctl --version` and `--help` load no server code,
+    # and only the account commands load the client.
+    from pushcore.client import Client
+    from pushcore.services import Services
 
 
 class CliState:
@@ -49,6 +54,11 @@ class CliState:
         if name in ("data_dir", "config"):
             value = Path(str(value))
         setattr(self, "config_file" if name == "config" else name, value)
+
+    @property
+    def names_local_data(self) -> bool:
+        """Whether --data-dir, --database-url or --config (or their variables) were given."""
+        return any(v is not None for v in (self.data_dir, self.database_url, self.config_file))
 
     @property
     def given_credentials(self) -> bool:
@@ -85,6 +95,8 @@ class CliState:
         """
         settings = self.settings
         existed = settings.data_dir.exists()
+        from pushcore.bootstrap import build_services
+
         services = build_services(settings)
         if not existed and settings.data_dir.exists():
             output.say(f"pushctl: created a new data directory at {settings.data_dir.resolve()}")
@@ -114,6 +126,8 @@ class CliState:
     def remote_client(self, url: str) -> Client:
         """The client of ``url``: with the credentials given, else the session that
         ``pushctl login`` saved for it (renewed by itself), else none."""
+        from pushcore.client import Client
+
         if self.given_credentials:
             return Client(url, api_key=self.api_key, token=self.token)
         # Imported here: the session file is only for remote commands.
@@ -175,18 +189,48 @@ class Api:
             )
 
 
+def remote_who(client: Client, url: str, api_key: str | None, token: str | None) -> str:
+    """Who a remote command acts as, in words: the account where the credential says."""
+    account = client.session.tokens.account if client.session is not None else None
+    if account is None and token is not None and api_key is None:
+        account = unverified_subject(token)
+    if account is not None:
+        return f"account {account} at {url}"
+    if api_key is not None:
+        return f"the account of key {api_key[:12]}... at {url}"
+    return f"the account of the credentials at {url}"
+
+
+def unverified_subject(token: str) -> str | None:
+    """A JWT's ``sub``, read without checking it: only to name whom a command acts as
+    (the server checks the token itself)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    subject = claims.get("sub") if isinstance(claims, dict) else None
+    return subject if isinstance(subject, str) else None
+
+
 def api_for(ctx: typer.Context, account: str | None) -> Api:
     """What an account command works on: with ``--url``, that server as the credentials'
     account; otherwise the local services acting as ``account`` (created on the free
     plan if it has never been seen)."""
     state = state_of(ctx)
+    if state.url is None and account is None and not state.names_local_data:
+        # Signed in with `pushctl login`: that server, until `pushctl logout`.
+        from pushcore_cli.sessions import SessionFile
+
+        state.url = SessionFile().current()
     if state.url is not None:
         if account is not None:
             raise typer.BadParameter(
                 "not with --url: the account is the one of the credentials (--api-key, --token)",
                 param_hint="'--account'",
             )
-        return Api(state.client(None), "the account of the credentials", "")
+        client = state.client(None)
+        return Api(client, remote_who(client, state.url, state.api_key, state.token), "")
     if account is None:
         hint = " (--api-key and --token take effect with --url)" if state.given_credentials else ""
         raise typer.BadParameter(

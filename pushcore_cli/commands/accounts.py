@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pushcore.converter import format_timestamp, maybe_timestamp
+from pushcore.domain.errors import AccountExists
 from pushcore.domain.model import Account, Plan
-from pushcore.services import AccountSummary
 from pushcore_cli import output
 from pushcore_cli.commands import check_account, state_of
+
+if TYPE_CHECKING:
+    from pushcore.services import AccountSummary
 
 app = typer.Typer(
     help="Manage accounts: passwords and plans.\n\n"
@@ -84,7 +87,13 @@ def create(
     Example: pushctl accounts create alice --plan pro
     """
     services = state_of(ctx).services
-    created = services.people.create(account, plan, read_password(password_stdin))
+    try:
+        created = services.people.create(account, plan, read_password(password_stdin))
+    except AccountExists as exists:
+        # The likely wish is a password for it: say how.
+        raise AccountExists(
+            f"{exists.message}: give it a password with pushctl accounts passwd {account}"
+        ) from None
     _print_account(created, json_output)
 
 

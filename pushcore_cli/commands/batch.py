@@ -8,11 +8,10 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from pushcore.client import Client
 from pushcore.converter import (
     NotificationCreatedView,
     camel,
@@ -24,6 +23,10 @@ from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore_cli import output
 from pushcore_cli.commands import Api
+from pushcore_cli.errors import api_name
+
+if TYPE_CHECKING:
+    from pushcore.client import Client
 
 _ITEM = re.compile(r"notifications\[(\d+)\]\.?")
 
@@ -80,7 +83,8 @@ def by_line(error: ValidationError, batch: list[Line]) -> list[FieldError]:
         if match is None or int(match[1]) >= len(batch):
             details.append(detail)
             continue
-        field = detail.field[match.end() :]
+        # The file's lines are the API's JSON: name its fields as the file does.
+        field = api_name(detail.field[match.end() :])
         where = f"line {batch[int(match[1])].number}"
         details.append(FieldError(f"{where}: {field}" if field else where, detail.message))
     return details

@@ -6,8 +6,6 @@ import json
 
 import typer
 
-from pushcore.gateways.checks import check_gateways
-from pushcore.runtime.system import SystemClock
 from pushcore_cli import output
 from pushcore_cli.commands import state_of
 
@@ -25,6 +23,9 @@ def check(ctx: typer.Context, json_output: output.JsonOption = False) -> None:
 
     Example: PUSHCORE_VAPID_SUBJECT=mailto:ops@example.com pushctl gateways check
     """
+    from pushcore.gateways.checks import check_gateways
+    from pushcore.runtime.system import SystemClock
+
     results = check_gateways(state_of(ctx).settings, SystemClock())
     if json_output:
         rows = [

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from pushcore.client import Client, Session
 from pushcore.domain.errors import PushcoreError
 from pushcore_cli import output
 from pushcore_cli.commands import state_of
@@ -15,7 +14,7 @@ from pushcore_cli.sessions import SessionFile
 
 
 def _server(ctx: typer.Context, command: str) -> str:
-    url = state_of(ctx).url
+    url = state_of(ctx).url or SessionFile().current()
     if url is None:
         raise typer.BadParameter(
             f"{command} signs in to a server: give its address with --url (or PUSHCORE_URL)",
@@ -46,28 +45,36 @@ def login(
     ] = False,
     json_output: output.JsonOption = False,
 ) -> None:
-    """Sign in to the server at --url and keep the session for later --url commands.
+    """Sign in to the server at --url and keep the session for later commands.
 
     The session is saved in your config directory (mode 0600) and renewed by
-    itself; `pushctl logout` ends it. Example: pushctl login --url
-    https://push.example.com alice, then pushctl --url https://push.example.com
-    streams subscribe falcon-7k2q.
+    itself; later commands without --url or --account work on that server as
+    ACCOUNT, until `pushctl logout`. Example: pushctl login --url
+    https://push.example.com alice, then pushctl streams subscribe falcon-7k2q.
     """
     url = _server(ctx, "login")
     sessions = SessionFile()
     password = _password(password_stdin)
+    from pushcore.client import Client
+
     with sessions.locked():
-        client = Client.login(url, account, password, on_change=lambda t: sessions.save(url, t))
+        client = Client.login(
+            url, account, password, on_change=lambda t: sessions.save(url, t, current=True)
+        )
     client.close()
     signed_in = client.session.tokens.account if client.session is not None else account
     if json_output:
         output.print_json({"account": signed_in, "url": url, "file": str(sessions.path)})
         return
-    output.say(f"Signed in to {url} as {signed_in}; the session is kept in {sessions.path}")
+    output.say(
+        f"Signed in to {url} as {signed_in}; the session is kept in {sessions.path}."
+        " Commands without --url or --account now work on that server; pushctl logout ends it."
+    )
 
 
 def logout(ctx: typer.Context) -> None:
-    """End the session kept for the server at --url: revoked there, removed here.
+    """End the session kept for the server at --url (else the last login's): revoked
+    there, removed here.
 
     Example: pushctl logout --url https://push.example.com
     """
@@ -78,6 +85,8 @@ def logout(ctx: typer.Context) -> None:
     if tokens is None:
         output.say(f"Not signed in to {url}")
         return
+    from pushcore.client import Client, Session
+
     try:
         with Client(url, session=Session(tokens), retries=1) as client:
             client.logout()

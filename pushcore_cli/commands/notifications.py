@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
 
 from pushcore.converter import (
     DeliveryCountsView,
+    NotificationCreatedView,
     NotificationView,
     format_timestamp,
     parse_list_query,
@@ -16,12 +18,13 @@ from pushcore.converter import (
 )
 from pushcore.domain.errors import DeviceNotFound
 from pushcore.domain.model import IconStyle, Priority, Sound
-from pushcore.domain.scheduling import CUSTOM_DELAY_MAX, CUSTOM_DELAY_MIN, Delay
+from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch
-from pushcore_cli.durations import parse_duration
 from pushcore_cli.errors import naming_options
+from pushcore_cli.times import HELP as AT_HELP
+from pushcore_cli.times import resolve_at, said
 
 app = typer.Typer(
     help=(
@@ -32,11 +35,8 @@ app = typer.Typer(
 )
 
 PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
-# Only what --delay takes: a preset, or a custom delay of 1 second to 1 day.
-DELAY_HELP = (
-    f"a preset ({PRESETS}) or any other duration from {CUSTOM_DELAY_MIN}s to"
-    f" {CUSTOM_DELAY_MAX // 86400}d, e.g. 90s, 2h or a number of seconds"
-)
+# What --delay takes is what the API's `delay` takes: one duration syntax.
+DELAY_HELP = f"a duration from 1s to 30d ({PRESETS}, 90s, 2h, 1d or a number of seconds)"
 # The request and query fields of these commands, by the option that sets them.
 OPTIONS = {
     "title": "TITLE",
@@ -65,22 +65,13 @@ IdArgument = Annotated[
 
 
 def delay_fields(text: str) -> dict[str, Any]:
-    """``--delay`` as the client's keyword arguments: a preset by name, any other
-    duration as a custom delay."""
-    try:
-        preset = Delay(text.strip())
-    except ValueError:
-        preset = None
-    if preset is not None and preset is not Delay.CUSTOM:
-        return {"delay": preset.value}
-    try:
-        seconds = int(parse_duration(text).total_seconds())
-    except typer.BadParameter:
+    """``--delay`` as the client's keyword arguments: the duration as the API takes it."""
+    if parse_duration(text.strip()) is None:
         raise typer.BadParameter(
             f"{text!r} is not a delay (use {DELAY_HELP})", param_hint="'--delay'"
-        ) from None
-    # Out-of-range seconds are the service's to refuse (named --delay by OPTIONS).
-    return {"delay": Delay.CUSTOM.value, "custom_delay": seconds}
+        )
+    # Out-of-range durations are the service's to refuse (named --delay by OPTIONS).
+    return {"delay": text.strip()}
 
 
 def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
@@ -97,8 +88,19 @@ def metadata_fields(pairs: Sequence[str]) -> dict[str, str]:
     return metadata
 
 
-def _delay_text(n: NotificationView) -> str:
-    return f"custom ({n.custom_delay}s)" if n.custom_delay is not None else n.delay
+def _asked_text(n: NotificationView) -> str:
+    """What the sender asked for: a delay, or (when the due time is not the creation time
+    plus the stored delay) an exact time, which the stored default delay would hide."""
+    if n.custom_delay is not None:
+        seconds: int | None = n.custom_delay
+        delay = f"delay {n.custom_delay}s (custom)"
+    else:
+        seconds = parse_duration(n.delay)
+        delay = f"delay {n.delay}"
+    due_by_delay = n.created_at + timedelta(seconds=seconds or 0)
+    if seconds is not None and abs(n.scheduled_at - due_by_delay) <= timedelta(seconds=1):
+        return delay
+    return f"at {format_timestamp(n.scheduled_at)}"
 
 
 def _counts_text(counts: DeliveryCountsView | None) -> str | None:
@@ -117,7 +119,7 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
         ("body", n.body or None),
         # Delays are seconds long: show the exact time, not the minute.
         ("scheduled", format_timestamp(n.scheduled_at)),
-        ("delay", _delay_text(n)),
+        ("asked", _asked_text(n)),
         ("priority", n.priority.value),
         ("sound", n.sound.value),
         ("icon style", n.icon_style.value),
@@ -157,8 +159,8 @@ def send(
         str | None,
         typer.Option(
             "--at",
-            metavar="TIMESTAMP",
-            help="Send at this ISO 8601 time with an offset (a past time means now).",
+            metavar="TIME",
+            help=f"Send at {AT_HELP} (a past time means now).",
         ),
     ] = None,
     device: Annotated[
@@ -224,9 +226,10 @@ def send(
         raise typer.BadParameter("a TITLE is required (or --from-file)", param_hint="'TITLE'")
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
+    scheduled_at, local_at = (None, False) if at is None else resolve_at(at, datetime.now(UTC))
     options: dict[str, Any] = {
         "body": body,
-        "scheduled_at": at,
+        "scheduled_at": scheduled_at,
         "priority": priority,
         "sound": sound,
         "icon_style": icon_style,
@@ -251,6 +254,12 @@ def send(
                     " tokens, so ids are resolved only on the local data)"
                 )
             raise DeviceNotFound(message) from None
+    _show_created(api, created, json_output)
+    if at is not None and local_at and scheduled_at is not None:
+        output.say(said(at, scheduled_at))
+
+
+def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:
     if json_output:
         output.print_json(to_json(created))
     else:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import socket
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
+from pushcore.config import Settings
 from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
@@ -61,7 +63,13 @@ def serve(
         # Not the CLI's shared services: the app's lifespan owns and closes these.
         app = create_app(state.build_services(), run_engine=engine)
         where = url(host, sock.getsockname()[1])
-        output.say(f"pushcore serving on {where} (data directory: {settings.data_dir})")
+        output.say(
+            f"pushcore serving on {where}\n"
+            f"  the app:      {where}/app/\n"
+            f"  the API docs: {where}/docs\n"
+            f"  the database: {shown_database(settings)}\n"
+            f"  data directory: {settings.data_dir.resolve()}"
+        )
         config = uvicorn.Config(app, **server_options(settings, host=host, port=port))
         settle_heap()
         uvicorn.Server(config).run(sockets=[sock])
@@ -83,3 +91,14 @@ def listen(host: str, port: int) -> socket.socket:
         output.error(f"cannot listen on {url(host, port)}: {reason}{hint}")
         raise typer.Exit(1) from None
     return sock
+
+
+def shown_database(settings: Settings) -> str:
+    """Which database serves, as it may be printed: a password in its URL is masked."""
+    if settings.database_url is None:
+        return f"SQLite, {(settings.data_dir / 'pushcore.db').resolve()}"
+    parts = urlsplit(settings.database_url)
+    if parts.password is None:
+        return settings.database_url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from pushcore.converter import StreamDetailView, StreamSummaryView, SubscriptionView, to_json
+from pushcore.domain.errors import NotFound
 from pushcore.domain.model import Priority, Sound
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, api_for
+from pushcore_cli.commands import AccountOption, Api, api_for
 from pushcore_cli.errors import naming_options
 
 app = typer.Typer(
@@ -161,11 +162,45 @@ def delete(
     output.say(f"Deleted stream {stream_id} and its subscriptions.")
 
 
+def _own_stream_id(api: Api, stream: str) -> str:
+    """The id of the caller's stream named by its id (``str_...``) or its code."""
+    if stream.startswith("str_"):
+        return stream
+    for own in api.client.streams.list():
+        if own.code == stream.lower():
+            return own.id
+    raise NotFound(f"None of your streams has the code {stream!r} (pushctl streams list)")
+
+
+def _one_title(title: str | None, title_option: str | None) -> str:
+    if title is not None and title_option is not None and title != title_option:
+        raise typer.BadParameter(
+            "the title is given twice with different values; give it once", param_hint="'--title'"
+        )
+    chosen = title if title is not None else title_option
+    if chosen is None:
+        raise typer.BadParameter("missing: the title (as TITLE, or --title)", param_hint="'TITLE'")
+    return chosen
+
+
 @app.command("send")
 def send(
     ctx: typer.Context,
-    stream_id: StreamIdArgument,
-    title: Annotated[str, typer.Option("--title", help="The title (1 to 200 characters).")],
+    stream: Annotated[
+        str,
+        typer.Argument(
+            metavar="STREAM", help="Your stream's id (str_...) or its code (falcon-7k2q)."
+        ),
+    ],
+    title: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="TITLE", help="The title (1 to 200 characters).", show_default=False
+        ),
+    ] = None,
+    title_option: Annotated[
+        str | None, typer.Option("--title", help="The title, as an option (the same as TITLE).")
+    ] = None,
     body: Annotated[
         str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
     ] = None,
@@ -192,13 +227,14 @@ def send(
 ) -> None:
     """Send a notification now to every active device of every subscriber of a stream.
 
-    Example: pushctl streams send --account alice str_01JD0000000000000000000000 --title "v2 is out"
+    Example: pushctl streams send --account alice falcon-7k2q "v2 is out"
     """
+    chosen_title = _one_title(title, title_option)
     with naming_options(OPTIONS):
         api = api_for(ctx, account)
         result = api.client.streams.send(
-            stream_id,
-            title,
+            _own_stream_id(api, stream),
+            chosen_title,
             body=body,
             sound=sound,
             priority=priority,

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from pushcore.bootstrap import build_token_issuer
 from pushcore.converter import format_timestamp
 from pushcore_cli import output
 from pushcore_cli.commands import check_account, state_of
@@ -56,6 +55,8 @@ def issue(
     if ttl <= timedelta(0):
         raise typer.BadParameter("must be longer than 0 seconds", param_hint="'--ttl'")
     # Only the secret: no database, and no data directory made up (see build_token_issuer).
+    from pushcore.bootstrap import build_token_issuer
+
     token = build_token_issuer(state_of(ctx).settings).issue(account, ttl)
     if json_output:
         output.print_json({"token": token, "expiresAt": format_timestamp(_expiry(token))})

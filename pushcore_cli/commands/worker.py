@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pushcore.bootstrap import build_engine
-from pushcore.delivery.engine import DeliveryEngine
 from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import CliState, configure_logging, state_of
 from pushcore_cli.commands.serve import listen, url
+
+if TYPE_CHECKING:
+    from pushcore.delivery.engine import DeliveryEngine
 
 log = logging.getLogger("pushcore.worker")
 
@@ -53,6 +54,8 @@ def worker(
     services = state.build_services()
     output.say(f"pushcore worker delivering (data directory: {settings.data_dir})")
     try:
+        from pushcore.bootstrap import build_engine
+
         engine = build_engine(services)
         settle_heap()
         asyncio.run(_run(engine))

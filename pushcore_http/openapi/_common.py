@@ -10,7 +10,7 @@ from pushcore.converter import DeletedView
 from pushcore.converter import example as example_of
 from pushcore.domain import errors as e
 from pushcore.domain.scopes import Scope
-from pushcore_http.body import MAX_BODY_BYTES
+from pushcore_http.body import MAX_BODY_BYTES, TEXT_MEDIA_TYPES
 from pushcore_http.errors import status_for
 
 Json = dict[str, Any]
@@ -176,6 +176,7 @@ def operation(
     description: str = "",
     *,
     body: type[Any] | None = None,
+    text_body: bool = False,
     parameters: list[Json] | None = None,
 ) -> Json:
     """One operation, with its own ``answers`` and those a body or credentials bring.
@@ -189,6 +190,13 @@ def operation(
     if body is not None:
         request = {"schema": ref(body), "example": example_of(body)}
         op["requestBody"] = {"required": True, "content": {JSON: request}}
+    if text_body:
+        # One-line publishing (`curl -d "Backup done" URL`): the first line is the title.
+        text = {
+            "schema": {"type": "string", "minLength": 1},
+            "example": "Backup done\nAll 3 volumes copied.",
+        }
+        op["requestBody"]["content"] |= dict.fromkeys(TEXT_MEDIA_TYPES, text)
     with_body = shared("400", "413", "415") if body else {}
     with_credentials = shared("401", "429", "503") if security else {}
     return op | {"responses": merge(with_body, with_credentials, answers)}

@@ -42,6 +42,7 @@ def operations() -> api.Json:
             "Answered once the notification and one delivery per active target device are "
             "committed. The response always reports QUEUED.",
             body=NewNotification,
+            text_body=True,
         ),
         "get /api/notifications: List notifications": api.operation(
             _READ,

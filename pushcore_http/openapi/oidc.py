@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from pushcore.converter import SessionView
+from pushcore.converter import LinkStartView, SessionView
 from pushcore.domain import errors as e
-from pushcore.domain.oidc import SignInError, SignInExchange
-from pushcore.services.oidc import INVALID_CODE
+from pushcore.domain.oidc import LinkRequest, SignInError, SignInExchange
+from pushcore.services.oidc import INVALID_CODE, OTHER_BROWSER
 from pushcore_http.openapi import _common as api
 
 _NOT_CONFIGURED = api.refusal(
     e.NotFound("Single sign-on is not configured on this server"),
     "Single sign-on is not configured (PUSHCORE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET).",
 )
-# Each start and exchange takes from the address's sign-in bucket (signin_limits.py).
+# Each start takes from the address's sign-in bucket (signin_limits.py).
 _TOO_MANY = api.refusal(
     e.RateLimited("Too many sign-ins from this address", 2),
     "Too many sign-in attempts from this address.",
     api.RETRY_AFTER,
 )
-# The navigations land in the app when the database cannot serve; the exchange is a 503.
-_LIMITED = api.merge(_TOO_MANY, api.shared("503"))
+# The exchange has a bucket of its own per address (address_limits.py); when the
+# database cannot serve it is a 503 (the navigations land in the app instead).
+_LIMITED = api.merge(
+    api.refusal(
+        e.RateLimited("Too many requests from this address", 1),
+        "Over 10 per second (burst 50) from this address.",
+        api.RETRY_AFTER,
+    ),
+    api.shared("503"),
+)
 _REASONS = ", ".join(f"`{reason.value}`" for reason in SignInError)
 
 
@@ -72,17 +80,40 @@ def operations() -> api.Json:
             | _NOT_CONFIGURED,
             "The provider's redirect URI (PUSHCORE_PUBLIC_URL + this path). Checks the state "
             "(once, from the browser that started), exchanges the code, verifies the ID token "
-            "(signature, issuer, audience, expiry, nonce) and creates the account (its id "
-            "from PUSHCORE_OIDC_ACCOUNT_CLAIM, kept as given) on its first sign-in.",
+            "(signature, issuer, audience, expiry, nonce; `email_verified` true when the "
+            "account claim is `email`). The provider's identity (`iss`, `sub`) signs into "
+            "the account bound to it; on its first sign-in the account (its id from "
+            "PUSHCORE_OIDC_ACCOUNT_CLAIM, kept as given) is created and bound, unless an "
+            "account of that id exists already (`account_exists`: nobody is signed in; link "
+            "it from a signed-in session instead, `POST /api/auth/oidc/link`).",
             parameters=callback_parameters,
         ),
         "post /api/auth/oidc/exchange: Exchange a sign-in code": api.operation(
             api.PUBLIC,
             api.answer(200, "A session, as `POST /api/auth/login` answers.", SessionView)
-            | api.refusal(e.Unauthorized(INVALID_CODE), "Unknown, spent or expired code.")
+            | api.merge(
+                api.refusal(e.Unauthorized(INVALID_CODE), "Unknown, spent or expired code."),
+                api.refusal(
+                    e.Unauthorized(OTHER_BROWSER),
+                    "The request lacks the cookie of the browser that started the sign-in.",
+                ),
+            )
             | _NOT_CONFIGURED
             | _LIMITED,
-            "The code from the fragment of the callback's redirect; it is spent.",
+            "The code from the fragment of the callback's redirect; it is spent. Only the "
+            "browser that started the sign-in can exchange it: the request must carry the "
+            "HttpOnly cookie `pushcore_oidc_browser` that `start` (or `link`) set.",
             body=SignInExchange,
+        ),
+        "post /api/auth/oidc/link: Link single sign-on to this account": api.operation(
+            api.USER,
+            api.answer(200, "Where to send this browser: the provider.", LinkStartView)
+            | _NOT_CONFIGURED,
+            "Binds the identity the person then signs in as at the provider to the signed-in "
+            "account, which that identity signs into from then on. The answer sets the round "
+            "trip's cookies (call it with cookies: `credentials: 'same-origin'`); the browser "
+            "then opens `url`, and the callback lands on `next` with `#signin=CODE`, or on "
+            "`/app/#signin-error=identity_linked` when the identity is another account's.",
+            body=LinkRequest,
         ),
     }

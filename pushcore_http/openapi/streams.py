@@ -43,6 +43,7 @@ def operations() -> api.Json:
             "Immediate. The send is a notification of the stream's creator, listed with a "
             "`stream` field; with no subscriber device it is FAILED (`no_devices`) at once.",
             body=StreamSend,
+            text_body=True,
         ),
         "post /api/streams/subscribe: Subscribe by code": api.operation(
             api.USER, subscribed, body=Subscribe

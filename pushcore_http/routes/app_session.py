@@ -22,7 +22,7 @@ or ``Origin``, when present, must say the request comes from this host and port.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,6 +33,7 @@ from starlette.types import Message
 
 from pushcore_http.errors import error_response
 from pushcore_http.routes import services_of
+from pushcore_http.routes.oidc import BROWSER_COOKIE
 from pushcore_http.routes.web_app import SECURITY_HEADERS
 
 COOKIE = "pushcore_refresh"
@@ -62,9 +63,13 @@ def _forbidden() -> JSONResponse:
     )
 
 
-async def _call_api(request: Request, path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
-    """POST ``body`` to ``path`` through the whole app, as from the same client; status, JSON."""
+async def _call_api(
+    request: Request, path: str, body: Mapping[str, Any], cookies: Sequence[str] = ()
+) -> tuple[int, Any]:
+    """POST ``body`` to ``path`` through the whole app, as from the same client, with the
+    request's ``cookies`` of these names; status, JSON."""
     payload = json.dumps(body).encode()
+    passed = "; ".join(f"{n}={request.cookies[n]}" for n in cookies if n in request.cookies)
     scope = {
         **{k: v for k, v in request.scope.items() if k in ("http_version", "scheme", "server")},
         "type": "http",
@@ -78,6 +83,7 @@ async def _call_api(request: Request, path: str, body: Mapping[str, Any]) -> tup
             (b"content-type", b"application/json"),
             (b"content-length", str(len(payload)).encode()),
             (b"host", request.headers.get("host", "localhost").encode()),
+            *([(b"cookie", passed.encode())] if passed else []),
         ],
         "client": request.scope.get("client"),
         "state": {},
@@ -147,8 +153,9 @@ async def _body(request: Request) -> Any:
         return None
 
 
-def _forwarding(api_path: str) -> Any:
-    """A route that posts the request's JSON to ``api_path`` and keeps the token in the cookie."""
+def _forwarding(api_path: str, cookies: Sequence[str] = ()) -> Any:
+    """A route that posts the request's JSON to ``api_path`` (with the request's ``cookies``
+    of these names) and keeps the token in the cookie."""
 
     async def endpoint(request: Request) -> Response:
         if not _same_origin(request):
@@ -156,7 +163,7 @@ def _forwarding(api_path: str) -> Any:
         body = await _body(request)
         if not isinstance(body, dict):
             return error_response(400, "Request body must be a JSON object", "invalid_json")
-        status, data = await _call_api(request, api_path, body)
+        status, data = await _call_api(request, api_path, body, cookies)
         return _answer(request, status, data)
 
     endpoint.__doc__ = f"POST: {api_path}, the refresh token set as the app's cookie."
@@ -189,7 +196,12 @@ async def logout(request: Request) -> Response:
 routes = [
     Route("/app/session/login", _forwarding("/api/auth/login"), methods=["POST"]),
     Route("/app/session/signup", _forwarding("/api/auth/signup"), methods=["POST"]),
-    Route("/app/session/oidc", _forwarding("/api/auth/oidc/exchange"), methods=["POST"]),
+    # The one-time code is good only with the cookie of the browser that started.
+    Route(
+        "/app/session/oidc",
+        _forwarding("/api/auth/oidc/exchange", (BROWSER_COOKIE,)),
+        methods=["POST"],
+    ),
     Route("/app/session/refresh", refresh, methods=["POST"]),
     Route("/app/session/logout", logout, methods=["POST"]),
 ]

@@ -22,7 +22,7 @@ from pushcore.converter import (
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticated, served
-from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json
+from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
 from pushcore_http.routes import view_response
 
 
@@ -33,7 +33,7 @@ class Notifications(HTTPEndpoint):
     async def post(self, request: Request) -> Response:
         """Schedule; 201 only once the notification and its deliveries are committed."""
         services, caller = served(request)
-        new = structure_request(NewNotification, await read_json(request))
+        new = structure_request(NewNotification, await read_message(request))
         # On the event loop, no thread of the pool: the service checks the icon
         # and awaits the group writer's commit.
         created = await services.notifications.create(caller.account_id, new)

@@ -3,13 +3,20 @@
 ``start`` and ``callback`` are the browser's navigations: they answer with
 redirects, and every failure of a callback lands in the app with
 ``#signin-error=REASON``, never a JSON error page. ``exchange`` is the app's
-POST that turns the one-time code into a session.
+POST that turns the one-time code into a session. ``link`` is a signed-in
+account's POST that answers the provider's URL of a round trip binding the
+identity signed in there to that account (the browser then goes there).
 
 The PKCE verifier rides in a cookie from ``start`` to ``callback``: HttpOnly,
 SameSite=Lax (the provider's redirect back is a cross-site navigation, which a
 Strict cookie would not follow), Secure when PUSHCORE_PUBLIC_URL is https,
 scoped to the callback's path and named after its round trip, so that two
 sign-ins begun in two tabs do not overwrite each other's.
+
+The browser's own secret rides in another (``pushcore_oidc_browser``, same
+flags, for the whole site: the exchange is ``/api/auth/oidc/exchange`` and
+the app's ``/app/session/oidc``): only the browser that started a sign-in
+holds it, so only that browser can exchange its one-time code.
 """
 
 from __future__ import annotations
@@ -23,11 +30,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pushcore.config import Settings
-from pushcore.converter import SessionView, structure_request
+from pushcore.converter import LinkStartView, SessionView, structure_request
 from pushcore.domain.errors import NotFound, Unavailable
 from pushcore.domain.oidc import (
     CALLBACK_PATH,
+    CODE_TTL,
     FLOW_TTL,
+    LinkRequest,
     SignInError,
     SignInExchange,
     SignInFailed,
@@ -36,14 +45,22 @@ from pushcore.domain.oidc import (
     signed_in_location,
 )
 from pushcore.services import OidcService, Services
-from pushcore_http import signin_limits
-from pushcore_http.auth import public
-from pushcore_http.body import read_json
+from pushcore.services.oidc import Departure
+from pushcore_http import address_limits, signin_limits
+from pushcore_http.auth import Accepts, authenticated, caller_of, public
+from pushcore_http.body import (
+    MAX_BODY_BYTES,
+    check_media_type,
+    parse_json,
+    read_body,
+    read_json,
+)
 from pushcore_http.routes import services_of, view_response
 
 log = logging.getLogger("pushcore.oidc")
 
 COOKIE_PREFIX = "pushcore_oidc_"
+BROWSER_COOKIE = COOKIE_PREFIX + "browser"
 # Neither the provider's page nor the app may be handed these URLs in a Referer,
 # and no cache may keep a redirect that carries a code.
 _PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
@@ -74,6 +91,29 @@ def _cookie_path(settings: Settings) -> str:
     return urlsplit(settings.public_base).path + CALLBACK_PATH
 
 
+def _keep_in_browser(response: Response, settings: Settings, departure: Departure) -> None:
+    """The round trip's verifier for its callback, and the browser's own secret."""
+    secure = settings.public_base.startswith("https:")
+    response.set_cookie(
+        cookie_name(departure.state),
+        departure.verifier,
+        max_age=int(FLOW_TTL.total_seconds()),
+        path=_cookie_path(settings),
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )
+    response.set_cookie(
+        BROWSER_COOKIE,
+        departure.browser,
+        max_age=int((FLOW_TTL + CODE_TTL).total_seconds()),
+        path=urlsplit(settings.public_base).path + "/",
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )
+
+
 @public
 @signin_limits.held_refusals
 async def start(request: Request) -> Response:
@@ -83,22 +123,40 @@ async def start(request: Request) -> Response:
     # Each start stores a round trip: a flood of them is refused per address.
     signin_limits.admit_address(request)
     try:
-        departure = await oidc.start(request.query_params.get("next"))
+        departure = await oidc.start(
+            request.query_params.get("next"), request.cookies.get(BROWSER_COOKIE)
+        )
     except SignInFailed as failed:
         log.warning("single sign-on could not start: %s", failed)
         return _redirect(failed_location(services.settings.public_base, failed.reason))
     except Unavailable as exc:
         return _unavailable(services.settings.public_base, exc)
     response = _redirect(departure.url)
-    response.set_cookie(
-        cookie_name(departure.state),
-        departure.verifier,
-        max_age=int(FLOW_TTL.total_seconds()),
-        path=_cookie_path(services.settings),
-        secure=services.settings.public_base.startswith("https:"),
-        httponly=True,
-        samesite="lax",
-    )
+    _keep_in_browser(response, services.settings, departure)
+    return response
+
+
+@authenticated(Accepts.USER, idempotent=False)
+async def link(request: Request) -> Response:
+    """The provider's URL of a round trip that binds the identity signed in there to
+    the caller's account; the browser keeps the round trip's cookies from this answer."""
+    services = services_of(request)
+    oidc = _oidc(services)
+    raw = await read_body(request, MAX_BODY_BYTES)
+    if raw:
+        check_media_type(request.headers.get("content-type"))
+    # A POST without parameters may come without a body.
+    given = structure_request(LinkRequest, parse_json(raw) if raw else {})
+    try:
+        departure = await oidc.link(
+            caller_of(request).account_id, given.next, request.cookies.get(BROWSER_COOKIE)
+        )
+    except SignInFailed as failed:
+        log.warning("single sign-on could not start a link: %s", failed)
+        raise Unavailable("The identity provider cannot be reached; try again shortly") from None
+    response = view_response(LinkStartView(url=departure.url))
+    response.headers["Cache-Control"] = "no-store"
+    _keep_in_browser(response, services.settings, departure)
     return response
 
 
@@ -133,9 +191,11 @@ async def exchange(request: Request) -> Response:
     """A session for the one-time code of a finished sign-in."""
     services = services_of(request)
     oidc = _oidc(services)
-    signin_limits.admit_address(request)
+    address_limits.admit(request, "oidc_exchange")
     given = structure_request(SignInExchange, await read_json(request))
-    session = await run_in_threadpool(oidc.exchange, given.code)
+    session = await run_in_threadpool(
+        oidc.exchange, given.code, request.cookies.get(BROWSER_COOKIE)
+    )
     return view_response(SessionView.of(session))
 
 
@@ -166,4 +226,5 @@ routes = [
     Route("/api/auth/oidc/start", start, methods=["GET"]),
     Route(CALLBACK_PATH, callback, methods=["GET"]),
     Route("/api/auth/oidc/exchange", exchange, methods=["POST"]),
+    Route("/api/auth/oidc/link", link, methods=["POST"]),
 ]

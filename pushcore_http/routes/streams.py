@@ -20,7 +20,7 @@ from pushcore.domain import inputs
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.scopes import Scope
 from pushcore_http.auth import Accepts, authenticated, caller_of, served
-from pushcore_http.body import read_json
+from pushcore_http.body import read_json, read_message
 from pushcore_http.routes import services_of, view_response
 
 
@@ -63,7 +63,7 @@ class Send(HTTPEndpoint):
     async def post(self, request: Request) -> Response:
         """Send to every subscriber now (API key with notifications:write)."""
         services, caller = served(request)
-        send = structure_request(StreamSend, await read_json(request))
+        send = structure_request(StreamSend, await read_message(request))
         stream_id = request.path_params["stream_id"]
         result = await services.streams.send(caller.account_id, stream_id, send)
         return view_response(SendResultView.of(result), 201)

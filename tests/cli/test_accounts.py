@@ -100,7 +100,10 @@ def test_create_refuses_a_taken_id_a_bad_id_and_a_short_password(cli: Cli) -> No
     assert cli("accounts create alice --password-stdin", input=PASSWORD).exit_code == 0
     taken = cli("accounts create ALICE --password-stdin", input=PASSWORD)
     assert taken.exit_code == 1
-    assert "exists already" in taken.stderr
+    assert taken.stderr == (
+        "error: An account 'alice' exists already: give it a password with"
+        " pushctl accounts passwd ALICE\n"
+    )
     bad = cli("accounts create 'al ice' --password-stdin", input=PASSWORD)
     assert bad.exit_code == 1
     assert "account:" in bad.stderr

@@ -36,6 +36,8 @@ def flat(text: str) -> str:
 
 
 def value(option: str, n: int) -> str:
+    if option == "--url":
+        return f"http://host-{n}.invalid"
     return f"/tmp/pushctl-test-{n}" if option in ("--data-dir", "--config") else f"value-{n}"
 
 

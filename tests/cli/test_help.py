@@ -69,3 +69,14 @@ def test_version() -> None:
 
     assert result.exit_code == 0
     assert result.stdout.startswith("pushctl ")
+
+
+@pytest.mark.parametrize(
+    ("path", "flag"),
+    [(("keys", "list"), "--json"), (("accounts", "create"), "--password-stdin")],
+)
+def test_a_flag_shows_no_value_to_give(path: tuple[str, ...], flag: str) -> None:
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+
+    [line] = [line for line in result.stdout.splitlines() if f" {flag} " in line]
+    assert "<bool>" not in line

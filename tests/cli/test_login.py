@@ -35,9 +35,13 @@ class Pushctl:
         }
         self.file = home / "pushcore" / "sessions.json"
 
-    def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, stdin: str | None = None, url: bool = True, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        where = ["--url", self.server.base] if url else []
         return subprocess.run(
-            [sys.executable, "-m", "pushcore_cli.main", "--url", self.server.base, *args],
+            [sys.executable, "-m", "pushcore_cli.main", *where, *args],
+            cwd=cwd,
             check=False,
             input=stdin,
             capture_output=True,
@@ -118,6 +122,39 @@ def test_logout_revokes_and_forgets_the_session(server: Server, pushctl: Pushctl
     refused = pushctl("keys", "list")
     assert refused.returncode == 1
     assert "Authentication required" in refused.stderr
+
+
+def test_after_login_commands_without_url_use_that_server_until_logout(
+    server: Server, pushctl: Pushctl, tmp_path: Path
+) -> None:
+    name = person(server)
+    assert pushctl("login", name, "--password-stdin", stdin=PASSWORD + "\n").returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    made = pushctl(
+        "keys",
+        "create",
+        "--name",
+        "remembered",
+        "--scope",
+        "devices:read",
+        "--json",
+        url=False,
+        cwd=elsewhere,
+    )
+    assert made.returncode == 0, made.stderr
+    listed = pushctl("keys", "list", "--json")  # the server's own list has it
+    assert "remembered" in [k["name"] for k in json.loads(listed.stdout)]
+    assert list(elsewhere.iterdir()) == []  # nothing local was made
+
+    # --account still means the local data; logout without --url ends that session.
+    done = pushctl("logout", url=False, cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert f"Signed out of {server.base}" in done.stderr
+    local = pushctl("keys", "list", url=False, cwd=elsewhere)
+    assert local.returncode == 2  # no server, no --account: a usage error, as before
+    assert "--account" in local.stderr
 
 
 def test_a_wrong_password_saves_nothing(server: Server, pushctl: Pushctl) -> None:

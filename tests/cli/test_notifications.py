@@ -158,13 +158,14 @@ def test_at_more_than_30_days_ahead_is_refused(cli: Cli) -> None:
         ("1m", "1m", None, 60),
         ("15m", "15m", None, 900),
         ("1h", "1h", None, 3600),
-        ("90s", "custom", 90, 90),
-        ("2m", "custom", 120, 120),
-        ("45", "custom", 45, 45),
-        ("1d", "custom", 86400, 86400),
+        ("90s", "90s", None, 90),
+        ("2m", "2m", None, 120),
+        ("45", "45", None, 45),
+        ("1d", "1d", None, 86400),
+        ("30d", "30d", None, 30 * 86400),
     ],
 )
-def test_delay_maps_presets_and_any_other_duration_to_custom(
+def test_delay_is_sent_as_the_api_takes_it_one_duration_syntax(
     cli: Cli, option: str, delay: str, custom: int | None, seconds: int
 ) -> None:
     created = send(cli, f"--delay {option}")
@@ -176,8 +177,8 @@ def test_delay_maps_presets_and_any_other_duration_to_custom(
     assert due == timedelta(seconds=seconds)
 
 
-@pytest.mark.parametrize("option", ["0s", "2d"])
-def test_a_custom_delay_out_of_range_is_refused_naming_delay(cli: Cli, option: str) -> None:
+@pytest.mark.parametrize("option", ["0s", "31d"])
+def test_a_delay_out_of_range_is_refused_naming_delay(cli: Cli, option: str) -> None:
     result = cli(f"send hello --account bob --delay {option}")
 
     assert result.exit_code == 1
@@ -203,7 +204,7 @@ def test_a_200_character_title_is_fine(cli: Cli) -> None:
 
 def test_every_invalid_field_is_listed(cli: Cli) -> None:
     result = cli(
-        "send --account bob --sender-icon not-a-url --at tomorrow",
+        "send --account bob --sender-icon not-a-url",
         "--sender-name",
         "n" * 51,
         "--body",
@@ -217,7 +218,6 @@ def test_every_invalid_field_is_listed(cli: Cli) -> None:
         "--body",
         "--sender-name",
         "--sender-icon",
-        "--at",
     }
 
 
@@ -278,10 +278,8 @@ def test_a_bad_delay_lists_only_what_delay_takes(cli: Cli) -> None:
     message = " ".join(result.output.replace("│", " ").split())
     assert "'--delay'" in message
     assert "5s, 30s, 1m, 5m, 15m, 30m, 1h" in message
-    assert "to 1d" in message
-    # 7d is a duration, but not a delay the service takes.
-    assert "7d" not in message
-    assert "7d" not in help_text
+    assert "from 1s to 30d" in message
+    assert "from 1s to 30d" in " ".join(help_text.replace("│", " ").split())
 
 
 def test_every_option_is_stored(cli: Cli) -> None:
@@ -482,9 +480,21 @@ def test_show_prints_the_full_record(cli: Cli) -> None:
     result = cli("notifications show --account bob", created["id"])
 
     assert result.exit_code == 0, result.output
-    for text in (created["id"], "QUEUED", "the body", "custom (90s)", "env=prod"):
+    for text in (created["id"], "QUEUED", "the body", "env=prod"):
         assert text in result.stdout
     assert "pending 1, delivered 0, failed 0" in result.stdout
+    [asked] = [line.split() for line in result.stdout.splitlines() if line.startswith("asked ")]
+    assert asked == ["asked", "delay", "90s"]
+
+
+def test_show_says_an_exact_time_was_asked_not_the_default_delay(cli: Cli) -> None:
+    at = (datetime.now(UTC) + timedelta(hours=3)).replace(microsecond=0)
+    created = send(cli, f"--at {at.isoformat()}")
+
+    result = cli("notifications show --account bob", created["id"])
+
+    [asked] = [line.split() for line in result.stdout.splitlines() if line.startswith("asked ")]
+    assert asked == ["asked", "at", created["scheduledAt"]]
 
 
 @pytest.mark.parametrize("command", ["show", "cancel"])

@@ -183,6 +183,46 @@ def test_a_token_where_a_key_is_needed_says_how_to_get_one(server: Server) -> No
     assert "POST /api/keys" in result.stderr.splitlines()[1]
 
 
+def test_a_url_without_a_scheme_is_a_usage_error_naming_it(server: Server) -> None:
+    bare = server.base.removeprefix("http://")
+
+    result = CliRunner().invoke(app, ["--url", bare, "notifications", "list"])
+
+    assert result.exit_code == 2
+    assert f"did you mean http://{bare}?" in " ".join(result.stderr.replace("│", " ").split())
+
+
+def test_a_wrong_path_names_the_url_tried(server: Server) -> None:
+    key = new_key(server, "lost")
+    wrong = f"{server.base}/pushcore"
+
+    result = CliRunner().invoke(app, ["--url", wrong, "--api-key", key, "notifications", "list"])
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: Not found: GET {wrong}/api/notifications?")
+    assert "is no endpoint of a pushcore server" in result.stderr
+
+
+def test_an_unknown_id_is_still_a_plain_not_found(server: Server) -> None:
+    key = new_key(server, "plain")
+
+    result = remote(server, "notifications show ntf_01JD0000000000000000000000", api_key=key)
+
+    assert result.exit_code == 1
+    assert result.stderr == "error: Notification not found\n"
+
+
+def test_a_key_sent_as_a_token_says_where_keys_go(server: Server) -> None:
+    key = new_key(server, "misplaced")
+
+    result = remote(server, "keys list", token=key)
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: Invalid token: an API key goes in the X-API-Key header, not Authorization: Bearer\n"
+    )
+
+
 def test_a_key_is_sent_where_both_are_accepted(server: Server) -> None:
     # devices take either; a key with no devices scope is refused, so the key was sent.
     jwt = token(server, "both")
@@ -211,7 +251,7 @@ def test_account_with_url_is_a_usage_error(server: Server, position: str) -> Non
 def test_validation_errors_name_the_options_remotely_too(server: Server) -> None:
     key = new_key(server, "invalid")
 
-    result = remote(server, "send", "", "--delay", "2d", "--sender-icon", "x", api_key=key)
+    result = remote(server, "send", "", "--delay", "31d", "--sender-icon", "x", api_key=key)
 
     assert result.exit_code == 1
     first, *rest = result.stderr.splitlines()
@@ -347,7 +387,7 @@ def test_listen_registers_through_the_server_and_receives(server: Server, tmp_pa
         while "Listening on" not in err.read_text() and listener.poll() is None:
             assert time.monotonic() < deadline, err.read_text()
             time.sleep(0.05)
-        assert "of the account of the credentials" in err.read_text()
+        assert f"of account listener at {server.base}" in err.read_text()
         [device] = ok_json(remote(server, "devices list --json", api_key=key))
 
         sent = ok_json(remote(server, "send hello --delay 5s --json", api_key=key))

@@ -77,7 +77,12 @@ def test_serve_token_and_keys_end_to_end(
 ) -> None:
     base_url, process, log = server
     wait_until_healthy(base_url, process, log)
-    assert f"serving on {base_url}" in log.read_text()
+    said = log.read_text()
+    assert f"serving on {base_url}" in said
+    # A newcomer learns where the app, the docs and the data are from the first lines.
+    assert f"the app:      {base_url}/app/" in said
+    assert f"the API docs: {base_url}/docs" in said
+    assert f"the database: SQLite, {(tmp_path / 'pushcore.db').resolve()}" in said
 
     issued = subprocess.run(
         pushctl(tmp_path, "token", "issue", "alice"),
@@ -154,3 +159,13 @@ def test_serve_on_a_busy_port_fails_before_saying_it_serves(tmp_path: Path) -> N
     # Nothing started: no engine, no database, no data directory.
     assert "delivery engine started" not in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_the_database_is_shown_without_its_password(tmp_path: Path) -> None:
+    from pushcore.config import load_settings
+    from pushcore_cli.commands.serve import shown_database
+
+    url = "postgresql://pushcore:s3cret@db.example:5432/pushcore"
+    settings = load_settings(env={"PUSHCORE_DATABASE_URL": url}, data_dir=tmp_path)
+
+    assert shown_database(settings) == "postgresql://pushcore:***@db.example:5432/pushcore"

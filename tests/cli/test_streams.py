@@ -430,6 +430,39 @@ def test_send_prints_a_record_for_people(cli: Cli) -> None:
     assert f"Queued notification {notification_id} for 1 device of 1 subscriber." in result.stderr
 
 
+@pytest.mark.parametrize("by", ["code", "id"])
+def test_send_takes_the_stream_by_code_or_id_and_the_title_as_an_argument(
+    cli: Cli, by: str
+) -> None:
+    stream = create(cli)
+    subscribe(cli, stream["code"])
+    ok(cli, "devices add --account bob --platform android --token t1")
+
+    sent = ok(cli, "streams send --account alice", stream[by], "v2 is out")
+
+    assert (sent["sent"], sent["subscribers"]) == (1, 1)
+    assert show(cli, sent["notificationId"])["title"] == "v2 is out"
+
+
+def test_send_by_a_code_that_is_not_yours_is_refused(cli: Cli) -> None:
+    theirs = create(cli, account="carol")
+
+    stderr = refused(cli, "streams send --account alice", theirs["code"], "hi")
+
+    assert stderr == (
+        f"error: None of your streams has the code '{theirs['code']}' (pushctl streams list)\n"
+    )
+
+
+def test_a_title_given_twice_differently_is_a_usage_error(cli: Cli) -> None:
+    stream = create(cli)
+
+    result = cli("streams send --account alice", stream["code"], "one", "--title", "two")
+
+    assert result.exit_code == 2
+    assert "given twice" in result.stderr
+
+
 def test_the_sender_name_can_be_overridden(cli: Cli) -> None:
     stream = create(cli)
 

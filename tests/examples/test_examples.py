@@ -102,6 +102,39 @@ def test_stream(server: Server, account: Account, receiver: Receiver) -> None:
     assert payload["stream"] == {"name": "Deploys", "code": code[1]}
 
 
+def test_stream_reaches_a_listener_without_a_webhook(server: Server, account: Account) -> None:
+    subscriber = new_account(server)
+    # What `pushctl listen` registers: a live device of the subscriber.
+    server.request(
+        "POST",
+        "/api/devices",
+        json={"platform": "live", "token": "listen-1"},
+        headers={"Authorization": f"Bearer {subscriber.token}"},
+    )
+    lines = run("stream.py", remote(server, account, PUSHCORE_TOKEN=subscriber.token))
+    assert lines[-1] == "publisher: sent to 1 device(s) of 1 subscriber(s)"
+    inbox = server.request(
+        "GET", "/api/inbox", headers={"Authorization": f"Bearer {subscriber.token}"}
+    )
+    assert [e["title"] for e in inbox.json()["items"]] == ["v2.4.0 is live"]
+
+
+def test_stream_leaves_nothing_behind_when_a_step_fails(server: Server, account: Account) -> None:
+    env = remote(server, account, PUSHCORE_TOKEN="not-a-token")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "stream.py")],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "stopped, nothing left behind: Invalid token" in done.stderr
+    assert api(server, account, "/api/streams").json() == []
+
+
 def test_schedule_in_process(tmp_path: Path, receiver: Receiver) -> None:
     data_dir = tmp_path / "data"
     env = {"PUSHCORE_DATA_DIR": str(data_dir), "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true"}

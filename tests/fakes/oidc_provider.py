@@ -70,7 +70,12 @@ class FakeProvider:
     client_secret: str = CLIENT_SECRET
     key: RSAKey = attrs.Factory(lambda: RSAKey.generate_key(2048, parameters={"kid": "k1"}))
     user: dict[str, Any] = attrs.Factory(
-        lambda: {"sub": "f3a1-uuid", "preferred_username": "Carol", "email": "carol@example.com"}
+        lambda: {
+            "sub": "f3a1-uuid",
+            "preferred_username": "Carol",
+            "email": "carol@example.com",
+            "email_verified": True,
+        }
     )
     # Claims of the next ID tokens overridden (None removes one): a test's tampering.
     claims_override: dict[str, Any] = attrs.Factory(dict)

@@ -1,5 +1,6 @@
-"""401s that say what to do: the body keeps API.md's exact message and shape, and the
-WWW-Authenticate challenge's error_description (RFC 6750) says what to do instead."""
+"""401s that say what to do: the WWW-Authenticate challenge's error_description (RFC 6750)
+says what to do instead, and for a key sent as a Bearer token so does the message, after
+API.md's pinned words (`Invalid token: an API key goes in the X-API-Key header`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ def test_a_key_sent_as_a_bearer_token_is_told_where_keys_go(api: Api) -> None:
     key = api.key("alice")["X-API-Key"]
     response = api.client.get("/api/devices", headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 401
-    assert response.json() == {"error": "Invalid token", "code": "unauthorized"}
+    assert response.json() == {
+        "error": "Invalid token: an API key goes in the X-API-Key header,"
+        " not Authorization: Bearer",
+        "code": "unauthorized",
+    }
     challenge = response.headers["www-authenticate"]
     assert challenge.startswith("Bearer ")
     assert "X-API-Key header" in challenge
@@ -33,3 +38,4 @@ def test_other_401s_carry_a_plain_challenge(api: Api, headers: dict[str, str]) -
     response = api.client.get("/api/devices", headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
+    assert ": " not in response.json()["error"]  # no hint for these

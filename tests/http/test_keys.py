@@ -215,7 +215,8 @@ def test_malformed_and_oversized_bodies(api: Api) -> None:
 def test_unknown_routes_and_methods_answer_json(client: TestClient) -> None:
     missing = client.get("/api/nothing-here")
     assert missing.status_code == 404
-    assert missing.json() == {"error": "Not found", "code": "not_found"}
+    # A route miss says so, so that a client can tell a wrong base URL from an unknown id.
+    assert missing.json() == {"error": "Not found: no such endpoint", "code": "not_found"}
     wrong_method = client.put("/api/keys")
     assert wrong_method.status_code == 405
     assert wrong_method.json() == {"error": "Method not allowed", "code": "method_not_allowed"}

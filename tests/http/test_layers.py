@@ -51,7 +51,7 @@ PUBLIC = {
 }
 # POSTs with an account whose answers are not kept for replay: a password change
 # (nothing to replay, and its body, which holds passwords, is not to be hashed and kept).
-UNKEYED = {("POST", "/api/auth/password")}
+UNKEYED = {("POST", "/api/auth/password"), ("POST", "/api/auth/oidc/link")}
 
 
 def walk(routes: Sequence[BaseRoute], prefix: str = "") -> Iterator[tuple[str, Route]]:

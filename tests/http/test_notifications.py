@@ -89,6 +89,13 @@ def test_create_with_defaults(napi: Api, fake_clock: FakeClock) -> None:
         ({"delay": "1h"}, 3600),
         ({"delay": "custom", "customDelay": 1}, 1),
         ({"delay": "custom", "customDelay": 86400}, 86400),
+        # Any duration, written as pushctl's --delay takes it (API.md), up to 30 days.
+        ({"delay": "90s"}, 90),
+        ({"delay": "2h"}, 7200),
+        ({"delay": "1d"}, 86400),
+        ({"delay": "30d"}, 30 * 86400),
+        ({"delay": "45"}, 45),
+        ({"delay": "1s"}, 1),
     ],
 )
 def test_delays(napi: Api, fake_clock: FakeClock, fields: dict[str, Any], seconds: int) -> None:
@@ -155,7 +162,7 @@ def test_invalid_bodies_list_every_field_and_store_nothing(napi: Api) -> None:
             "body": "x" * 2001,
             "iconStyle": "star",
             "sound": "loud",
-            "delay": "2m",
+            "delay": "2 minutes",
             "priority": "urgent",
             "metadata": {"n": 1},
             "senderName": "n" * 51,
@@ -194,6 +201,11 @@ def test_invalid_bodies_list_every_field_and_store_nothing(napi: Api) -> None:
         ({"customDelay": 10}, "customDelay", "is only allowed when delay is custom"),
         ({"delay": "custom"}, "customDelay", "is required when delay is custom"),
         ({"delay": "custom", "customDelay": 86401}, "customDelay", "must be from 1 to 86400"),
+        ({"delay": "31d"}, "delay", "must be a duration from 1 second to 30 days"),
+        ({"delay": "0s"}, "delay", "must be a duration from 1 second to 30 days"),
+        ({"delay": "2 hours"}, "delay", None),
+        ({"delay": "1w"}, "delay", None),
+        ({"delay": 90}, "delay", "must be a string or null"),
         ({"scheduledAt": "2099-01-01T00:00:00Z"}, "scheduledAt", "must be at most 30 days ahead"),
         ({"scheduledAt": "2026-11-21T10:00:00"}, "scheduledAt", None),
         ({"metadata": {f"k{i}": "v" for i in range(51)}}, "metadata", "must have at most 50 keys"),
@@ -338,3 +350,87 @@ def test_stats(napi: Api, fake_clock: FakeClock) -> None:
     later = napi.client.get("/api/notifications/stats", headers=key).json()
     assert later["last24h"]["created"] == 0
     assert later["total"] == 3
+
+
+def test_a_delay_is_shown_as_it_was_asked(napi: Api) -> None:
+    key = napi.key("alice")
+    created = napi.client.post(
+        "/api/notifications", json={"title": "t", "delay": "2h"}, headers=key
+    ).json()
+
+    shown = napi.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+
+    assert (shown["delay"], shown["customDelay"]) == ("2h", None)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "text", "title", "body"),
+    [
+        # What `curl -d "Backup done" URL` sends: no encoding, whatever the type says.
+        ("application/x-www-form-urlencoded", "Backup done", "Backup done", ""),
+        (
+            "text/plain",
+            "Backup done\nAll 3 volumes copied.\n",
+            "Backup done",
+            "All 3 volumes copied.",
+        ),
+        (
+            "text/plain; charset=utf-8",
+            "  Ünïcode ✓\r\nline 2\r\nline 3",
+            "Ünïcode ✓",
+            "line 2\r\nline 3",
+        ),
+    ],
+)
+def test_a_text_body_is_a_notification_titled_by_its_first_line(
+    napi: Api, fake_clock: FakeClock, content_type: str, text: str, title: str, body: str
+) -> None:
+    key = napi.key("alice")
+
+    response = napi.client.post(
+        "/api/notifications",
+        content=text.encode(),
+        headers={**key, "Content-Type": content_type},
+    )
+
+    assert response.status_code == 201, response.text
+    created = response.json()
+    assert (created["title"], created["body"]) == (title, body)
+    # Every other field at its default: the 5 s delay, normal priority.
+    assert created["scheduledAt"] == ts(fake_clock.now() + timedelta(seconds=5))
+    shown = napi.client.get(f"/api/notifications/{created['id']}", headers=key).json()
+    assert (shown["priority"], shown["sound"], shown["metadata"]) == ("normal", "default", {})
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "message"),
+    [
+        (b"", "title", "must be 1 to 200 characters"),
+        (b"   \n  ", "title", "must be 1 to 200 characters"),
+        (b"x" * 201, "title", "must be 1 to 200 characters"),
+        (b"\xff\xfe", "title", "a text body must be UTF-8"),
+        (b"ti\x00tle", "title", "must not contain the NUL character"),
+    ],
+)
+def test_a_bad_text_body_is_a_400_that_stores_nothing(
+    napi: Api, content: bytes, field: str, message: str
+) -> None:
+    key = napi.key("alice")
+
+    response = napi.client.post(
+        "/api/notifications", content=content, headers={**key, "Content-Type": "text/plain"}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+    assert response.json()["details"][0] == {"field": field, "message": message}
+    assert napi.client.get("/api/notifications/stats", headers=key).json()["total"] == 0
+
+
+def test_a_text_body_in_another_charset_is_a_415(napi: Api) -> None:
+    response = napi.client.post(
+        "/api/notifications",
+        content=b"Backup done",
+        headers={**napi.key("alice"), "Content-Type": "text/plain; charset=latin-1"},
+    )
+    assert response.status_code == 415

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.cookiejar import Cookie
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -22,6 +23,7 @@ from pushcore.config import Settings
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore_http import create_app
+from pushcore_http.routes.oidc import BROWSER_COOKIE
 from tests.fakes.oidc_provider import CLIENT_ID, CLIENT_SECRET, FakeProvider, ProviderTls, visit
 from tests.http.conftest import BASE
 
@@ -117,6 +119,12 @@ def with_query(url: str, **changes: str) -> str:
     return urlunsplit(parts._replace(query="&".join(f"{k}={v}" for k, v in query.items())))
 
 
+def round_trip_cookies(browser: Browser) -> list[Cookie]:
+    """The cookies of round trips under way (the PKCE verifiers), not the browser's own."""
+    jar = browser.client.cookies.jar
+    return [c for c in jar if c.name.startswith("pushcore_oidc_") and c.name != BROWSER_COOKIE]
+
+
 def account_exists(services: Services, account_id: str) -> bool:
     with services.store.read() as tx:
         return tx.accounts.get(account_id) is not None
@@ -142,7 +150,7 @@ def test_start_sends_the_browser_to_the_provider_with_pkce_state_and_nonce(
     assert len(query["state"]) == len(query["nonce"]) == 43
     assert query["state"] != query["nonce"]
     # The verifier stays in the browser: an HttpOnly cookie only the callback is sent.
-    cookie = next(c for c in browser.client.cookies.jar if c.name.startswith("pushcore_oidc_"))
+    cookie = next(c for c in round_trip_cookies(browser))
     assert cookie.path == CALLBACK_PATH
     assert cookie.has_nonstandard_attr("HttpOnly")
 
@@ -171,7 +179,7 @@ def test_a_sign_in_ends_in_a_session_whose_token_works(
     assert len(request["code_verifier"]) == 43
     assert "client_secret" not in request
     # The round trip's cookie is gone.
-    assert not [c for c in browser.client.cookies.jar if c.name.startswith("pushcore_oidc_")]
+    assert not round_trip_cookies(browser)
 
 
 def test_the_account_claim_is_configurable(

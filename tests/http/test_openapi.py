@@ -329,6 +329,7 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("get", "/api/auth/oidc/start", None, 404)
     call("get", "/api/auth/oidc/callback", None, 404)
     call("post", "/api/auth/oidc/exchange", None, 404)
+    call("post", "/api/auth/oidc/link", "alice", 404)
 
     documented = {(method, path) for method, path, _ in operations(document)}
     assert documented - visited == set(), "operations the tour does not exercise"

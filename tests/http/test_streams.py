@@ -845,6 +845,28 @@ def test_send_defaults_body_sound_and_priority(sapi: Api) -> None:
     assert full["senderName"] == "Releases"
 
 
+def test_a_text_body_sends_its_first_line_as_the_title(sapi: Api) -> None:
+    key = sapi.key("alice")
+    stream = create(sapi, key, name="Deploys")
+    subscribe(sapi, "bob", stream["code"])
+    add_device(sapi, "bob", "bobs-phone")
+
+    # What `curl -d "v2 is out..." URL` sends.
+    response = sapi.client.post(
+        f"/api/streams/{stream['id']}/send",
+        content=b"v2 is out\nRelease notes at /changes",
+        headers={**key, "Content-Type": "application/x-www-form-urlencoded"},
+    )
+
+    assert response.status_code == 201, response.text
+    assert (response.json()["sent"], response.json()["subscribers"]) == (1, 1)
+    full = sapi.client.get(
+        f"/api/notifications/{response.json()['notificationId']}", headers=key
+    ).json()
+    assert (full["title"], full["body"]) == ("v2 is out", "Release notes at /changes")
+    assert (full["senderName"], full["priority"]) == ("Deploys", "normal")
+
+
 def test_send_may_override_sender_name_and_icon(sapi: Api, probe: FakeIconProbe) -> None:
     key = sapi.key("alice")
     stream = create(sapi, key, name="Deploys", iconUrl=ICON)

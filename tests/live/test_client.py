@@ -11,7 +11,7 @@ import pytest
 
 from pushcore import AsyncClient, Client
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView
-from pushcore.domain.errors import Unauthorized
+from pushcore.domain.errors import Unauthorized, ValidationError
 from tests.live.conftest import LiveServer
 
 
@@ -44,6 +44,37 @@ def test_list_read_and_dismiss(live: LiveServer) -> None:
         assert client.inbox.read(up_to=entries[0].id).unread == 0
         assert client.inbox.dismiss(entries[1].id).id == entries[1].id
         assert [e.title for e in client.inbox.list()] == ["three", "one"]
+
+
+def test_read_with_no_argument_reads_every_entry(live: LiveServer) -> None:
+    for title in ("one", "two"):
+        live.notify("bob", title)
+    with Client(live.base, token=token(live, "bob")) as client:
+        wait_for(lambda: len(list(client.inbox.list())) == 2)
+        assert client.inbox.read().unread == 0
+        assert list(client.inbox.list(unread=True)) == []
+    with Client(live.base, token=token(live, "carol")) as empty:
+        assert empty.inbox.read().unread == 0  # nothing there, nothing asked of the server
+
+
+def test_async_read_with_no_argument_reads_every_entry(live: LiveServer) -> None:
+    live.notify("dave", "one")
+
+    async def scenario() -> tuple[int, int]:
+        async with AsyncClient(live.base, token=token(live, "dave")) as client:
+            while not [e async for e in client.inbox.list()]:
+                await asyncio.sleep(0.05)
+            unread = (await client.inbox.read()).unread
+            return unread, len([e async for e in client.inbox.list(unread=True)])
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 10)) == (0, 0)
+
+
+def test_a_validation_error_names_the_clients_arguments(live: LiveServer) -> None:
+    with Client(live.base, token=token(live)) as client, pytest.raises(ValidationError) as info:
+        client.inbox.read(up_to="not-an-entry")
+    assert [d.field for d in info.value.details] == ["up_to"]
+    assert info.value.message == "Invalid request: up_to"
 
 
 def test_events_resume_after_the_server_ends_the_channel(live: LiveServer) -> None:

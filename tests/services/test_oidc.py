@@ -37,7 +37,9 @@ class ScriptedProvider:
         return f"https://idp.example/authorize?state={state}"
 
     async def redeem(self, code: str, verifier: str) -> Mapping[str, object]:
-        return {"sub": "x", "preferred_username": self.user, "nonce": self.nonce}
+        return {"iss": "https://idp.example", "sub": "x", "preferred_username": self.user} | {
+            "nonce": self.nonce
+        }
 
 
 @pytest.fixture
@@ -63,6 +65,10 @@ def sso(tmp_path: Path, clock: FakeClock, provider: ScriptedProvider) -> Iterato
     built.close()
 
 
+# The secret of the one browser these sign-ins run in (as its cookie would hold).
+BROWSER = "b" * 43
+
+
 def oidc(services: Services) -> OidcService:
     assert services.oidc is not None
     return services.oidc
@@ -73,7 +79,7 @@ def state_of(departure: Departure) -> str:
 
 
 def round_trip(services: Services, clock: FakeClock, away: timedelta = timedelta(0)) -> Arrival:
-    departure = asyncio.run(oidc(services).start("/app/"))
+    departure = asyncio.run(oidc(services).start("/app/", BROWSER))
     clock.advance(away)
     return asyncio.run(oidc(services).finish(state_of(departure), "c", None, departure.verifier))
 
@@ -101,17 +107,17 @@ def test_a_one_time_code_has_a_minute(sso: Services, clock: FakeClock) -> None:
     late = round_trip(sso, clock)
     clock.advance(CODE_TTL)
     with pytest.raises(Unauthorized):
-        oidc(sso).exchange(late.code)
+        oidc(sso).exchange(late.code, BROWSER)
     on_time = round_trip(sso, clock)
     clock.advance(CODE_TTL - timedelta(milliseconds=1))
-    session = oidc(sso).exchange(on_time.code)
+    session = oidc(sso).exchange(on_time.code, BROWSER)
     assert session.account.id == "Dana"
     with pytest.raises(Unauthorized):
-        oidc(sso).exchange(on_time.code)
+        oidc(sso).exchange(on_time.code, BROWSER)
 
 
 def test_a_round_trip_is_spent_by_its_failure_too(sso: Services) -> None:
-    departure = asyncio.run(oidc(sso).start(None))
+    departure = asyncio.run(oidc(sso).start(None, BROWSER))
     state = state_of(departure)
     with pytest.raises(SignInFailed) as declined:
         asyncio.run(oidc(sso).finish(state, None, "access_denied", departure.verifier))
@@ -126,13 +132,13 @@ def test_a_provider_that_cannot_be_reached_leaves_nothing_behind(
 ) -> None:
     provider.failure = SignInFailed(SignInError.PROVIDER, "discovery")
     with pytest.raises(SignInFailed):
-        asyncio.run(oidc(sso).start("/app/"))
+        asyncio.run(oidc(sso).start("/app/", BROWSER))
     with sso.store.transaction() as tx:
         assert tx.sign_ins.delete_expired(sso.clock.now() + timedelta(days=1), 100) == 0
 
 
 def test_retention_sweeps_what_has_expired(sso: Services, clock: FakeClock) -> None:
-    asyncio.run(oidc(sso).start("/app/"))  # abandoned at the provider
+    asyncio.run(oidc(sso).start("/app/", BROWSER))  # abandoned at the provider
     round_trip(sso, clock)  # its code never exchanged
     retention = Retention(sso.store, clock, RetentionConfig(keep=timedelta(0)))
     assert retention.sweep() == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -11,12 +12,16 @@ from hypothesis import strategies as st
 from pushcore.domain.errors import FieldError
 from pushcore.domain.scheduling import (
     DEFAULT_DELAY,
+    DELAY_PATTERN,
     Delay,
+    delay_error,
+    parse_duration,
     resolve_due_time,
     schedule_errors,
+    up_to,
 )
 
-# The spec's presets, written out independently of PRESET_SECONDS.
+# The spec's presets, written out independently of the domain's parsing.
 PRESETS = {"5s": 5, "30s": 30, "1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600}
 THIRTY_DAYS = timedelta(days=30)
 NOW = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)
@@ -174,3 +179,41 @@ def test_limit_boundaries_with_a_fixed_now(delay: Delay | None) -> None:
     too_far = ok + timedelta(milliseconds=1)
     assert schedule_errors(NOW, delay, None, ok) == []
     assert fields(schedule_errors(NOW, delay, None, too_far)) == ["scheduledAt"]
+
+
+UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@given(st.integers(0, 10**7), st.sampled_from(sorted(UNITS)))
+def test_a_duration_is_a_number_and_a_unit(number: int, unit: str) -> None:
+    assert parse_duration(f"{number}{unit}") == number * UNITS[unit]
+
+
+@pytest.mark.parametrize("text", ["", "s", "1.5s", "1w", "-1s", " 5s", "5 s", "1h30m", "1" * 13])
+def test_what_is_not_a_duration(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+@pytest.mark.parametrize(("preset", "seconds"), PRESETS.items())
+def test_each_preset_is_also_a_duration(preset: str, seconds: int) -> None:
+    assert parse_duration(preset) == seconds
+    assert delay_error(preset) is None
+
+
+@given(st.integers(1, 3000))
+def test_up_to_matches_exactly_the_numbers_from_one_to_n(n: int) -> None:
+    pattern = re.compile(f"^({up_to(n)})$")
+    for number in range(n + 2):
+        assert bool(pattern.match(str(number))) is (1 <= number <= n), (n, number)
+    assert not pattern.match(f"0{n}")
+
+
+@given(st.sampled_from(sorted(UNITS)), st.data())
+def test_the_delay_pattern_allows_only_delays_the_server_takes(
+    unit: str, data: st.DataObject
+) -> None:
+    number = data.draw(st.integers(0, 2 * 30 * 86400 // UNITS[unit]))
+    text = f"{number}{unit}"
+    allowed = re.fullmatch(DELAY_PATTERN, text) is not None
+    assert allowed is (delay_error(text) is None)
+    assert allowed is (1 <= number * UNITS[unit] <= 30 * 86400)

@@ -38,11 +38,16 @@ def page(
     return Call("GET", "/api/inbox", Auth.EITHER, one(InboxPageView), params=params)
 
 
-def read(ids: Sequence[str] | None = None, up_to: str | None = None) -> Call[UnreadView]:
+def read_some(ids: Sequence[str] | None = None, up_to: str | None = None) -> Call[UnreadView]:
     """Mark entries read, by ``ids`` or ``up_to`` (that one and every older); the unread
     count after."""
     data = json_body(ids=None if ids is None else list(ids), up_to=up_to)
     return Call("POST", "/api/inbox/read", Auth.EITHER, one(UnreadView), data)
+
+
+def _newest(page: InboxPageView) -> Call[UnreadView] | UnreadView:
+    # Every entry is the newest one and every older: nothing to read in an empty inbox.
+    return read_some(up_to=page.items[0].id) if page.items else UnreadView(page.unread)
 
 
 def dismiss(entry_id: str) -> Call[DeletedView]:
@@ -54,8 +59,15 @@ class Inbox(SyncResource):
     """``client.inbox``"""
 
     page = sync(page)
-    read = sync(read)
     dismiss = sync(dismiss)
+
+    def read(self, ids: Sequence[str] | None = None, up_to: str | None = None) -> UnreadView:
+        """Mark entries read, by ``ids`` or ``up_to`` (that one and every older), or with
+        neither every entry there is now; the unread count after."""
+        if ids is not None or up_to is not None:
+            return self._sender.send(read_some(ids, up_to))
+        newest = _newest(self.page(limit=1))
+        return newest if isinstance(newest, UnreadView) else self._sender.send(newest)
 
     def list(self, unread: bool | None = None) -> Iterator[InboxEntryView]:
         """Every entry (only unread ones with ``unread=True``), newest first."""
@@ -90,8 +102,14 @@ class AsyncInbox(AsyncResource):
     """``client.inbox`` of the async client."""
 
     page = asynchronous(page)
-    read = asynchronous(read)
     dismiss = asynchronous(dismiss)
+
+    async def read(self, ids: Sequence[str] | None = None, up_to: str | None = None) -> UnreadView:
+        """:meth:`Inbox.read`, awaited."""
+        if ids is not None or up_to is not None:
+            return await self._sender.send(read_some(ids, up_to))
+        newest = _newest(await self.page(limit=1))
+        return newest if isinstance(newest, UnreadView) else await self._sender.send(newest)
 
     def list(self, unread: bool | None = None) -> AsyncIterator[InboxEntryView]:
         """Every entry (only unread ones with ``unread=True``), newest first."""

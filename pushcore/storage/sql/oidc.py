@@ -1,12 +1,12 @@
-"""Single sign-on: round trips to the provider and one-time codes, each taken once."""
+"""Single sign-on: round trips and one-time codes, each taken once; identities bound to accounts."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TypeVar
 
-from pushcore.domain.oidc import SignInCode, SignInFlow
-from pushcore.storage.records import OIDC_CODES, OIDC_FLOWS
+from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
+from pushcore.storage.records import OIDC_CODES, OIDC_FLOWS, OIDC_IDENTITIES
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.rows import Table
 
@@ -29,6 +29,36 @@ class SignIns(Repository):
     def take_code(self, code_hash: str) -> SignInCode | None:
         """See :class:`pushcore.ports.SignInRepository`."""
         return self._take(OIDC_CODES, "code_hash", code_hash)
+
+    def bound_account(self, issuer: str, subject: str) -> str | None:
+        """See :class:`pushcore.ports.SignInRepository`."""
+        rows = self._sql.select(
+            "account_id", "oidc_identities", "issuer = ? AND subject = ?", issuer, subject
+        )
+        return str(rows[0][0]) if rows else None
+
+    def is_bound(self, account_id: str) -> bool:
+        """See :class:`pushcore.ports.SignInRepository`."""
+        return bool(self._sql.select("1", "oidc_identities", "account_id = ?", account_id))
+
+    def take_legacy(self, account_id: str) -> bool:
+        """See :class:`pushcore.ports.SignInRepository`."""
+        return self._delete_legacy(account_id) > 0
+
+    def bind(self, identity: Identity) -> None:
+        """See :class:`pushcore.ports.SignInRepository`."""
+        self._sql.insert_new(
+            OIDC_IDENTITIES.insert,
+            OIDC_IDENTITIES.codec(self._dialect).encode(identity),
+            identity.subject,
+        )
+        self._delete_legacy(identity.account_id)
+
+    def _delete_legacy(self, account_id: str) -> int:
+        cursor = self._sql.run(
+            "DELETE FROM oidc_legacy_accounts WHERE account_id = ?", (account_id,)
+        )
+        return int(cursor.rowcount)
 
     def delete_expired(self, before: datetime, limit: int) -> int:
         """See :class:`pushcore.ports.SignInRepository`."""

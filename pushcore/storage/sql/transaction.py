@@ -83,6 +83,18 @@ class Health(Repository):
         )
 
 
+class ServerKeys(Repository):
+    def claim(self, name: str, value: str, at: datetime) -> str:
+        """``value`` stored under ``name`` unless one is already; the stored value."""
+        self._sql.run(
+            "INSERT INTO server_keys (name, value, created_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (name) DO NOTHING",
+            (name, value, self._dialect.time(at)),
+        )
+        (stored,) = self._sql.one("SELECT value FROM server_keys WHERE name = ?", (name,))
+        return str(stored)
+
+
 class Transaction:
     """The repositories of one transaction, sharing its connection."""
 
@@ -104,6 +116,7 @@ class Transaction:
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
         self.health = Health(sql)
+        self.server_keys = ServerKeys(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)

@@ -135,6 +135,17 @@ async function resumeSession() {
   }
 }
 
+// Failures that "try again" would not mend (docs/people.md, single sign-on).
+const SIGN_IN_ERRORS = {
+  account_exists:
+    "Single sign-on failed (account_exists): an account of that name exists and is not " +
+    "linked to your sign-on. Sign in with its password, or ask the operator.",
+  email_unverified:
+    "Single sign-on failed (email_unverified): your provider has not verified your email address.",
+  identity_linked:
+    "Single sign-on failed (identity_linked): that identity is linked to another account.",
+};
+
 async function boot() {
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(() => {});
@@ -151,7 +162,8 @@ async function boot() {
       signInError = error.message;
     }
   } else if (fragment.has("signin-error")) {
-    signInError = `Single sign-on failed (${fragment.get("signin-error")}). Try again.`;
+    const reason = fragment.get("signin-error");
+    signInError = SIGN_IN_ERRORS[reason] || `Single sign-on failed (${reason}). Try again.`;
   }
   if (!session.currentAccount()) await resumeSession();
   booting = false;
