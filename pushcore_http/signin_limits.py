@@ -17,10 +17,9 @@ GUESSING_WINDOW): an address that has not failed there signs in with the right
 password whatever others do. A spread-out guesser thus gets a few guesses per
 address per window, then the account's rate.
 
-The other /api/auth/ POSTs that cost a write and no hash (refresh, logout, and
-sign-up beside its hash) are limited per address by a bucket each, the size of
-the failed authentications' one (:func:`admit`). Like the other limits, per
-process, in memory, and off when PUSHCORE_RATE_LIMIT is 0.
+Like the other limits, per process, in memory, and off when PUSHCORE_RATE_LIMIT
+is 0. (Refresh, logout, sign-up and the OIDC exchange also have a bucket per
+address each: pushcore_http/address_limits.py.)
 """
 
 from __future__ import annotations
@@ -34,12 +33,12 @@ from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
-from throttled import MemoryStore, RateLimiterType, Throttled, per_min, per_sec
+from throttled import MemoryStore, RateLimiterType, Throttled, per_min
 from throttled.rate_limiter import Quota
 
 from pushcore.domain.errors import RateLimited
 from pushcore_http.connections import HOLD_EXTENSION
-from pushcore_http.ratelimit import FAILED_AUTH_BURST, FAILED_AUTH_RATE, client_key, refusal_delay
+from pushcore_http.ratelimit import client_key, refusal_delay
 
 # An address: 30 attempts at once, then one every 2 s (a household or an office
 # behind one address signs in now and then, not 30 times a minute).
@@ -106,7 +105,6 @@ class SigninLimits:
         self._pairs = _bucket(per_min(PAIR_FAILURES_PER_MINUTE, burst=PAIR_FAILURES_BURST))
         self._accounts = _bucket(per_min(ACCOUNT_FAILURES_PER_MINUTE, burst=ACCOUNT_FAILURES_BURST))
         self._guessing = Guessing(GUESSING_FAILURES, GUESSING_WINDOW)
-        self._endpoints = _bucket(per_sec(FAILED_AUTH_RATE, burst=FAILED_AUTH_BURST))
 
     def address(self, address: str) -> None:
         """Take an attempt from ``address``; RateLimited when its bucket is empty."""
@@ -132,15 +130,6 @@ class SigninLimits:
         self._pairs.limit(" ".join(pair))
         self._accounts.limit(pair[0])
         self._guessing.failed(pair)
-
-    def endpoint(self, name: str, address: str) -> None:
-        """Take a request to /api/auth/``name`` from ``address``'s bucket for it."""
-        result = self._endpoints.limit(f"{name} {address}")
-        if result.limited:
-            raise _refusal(
-                f"Too many requests to /api/auth/{name} from this address",
-                result.state.retry_after,
-            )
 
 
 def _limits(request: Request) -> SigninLimits | None:
@@ -169,14 +158,6 @@ def failed(request: Request, account: str) -> None:
     limits = _limits(request)
     if limits is not None:
         limits.failed(account, client_key(request.scope))
-
-
-def admit(request: Request, name: str) -> None:
-    """Take a request to /api/auth/``name`` from the per-address bucket of that endpoint
-    (10 per second, bursts of 50), if the app limits requests; before the body is read."""
-    limits = _limits(request)
-    if limits is not None:
-        limits.endpoint(name, client_key(request.scope))
 
 
 Route = Callable[[Request], Awaitable[Response]]
