@@ -1,9 +1,10 @@
-"""Fair shares of a gateway's connections, by destination host and by account.
+"""Fair shares of a gateway's connections, by destination host and by receiving account.
 
 Webhook and Web Push URLs are chosen by the accounts, so one account's dead
 or slow receiver must not take what every other account's deliveries need.
 Each delivery goes through three lanes, each a limit on requests at once:
-its host's, its account's and the gateway's. A host's limit adapts (AIMD):
+its host's, its receiving account's (the device's owner, a stream's
+subscriber) and the gateway's. A host's limit adapts (AIMD):
 halved by every timeout or connection failure, grown by one with every
 answer, so a host that hangs is soon down to one request at a time, and one
 that recovers is back to its full share after a few answers.
@@ -179,8 +180,11 @@ class Lanes:
         answers: list[asyncio.Future[Outcome]] = []
         for dispatch in dispatches:
             host = self._lane(self._hosts, host_of(dispatch.device.token), self._host_limit, True)
+            # The receiving account's lane, not the sender's: a stream send reaches
+            # many subscribers, and one subscriber's dead endpoints must hold only
+            # that subscriber's share (API.md, People-side limits).
             account = self._lane(
-                self._accounts, dispatch.notification.account_id, self._account_limit, False
+                self._accounts, dispatch.device.account_id, self._account_limit, False
             )
             now = loop.time()
             waits = [lane.expected_wait(now) for lane in (host, account)]

@@ -257,3 +257,40 @@ def test_cancelled_sends_give_every_slot_and_count_back() -> None:
         assert await asyncio.gather(*lane.send_each([dispatch(9, slow)], fast)) == [Delivered()]
 
     run(scenario)
+
+
+def stream_dispatch(n: int, url: str, owner: str, subscriber: str) -> Dispatch:
+    """Delivery ``n`` of a stream send by ``owner`` to a webhook device of ``subscriber``."""
+    notification = make_notification(f"ntf_{n:04}", owner)
+    device = Device(f"dev_{n:04}", subscriber, Platform.WEBHOOK, url, None, T0)
+    delivery = make_delivery(
+        f"dlv_{n:04}", notification.id, device.id, subscriber, status=DeliveryStatus.IN_FLIGHT
+    )
+    return Dispatch(delivery, device, notification)
+
+
+def test_one_subscribers_dead_hosts_leave_the_other_subscribers_their_slots() -> None:
+    # One stream send: mallory's 40 devices hang; carol's healthy one starts at once.
+    dead = {host_of(f"http://dead{i}.test/"): 5.0 for i in range(10)}
+    sender = Sender(dead)
+
+    async def scenario() -> None:
+        lane = lanes(concurrency=16, host_concurrency=2, account_concurrency=4, max_wait=0.2)
+        mallory = [
+            stream_dispatch(i, f"http://dead{i % 10}.test/", "owner", "mallory") for i in range(40)
+        ]
+        hanging = lane.send_each(mallory, sender)
+        await asyncio.sleep(0.01)
+        # The subscriber holds at most one account's share, whoever sent the stream.
+        assert sum(sender.active.values()) == 4
+        started = asyncio.get_running_loop().time()
+        (carol,) = lane.send_each(
+            [stream_dispatch(100, "http://ok.test/", "owner", "carol")], sender
+        )
+        assert await carol == Delivered()
+        assert asyncio.get_running_loop().time() - started < 0.1
+        for answer in hanging:
+            answer.cancel()
+        await asyncio.gather(*hanging, return_exceptions=True)
+
+    run(scenario)
