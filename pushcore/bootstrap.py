@@ -64,6 +64,7 @@ from pushcore.services.auth import KeyCache
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
+from pushcore.services.revocations import SignedOut
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import POSTGRES_SCHEMES, open_store
@@ -140,7 +141,10 @@ def build_services(
             per_account=settings.icon_checks_per_account,
         )
     hub = WakeHub()
-    live = LiveHub(store, stamps, watch=_inbox_watch(settings.effective_database_url))
+    signed_out = SignedOut(store, clock)
+    live = LiveHub(
+        store, stamps, watch=_inbox_watch(settings.effective_database_url), signed_out=signed_out
+    )
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, hub)
 
@@ -165,6 +169,7 @@ def build_services(
         TokenIssuer(clock, secret),
         settings.access_token_ttl,
         settings.refresh_token_ttl,
+        signed_out,
     )
     passwords = PasswordHashing()
     oidc = None
@@ -179,7 +184,7 @@ def build_services(
         writes=writes,
         clock=clock,
         accounts=accounts,
-        auth=AuthService(store, writes, clock, verifier, accounts, key_cache),
+        auth=AuthService(store, writes, clock, verifier, accounts, signed_out, key_cache),
         keys=KeyService(store, stamps, ids, random, key_cache),
         devices=DeviceService(store, stamps, ids, guard, hub, random),
         idempotency=IdempotencyService(store, clock),

@@ -1,7 +1,7 @@
 """Per-address buckets of the sign-in side's cheap endpoints (API.md, "People-side limits").
 
-``/api/auth/oidc/exchange`` (and the like: each endpoint has a bucket of its
-own, by name) is rate limited per client address with a bucket the size of
+``/api/auth/oidc/exchange``, ``/refresh``, ``/logout`` and ``/signup`` are each
+rate limited per client address (a bucket per endpoint, by name), the size of
 the failed-authentication one (10 per second, burst 50): far above what a
 person does, far below what a script that hammers it does. Like the other
 limits, per process, in memory, and off when PUSHCORE_RATE_LIMIT is 0.

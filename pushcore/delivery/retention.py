@@ -68,6 +68,8 @@ class Retention:
             deleted += tx.idempotency_keys.delete_older_than(now - REPLAY_WINDOW, self.config.batch)
             # An expired refresh token is refused whatever its row says.
             deleted += tx.refresh_tokens.delete_expired(now, self.config.batch)
+            # A revocation outlives its session's last access token, no longer.
+            deleted += tx.session_revocations.delete_expired(now, self.config.batch)
             # Sign-in round trips and one-time codes are refused once expired anyway.
             deleted += tx.sign_ins.delete_expired(now, self.config.batch)
             deleted += self._remove_stale_live_devices(tx, now)

@@ -6,9 +6,11 @@ Pure: the refresh token's randomness is passed in, hashing needs no secret.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from datetime import datetime
+from importlib.resources import files
 
 import attrs
 
@@ -48,8 +50,29 @@ def _account_id(value: str) -> None:
 account_id_rule = v.Rule(_account_id, {"pattern": ACCOUNT_ID_PATTERN, "maxLength": ACCOUNT_ID_MAX})
 """A new account's id, as :func:`local_account_id` takes it."""
 
-password_rule = v.text(PASSWORD_MIN, PASSWORD_MAX)
-"""A new password: 8 to 256 characters."""
+COMMON_PASSWORDS_FILE = "common-passwords.txt"
+
+
+@functools.cache
+def common_passwords() -> frozenset[str]:
+    """The 10,000 most common passwords, lowercased: SecLists'
+    ``10-million-password-list-top-10000.txt`` (MIT licence; Mark Burnett's 10 million
+    passwords), shipped with the package and read once, when first needed."""
+    text = files("pushcore.domain").joinpath(COMMON_PASSWORDS_FILE).read_text("utf-8")
+    return frozenset(line.lower() for line in text.splitlines() if line)
+
+
+def _not_common(value: str) -> None:
+    # Lowercased: "Password" and "PASSWORD" are as easy to guess as "password".
+    if value.lower() in common_passwords():
+        raise ValueError("is one of the 10,000 most common passwords: choose another")
+
+
+password_rule = v.all_of(
+    v.text(PASSWORD_MIN, PASSWORD_MAX),
+    v.Rule(_not_common, {}, "Not one of the 10,000 most common passwords."),
+)
+"""A new password: 8 to 256 characters, not one of the 10,000 most common."""
 
 # A password that is tried may be of any length a password can have; longer is no
 # password of ours, and would only make the hash work longer.
@@ -57,7 +80,8 @@ tried_password_rule = v.text(1, PASSWORD_MAX)
 
 
 def check_password(password: str) -> str:
-    """``password`` when its length is allowed for a new password; ValueError otherwise."""
+    """``password`` when it is allowed for a new password (its length, not a common one);
+    ValueError otherwise."""
     password_rule.check(password)
     return password
 
@@ -102,6 +126,18 @@ class RefreshToken:
     expires_at: datetime
     used_at: datetime | None = None
     revoked_at: datetime | None = None
+
+
+@attrs.frozen
+class SessionRevocation:
+    """A session (a family of refresh tokens, the ``sid`` of its access tokens) ended
+    before its access tokens expire: they are refused until ``until``, when the last
+    of them has expired anyway."""
+
+    session_id: str
+    account_id: str
+    revoked_at: datetime
+    until: datetime
 
 
 # Requests -------------------------------------------------------------------------

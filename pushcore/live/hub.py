@@ -24,10 +24,10 @@ import contextlib
 import functools
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -46,6 +46,14 @@ Changed = Callable[[str, InboxChange], None]
 Watch = Callable[[Callable[[], None], Changed], Callable[[], None]]
 
 
+class SignedOutSessions(Protocol):
+    """Which sessions are signed out (pushcore.services.revocations.SignedOut)."""
+
+    def among(self, session_ids: Collection[str]) -> Collection[str]:
+        """Those of ``session_ids`` that are signed out (may read the store)."""
+        ...
+
+
 @attrs.frozen
 class LiveLimits:
     """How the hub bounds its work."""
@@ -60,6 +68,10 @@ class LiveLimits:
     backstop: float = 2.0  # the same, with a watch (a NOTIFY may be lost with its connection)
     batch: int = 1000  # entries read at once
     key_check: float = 5.0  # seconds between checks that channels' API keys still hold
+    # Seconds between checks that channels' sessions are not signed out (API.md: a
+    # sign-out ends them within 1 s; a check costs a look at a set, or one query
+    # once the process's copy of the signed-out sessions is 0.5 s old).
+    session_check: float = 0.25
     keepalive: float = 15.0  # seconds: API.md's most between two lines of a quiet channel
     by_account: int = 64  # up to this many accounts with channels, read by account
 
@@ -79,7 +91,7 @@ class LiveStats:
 class Channel:
     """One open live channel: its account, its queue, and why it ends."""
 
-    __slots__ = ("account_id", "address", "ended", "key_id", "last_seq", "queue")
+    __slots__ = ("account_id", "address", "ended", "key_id", "last_seq", "queue", "session_id")
 
     def __init__(
         self, account_id: str, key_id: str | None, last_seq: int, size: int, address: str = ""
@@ -87,6 +99,7 @@ class Channel:
         self.account_id = account_id
         self.key_id = key_id
         self.address = address  # the client's, as the rate limits count it
+        self.session_id: str | None = None  # the session of the token it was opened with
         self.last_seq = last_seq  # the latest entry this channel has sent or skipped
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue(size)
         self.ended: str | None = None  # "slow", "revoked", "bound": the channel must close
@@ -113,6 +126,7 @@ class LiveHub:
         clock: Clock,
         limits: LiveLimits | None = None,
         watch: Watch | None = None,
+        signed_out: SignedOutSessions | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -128,6 +142,8 @@ class LiveHub:
         self._poke: asyncio.Event | None = None
         self._starting = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._signed_out = signed_out
+        self._sessions_task: asyncio.Task[None] | None = None
         self._stop_watch: Callable[[], None] | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="pushcore-live")
         self.position = 0  # the latest entry handed out (or known when the hub started)
@@ -154,9 +170,15 @@ class LiveHub:
     # Channels, on the loop.
 
     async def open(
-        self, account_id: str, key_id: str | None, since: int | None, address: str = ""
+        self,
+        account_id: str,
+        key_id: str | None,
+        since: int | None,
+        address: str = "",
+        session_id: str | None = None,
     ) -> Channel:
-        """Register a channel; it starts after ``since`` (None: after the latest entry).
+        """Register a channel; it starts after ``since`` (None: after the latest entry),
+        and ends when the session ``session_id`` (if given) is signed out.
 
         RateLimited when the account, or the client ``address``, has its most channels
         open already. At the process's bound, the longest-idle channel is closed for it
@@ -182,6 +204,7 @@ class LiveHub:
         channel = Channel(
             account_id, key_id, self.position if since is None else since, limits.queue, address
         )
+        channel.session_id = session_id
         self._channels[account_id].add(channel)
         self._idle[channel] = None
         if address:
@@ -239,14 +262,19 @@ class LiveHub:
             self._loop, self._poke, self._starting = loop, asyncio.Event(), asyncio.Lock()
         # One start at a time: two channels opening together must not start two loops.
         async with self._starting:
-            if self._task is not None and not self._task.done():
-                return
-            self.position = await self._latest()
-            # Its first look comes after the caller registers its channel (no wait
-            # between this and the registration), or it would end at once.
-            self._task = loop.create_task(self._run(), name="pushcore-live-hub")
-            if self._watch is not None and self._stop_watch is None:
-                self._stop_watch = self._watch(self.committed, self.changed)
+            if self._task is None or self._task.done():
+                self.position = await self._latest()
+                # Its first look comes after the caller registers its channel (no wait
+                # between this and the registration), or it would end at once.
+                self._task = loop.create_task(self._run(), name="pushcore-live-hub")
+                if self._watch is not None and self._stop_watch is None:
+                    self._stop_watch = self._watch(self.committed, self.changed)
+            sessions = self._sessions_task
+            if self._signed_out is not None and (sessions is None or sessions.done()):
+                # Likewise (it looks after a sleep); it may have ended while _run had not.
+                self._sessions_task = loop.create_task(
+                    self._end_signed_out(self._signed_out), name="pushcore-live-sessions"
+                )
 
     async def _latest(self) -> int:
         def read() -> int:
@@ -340,6 +368,30 @@ class LiveHub:
                 if channel.key_id in dead:
                     channel.end("revoked")
 
+    async def _end_signed_out(self, signed_out: SignedOutSessions) -> None:
+        # Its own loop beside _run's, which may sleep for seconds between looks.
+        while True:
+            await asyncio.sleep(self.limits.session_check)
+            if not self._channels:
+                return
+            sessions = {
+                c.session_id
+                for channels in self._channels.values()
+                for c in channels
+                if c.session_id is not None
+            }
+            if not sessions:
+                continue
+            try:
+                ended = await self._read(functools.partial(signed_out.among, sessions))
+            except Exception:
+                log.warning("live channels: could not read signed-out sessions", exc_info=True)
+                continue
+            for channels in tuple(self._channels.values()):
+                for channel in tuple(channels):
+                    if channel.session_id in ended:
+                        channel.end("signed out")
+
     def end_all(self, reason: str) -> None:
         """End every open channel (their clients resume by id, elsewhere or later)."""
         for channels in tuple(self._channels.values()):
@@ -349,10 +401,11 @@ class LiveHub:
     async def aclose(self) -> None:
         """Stop looking (at shutdown); open channels end."""
         self.end_all("shutdown")
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        tasks = [t for t in (self._task, self._sessions_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._task = self._sessions_task = None
         if self._stop_watch is not None:
             self._stop_watch()
             self._stop_watch = None

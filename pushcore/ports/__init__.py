@@ -19,7 +19,11 @@ from pushcore.ports.notifications import (
     RetentionRepository,
 )
 from pushcore.ports.oidc import IdentityProvider, SignInRepository
-from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
+from pushcore.ports.people import (
+    PasswordRepository,
+    RefreshTokenRepository,
+    SessionRevocationRepository,
+)
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
@@ -50,6 +54,7 @@ __all__ = [
     "Random",
     "RefreshTokenRepository",
     "RetentionRepository",
+    "SessionRevocationRepository",
     "SignInRepository",
     "Store",
     "StreamRepository",

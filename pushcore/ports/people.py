@@ -6,11 +6,11 @@ What every store method raises besides what its docstring says: as in
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from pushcore.domain.people import Password, RefreshToken
+from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 
 
 class PasswordRepository(Protocol):
@@ -52,10 +52,30 @@ class RefreshTokenRepository(Protocol):
         """Revoke every token of one sign-in not yet revoked; how many."""
         ...
 
-    def revoke_account(self, account_id: str, at: datetime) -> int:
-        """Revoke every token of the account not yet revoked; how many."""
+    def revoke_account(self, account_id: str, at: datetime) -> Collection[str]:
+        """Revoke every token of the account not yet revoked; the families (sessions)
+        those tokens belonged to."""
         ...
 
     def delete_expired(self, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` tokens that expired before ``before``; how many."""
+        ...
+
+
+class SessionRevocationRepository(Protocol):
+    """Sessions signed out before their access tokens expire (read by every API
+    process, a few times a second: :meth:`in_force` is one index range)."""
+
+    def add(self, revocations: Sequence[SessionRevocation]) -> None:
+        """Record sessions signed out; a session recorded already is left as it was."""
+        ...
+
+    def in_force(self, now: datetime) -> Collection[str]:
+        """The ids of the sessions whose revocation still holds at ``now`` (``until``
+        after it)."""
+        ...
+
+    def delete_expired(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` revocations whose ``until`` is not after ``before``;
+        how many."""
         ...

@@ -25,7 +25,11 @@ from pushcore.ports.notifications import (
     RetentionRepository,
 )
 from pushcore.ports.oidc import SignInRepository
-from pushcore.ports.people import PasswordRepository, RefreshTokenRepository
+from pushcore.ports.people import (
+    PasswordRepository,
+    RefreshTokenRepository,
+    SessionRevocationRepository,
+)
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -98,6 +102,11 @@ class Transaction(Protocol):
     @property
     def refresh_tokens(self) -> RefreshTokenRepository:
         """Refresh tokens of sessions."""
+        ...
+
+    @property
+    def session_revocations(self) -> SessionRevocationRepository:
+        """Sessions signed out before their access tokens expire."""
         ...
 
     @property

@@ -16,6 +16,7 @@ from pushcore.domain.model import ApiKey
 from pushcore.domain.scopes import Failure, Scope, check_scope
 from pushcore.ports import Clock, Store, Transaction, Writes
 from pushcore.services.accounts import AccountService
+from pushcore.services.revocations import SignedOut
 from pushcore.services.tokens import TokenVerifier
 
 log = logging.getLogger("pushcore.auth")
@@ -35,6 +36,8 @@ clears its entry at once; another process's revocation is seen within this time.
 
 KEY_CACHE_MAX_ENTRIES = 10_000
 
+SIGNED_OUT = "this session was signed out; sign in again"
+
 
 class CredentialKind(enum.StrEnum):
     """Which kind of credential a request carried."""
@@ -51,6 +54,7 @@ class Principal:
     kind: CredentialKind
     scopes: frozenset[Scope] = frozenset()
     key_id: str | None = None
+    session_id: str | None = None  # a token pushcore signed for a session: that session
 
     def require(self, scope: Scope) -> None:
         """Raise Unauthorized when an API key lacks ``scope``; users pass."""
@@ -118,13 +122,17 @@ class AuthService:
     _clock: Clock
     _verifier: TokenVerifier
     _accounts: AccountService
+    _signed_out: SignedOut
     _keys: KeyCache = attrs.field(factory=KeyCache, alias="key_cache")
 
     def authenticate_token(self, token: str) -> Principal:
-        """A user principal for a valid JWT; its account is created on first use."""
-        account_id = self._verifier.verify(token)
+        """A user principal for a valid JWT; its account is created on first use. A token
+        of a session signed out is refused (Unauthorized("Invalid token"))."""
+        account_id, session_id = self._verifier.identify(token)
+        if session_id is not None and session_id in self._signed_out:
+            raise Unauthorized("Invalid token", hint=SIGNED_OUT)
         self._accounts.ensure(account_id)
-        return Principal(account_id, CredentialKind.USER)
+        return Principal(account_id, CredentialKind.USER, session_id=session_id)
 
     def cached_key(self, key: str) -> Principal | None:
         """The principal of ``key`` from the cache, with no I/O (cheap enough for an event

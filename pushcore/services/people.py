@@ -7,7 +7,7 @@ database calls on worker threads, so the event loop never waits for either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
 import attrs
@@ -76,7 +76,8 @@ class PeopleService:
             raise NotFound(f"No account {account!r}")
         hashed = self._passwords.hash(password)
         with self._store.transaction() as tx:
-            self._replace(tx, found.id, hashed)
+            ended = self._replace(tx, found.id, hashed)
+        self._sessions.signed_out(ended)
         return found
 
     def list(self) -> Sequence[AccountSummary]:
@@ -110,14 +111,15 @@ class PeopleService:
 
     async def change_password(self, account_id: str, current: str, new: str) -> None:
         """Replace the account's password, given its current one (a 400 naming
-        ``currentPassword`` when it does not match); every refresh token is revoked."""
+        ``currentPassword`` when it does not match); every session is signed out."""
         stored = await to_thread.run_sync(self._password_of, account_id)
         if not await self._passwords.verify_async(stored, current):
             raise ValidationError([FieldError("currentPassword", "is not the account's password")])
         hashed = await self._passwords.hash_async(_field("newPassword", check_password, new))
-        await to_thread.run_sync(
+        ended = await to_thread.run_sync(
             self._in_transaction, lambda tx: self._replace(tx, account_id, hashed)
         )
+        self._sessions.signed_out(ended)
 
     # Helpers ----------------------------------------------------------------------------
 
@@ -134,9 +136,10 @@ class PeopleService:
         tx.passwords.set(Password(account_id, hashed, account.created_at))
         return account
 
-    def _replace(self, tx: Transaction, account_id: str, hashed: str) -> None:
+    def _replace(self, tx: Transaction, account_id: str, hashed: str) -> Collection[str]:
+        # Every session ends with the old password: the sessions' ids, once committed.
         tx.passwords.set(Password(account_id, hashed, self._clock.now()))
-        self._sessions.revoke_all(account_id, tx)
+        return self._sessions.revoke_all(account_id, tx)
 
     @staticmethod
     def _existing(tx: Transaction, account: str) -> Account | None:

@@ -32,6 +32,8 @@ MAX_TOKEN_LENGTH = 8192
 MAX_SUBJECT_LENGTH = 255
 JWKS_REFRESH_SECONDS = 600
 JWKS_MIN_REFETCH_SECONDS = 60
+# The claim naming the session of an access token pushcore signs (OpenID's name for it).
+SESSION_CLAIM = "sid"
 
 
 class JwksSource:
@@ -134,17 +136,23 @@ class TokenVerifier:
     def verify(self, token: str) -> str:
         """The account id (``sub``) of a valid token; Unauthorized("Token expired") for a
         well-signed token past its ``exp``, Unauthorized("Invalid token") otherwise."""
+        return self.identify(token)[0]
+
+    def identify(self, token: str) -> tuple[str, str | None]:
+        """The account id and, for a token pushcore signed for a session, the session's
+        id (its ``sid``; None for any other token); refused as by :meth:`verify`."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             raise Unauthorized("Invalid token")
+        own = self._own(token)
         try:
             try:
                 decoded = self._decode(token, refresh=False)
             except JoseError:
-                if self._jwks is None or self._own(token):
+                if self._jwks is None or own:
                     raise
                 # The identity provider may have rotated its keys since we fetched them.
                 decoded = self._decode(token, refresh=True)
-            registry = self._own_registry if self._own(token) else self._registry
+            registry = self._own_registry if own else self._registry
             registry.validate(decoded.claims)
         except ExpiredTokenError:
             # Only once the signature held: an expiry says nothing to a forger.
@@ -159,7 +167,9 @@ class TokenVerifier:
             or "\x00" in subject
         ):
             raise Unauthorized("Invalid token")
-        return subject
+        # An identity provider's sid is its own business: only ours name our sessions.
+        session = decoded.claims.get(SESSION_CLAIM) if own else None
+        return subject, session if isinstance(session, str) else None
 
 
 class TokenIssuer:
@@ -169,8 +179,9 @@ class TokenIssuer:
         self._clock = clock
         self._key = OctKey.import_key(secret.encode()) if secret else None
 
-    def issue(self, account_id: str, ttl: timedelta) -> str:
-        """A token for ``account_id`` that expires after ``ttl``."""
+    def issue(self, account_id: str, ttl: timedelta, session_id: str | None = None) -> str:
+        """A token for ``account_id`` that expires after ``ttl``, of the session
+        ``session_id`` if given (it stops working when that session is signed out)."""
         if self._key is None:
             raise ConfigError(
                 "PUSHCORE_JWKS: tokens come from your identity provider when a JWKS is"
@@ -179,7 +190,13 @@ class TokenIssuer:
         if not 0 < len(account_id) <= MAX_SUBJECT_LENGTH:
             raise ValueError("account id must be 1 to 255 characters")
         now = int(self._clock.now().timestamp())
-        claims = {"sub": account_id, "iat": now, "exp": now + int(ttl.total_seconds())}
+        claims: dict[str, object] = {
+            "sub": account_id,
+            "iat": now,
+            "exp": now + int(ttl.total_seconds()),
+        }
+        if session_id is not None:
+            claims[SESSION_CLAIM] = session_id
         return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, self._key)
 
 

@@ -23,7 +23,7 @@ from pushcore.domain.model import (
     Subscription,
 )
 from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
-from pushcore.domain.people import Password, RefreshToken
+from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
@@ -32,6 +32,7 @@ TABLES = (
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
     "oidc_codes", "inbox", "oidc_identities", "oidc_legacy_accounts", "server_keys",
+    "session_revocations",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)
@@ -46,6 +47,7 @@ STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
 PASSWORDS = Table("passwords", Password)
 REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
+SESSION_REVOCATIONS = Table("session_revocations", SessionRevocation)
 INBOX = Table("inbox", InboxEntry, columns={"id": "public_id"})
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",

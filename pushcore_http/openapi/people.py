@@ -10,7 +10,8 @@ from pushcore.services.sessions import INVALID
 from pushcore_http.openapi import _common as api
 
 _TOO_MANY = e.RateLimited("Too many sign-ins from this address", 2)
-_LIMITED = "Too many sign-in attempts from this address, or failures for this account."
+_ENDPOINT_TOO_MANY = e.RateLimited("Too many requests to /api/auth/refresh from this address", 1)
+_LIMITED = "Too many sign-in attempts from this address, or failures of it at this account."
 
 
 def operations() -> api.Json:
@@ -18,6 +19,9 @@ def operations() -> api.Json:
     session = api.answer(200, "A session.", SessionView)
     done = api.answer(200, "Done: `{success: true}`.", DoneView)
     limited = api.refusal(_TOO_MANY, _LIMITED, api.RETRY_AFTER) | api.shared("503")
+    endpoint_limited = api.refusal(
+        _TOO_MANY, "Too many requests from this client address.", api.RETRY_AFTER
+    ) | api.shared("503")
     wrong = api.refusal(e.Unauthorized(BAD_SIGN_IN), "An unknown account or a wrong password.")
     return {
         "get /api/auth/methods: How to sign in": api.operation(
@@ -31,15 +35,17 @@ def operations() -> api.Json:
         ),
         "post /api/auth/refresh: Refresh a session": api.operation(
             api.PUBLIC,
-            api.merge(session, api.refusal(e.Unauthorized(INVALID)), api.shared("503")),
+            api.merge(session, api.refusal(e.Unauthorized(INVALID)), endpoint_limited),
             "Spends the refresh token and answers a new pair. A spent token presented "
             "again is refused and signs its whole sign-in out.",
             body=SessionRefresh,
         ),
         "post /api/auth/logout: Sign out": api.operation(
             api.PUBLIC,
-            api.merge(done, api.shared("503")),
-            "Revokes every refresh token of this sign-in; always succeeds.",
+            api.merge(done, endpoint_limited),
+            "Ends this sign-in's session: its refresh tokens are revoked, and within 1 s its"
+            " access tokens are refused and its live channels end, in every API process."
+            " Succeeds whatever the token.",
             body=SessionRefresh,
         ),
         "post /api/auth/signup: Create an account": api.operation(
@@ -56,8 +62,9 @@ def operations() -> api.Json:
         "post /api/auth/password: Change the password": api.operation(
             api.USER,
             done,
-            "A 400 names `currentPassword` when it is wrong. Every refresh token of the "
-            "account is revoked.",
+            "A 400 names `currentPassword` when it is wrong, `newPassword` when it is one of"
+            " the 10,000 most common. Every session of the account ends (its refresh and"
+            " access tokens, its live channels), this one's too.",
             body=PasswordChange,
         ),
         "get /api/account: The signed-in account": api.operation(

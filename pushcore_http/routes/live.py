@@ -119,6 +119,8 @@ class Events(HTTPEndpoint):
             until = verified_expiry(token)
         hub = services.live
         address = client_key(request.scope)
-        channel = await hub.open(caller.account_id, caller.key_id, after, address)
+        channel = await hub.open(
+            caller.account_id, caller.key_id, after, address, session_id=caller.session_id
+        )
         stream = _events(hub, channel, services.clock, until, after is not None)
         return EventStream(hub, channel, stream)

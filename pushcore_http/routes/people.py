@@ -4,7 +4,9 @@ The /api/auth/ POSTs carry no credential of an account (password change
 aside): they are public endpoints, so without the account's rate limit and
 Idempotency-Key (a session is not an answer to keep and replay); the password
 change takes a user token and is declared unkeyed too. Each attempt that costs
-a hash is charged to the sign-in limits first (pushcore_http/signin_limits.py).
+a hash is charged to the sign-in limits first (pushcore_http/signin_limits.py),
+and refresh, logout and sign-up to a per-address bucket each
+(pushcore_http/address_limits.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pushcore.converter import (
 )
 from pushcore.domain.errors import SignupDisabled, Unauthorized, ValidationError
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
-from pushcore_http import signin_limits
+from pushcore_http import address_limits, signin_limits
 from pushcore_http.auth import Accepts, authenticated, caller_of, public
 from pushcore_http.body import read_json
 from pushcore_http.routes import services_of, view_response
@@ -61,6 +63,7 @@ async def signup(request: Request) -> Response:
     services = services_of(request)
     if not services.people.signup:
         raise SignupDisabled("Sign-up is disabled on this server")
+    address_limits.admit(request, "signup")
     signin_limits.admit_address(request)
     given = structure_request(SignUp, await read_json(request))
     session = await services.people.sign_up(given.account, given.password)
@@ -68,18 +71,22 @@ async def signup(request: Request) -> Response:
 
 
 @public
+@signin_limits.held_refusals
 async def refresh(request: Request) -> Response:
     """A new session for a refresh token, which is spent."""
     services = services_of(request)
+    address_limits.admit(request, "refresh")
     given = structure_request(SessionRefresh, await read_json(request))
     session = await run_in_threadpool(services.sessions.refresh, given.refresh_token)
     return view_response(SessionView.of(session))
 
 
 @public
+@signin_limits.held_refusals
 async def logout(request: Request) -> Response:
     """End the refresh token's sign-in."""
     services = services_of(request)
+    address_limits.admit(request, "logout")
     given = structure_request(SessionRefresh, await read_json(request))
     await run_in_threadpool(services.sessions.end, given.refresh_token)
     return view_response(DoneView(success=True))

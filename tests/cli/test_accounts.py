@@ -112,6 +112,20 @@ def test_create_refuses_a_taken_id_a_bad_id_and_a_short_password(cli: Cli) -> No
     assert "password: must be 8 to 256 characters" in short.stderr
 
 
+@pytest.mark.parametrize("common", ["password", "Password1", "QWERTYUIOP"])
+def test_create_and_passwd_refuse_a_common_password(
+    cli: Cli, open_services: OpenServices, common: str
+) -> None:
+    made = cli("accounts create carol --password-stdin", input=common)
+    assert made.exit_code == 1
+    assert "password: is one of the 10,000 most common passwords" in made.stderr
+    assert cli("accounts create carol --password-stdin", input=PASSWORD).exit_code == 0
+    changed = cli("accounts passwd carol --password-stdin", input=common)
+    assert changed.exit_code == 1
+    assert "password: is one of the 10,000 most common passwords" in changed.stderr
+    assert signs_in(open_services(), "carol")  # the old password still holds
+
+
 def test_passwd_sets_a_password_and_signs_every_session_out(
     cli: Cli, open_services: OpenServices
 ) -> None:

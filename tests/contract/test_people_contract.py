@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import attrs
 import pytest
 
 from pushcore.domain.model import Account, Plan
-from pushcore.domain.people import Password, RefreshToken
+from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 from pushcore.ports import Store
 from tests.contract.test_store_contract import MINUTE, T0
 from tests.contract.threads import race
@@ -93,7 +95,8 @@ def test_revoking_a_family_or_an_account_leaves_the_others(store: Store) -> None
         None,
     ]
     with store.transaction() as tx:
-        assert tx.refresh_tokens.revoke_account("alice", T0 + 3 * MINUTE) == 1
+        # The families (sessions) of the tokens it revoked: rtk_1's were revoked already.
+        assert set(tx.refresh_tokens.revoke_account("alice", T0 + 3 * MINUTE)) == {"rtk_3"}
     assert find(store, 3).revoked_at == T0 + 3 * MINUTE  # type: ignore[union-attr]
     assert find(store, 4).revoked_at is None  # type: ignore[union-attr]
 
@@ -121,3 +124,24 @@ def test_expired_tokens_are_deleted_oldest_first_in_batches(store: Store) -> Non
         assert tx.refresh_tokens.delete_expired(T0 + 3 * MINUTE, 2) == 1
         assert tx.refresh_tokens.delete_expired(T0 + 3 * MINUTE, 2) == 0
     assert [find(store, n) is None for n in range(5)] == [True, True, True, False, False]
+
+
+def revocation(session: str, until: datetime, account: str = "alice") -> SessionRevocation:
+    return SessionRevocation(session, account, T0, until)
+
+
+def test_revoked_sessions_are_in_force_until_their_time_then_swept(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.session_revocations.add(
+            [revocation("rtk_1", T0 + MINUTE), revocation("rtk_2", T0 + 3 * MINUTE, "bob")]
+        )
+        # Recorded again (a second sign-out): the first record stands.
+        tx.session_revocations.add([revocation("rtk_1", T0 + 10 * MINUTE)])
+    with store.read() as tx:
+        assert set(tx.session_revocations.in_force(T0)) == {"rtk_1", "rtk_2"}
+        assert set(tx.session_revocations.in_force(T0 + MINUTE)) == {"rtk_2"}
+        assert set(tx.session_revocations.in_force(T0 + 3 * MINUTE)) == set()
+    with store.transaction() as tx:
+        assert tx.session_revocations.delete_expired(T0 + 2 * MINUTE, 10) == 1
+    with store.read() as tx:
+        assert set(tx.session_revocations.in_force(T0)) == {"rtk_2"}

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
 from pushcore.domain.model import Plan
-from pushcore_http import create_app
+from pushcore_http import create_app, signin_limits
 from tests.conftest import Api
 from tests.http.test_jwt import AUDIENCE, ISSUER, IdP
 
@@ -154,6 +154,26 @@ def test_sign_up_is_403_unless_turned_on(client: TestClient, app_with: Any) -> N
     assert login(open_client, "CAROL").status_code == 200
 
 
+COMMON = "is one of the 10,000 most common passwords: choose another"
+
+
+@pytest.mark.parametrize("common", ["password", "PASSWORD", "iloveyou", "Qwerty123"])
+def test_a_common_password_is_a_400_naming_the_field(app_with: Any, common: str) -> None:
+    services, client = app_with(signup=True)
+    refused = client.post("/api/auth/signup", json={"account": "carol", "password": common})
+    assert refused.status_code == 400
+    assert refused.json()["details"] == [{"field": "password", "message": COMMON}]
+    assert login(client, "carol", common).status_code == 401  # nothing was made
+
+    services.people.create("alice", Plan.FREE, PASSWORD)
+    session = login(client).json()
+    body = {"currentPassword": PASSWORD, "newPassword": common}
+    change = client.post("/api/auth/password", json=body, headers=bearer(session))
+    assert change.status_code == 400
+    assert change.json()["details"] == [{"field": "newPassword", "message": COMMON}]
+    assert login(client).status_code == 200  # the old password still holds
+
+
 @pytest.mark.usefixtures("alice")
 def test_changing_the_password_needs_a_user_token_and_revokes_every_session(
     api: Api, client: TestClient
@@ -259,3 +279,84 @@ def test_sessions_work_beside_a_jwks(tmp_path: Path, app_with: Any) -> None:
         "error": "Invalid token",
         "code": "unauthorized",
     }
+
+
+@pytest.fixture
+def no_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refusals answered at once (they are held 1 to 3 s otherwise): quicker tests."""
+    monkeypatch.setattr(signin_limits, "HOLD_FACTOR", 0)
+
+
+def from_address(client: TestClient, address: str) -> TestClient:
+    """Another client of the same app, whose requests come from ``address``."""
+    return TestClient(client.app, client=(address, 40000), raise_server_exceptions=False)
+
+
+@pytest.mark.usefixtures("alice", "no_holds")
+def test_wrong_passwords_from_one_address_never_refuse_the_right_one_from_another(
+    client: TestClient,
+) -> None:
+    attacker = from_address(client, "203.0.113.9")
+    owner = from_address(client, "198.51.100.7")
+    guesses = [login(attacker, "alice", f"guess number {i}").status_code for i in range(12)]
+    assert guesses == [401] * 10 + [429] * 2  # the guesser is slowed at once
+    for i in range(11):
+        assert login(attacker, "alice", f"still guessing {i}").status_code == 429
+        assert login(owner, "ALICE").status_code == 200  # every time, not 2 in 11
+
+
+@pytest.mark.usefixtures("alice", "no_holds")
+def test_guessing_spread_over_addresses_is_slowed_but_the_owner_is_not(
+    client: TestClient,
+) -> None:
+    # Five addresses, three guesses each: 15 failures, past the account's 10.
+    for n in range(5):
+        guesser = from_address(client, f"203.0.113.{n}")
+        assert [login(guesser, "alice", f"guess {n}-{i}").status_code for i in range(3)] == [
+            401
+        ] * 3
+    # A guessing address is refused even the right password now...
+    assert login(from_address(client, "203.0.113.0")).status_code == 429
+    # ... and an address that is not guessing is not.
+    assert login(from_address(client, "198.51.100.7")).status_code == 200
+    # Nor is one that mistyped once or twice.
+    mistyped = from_address(client, "198.51.100.8")
+    assert login(mistyped, "alice", "correct horse battry").status_code == 401
+    assert login(mistyped).status_code == 200
+
+
+BAD_REFRESH = {"refreshToken": "psr_" + "A" * 43}
+LIMITED = [
+    ("/api/auth/refresh", BAD_REFRESH, 401),
+    ("/api/auth/logout", BAD_REFRESH, 200),
+    ("/api/auth/signup", {"account": "x", "password": "short"}, 400),
+]
+
+
+@pytest.mark.usefixtures("no_holds")
+@pytest.mark.parametrize(("path", "body", "status"), LIMITED)
+def test_refresh_logout_and_signup_are_limited_per_address(
+    app_with: Any, path: str, body: dict[str, str], status: int
+) -> None:
+    _, client = app_with(signup=True)
+    answers: list[Any] = []
+    while len(answers) < 100 and 429 not in (a.status_code for a in answers):
+        answers.append(client.post(path, json=body))
+    statuses = [a.status_code for a in answers]
+    assert 429 in statuses, f"{len(statuses)} calls, none refused"
+    first = statuses.index(429)
+    # Sign-up also takes from the address's sign-in attempts (30 at once).
+    assert first >= (30 if path.endswith("signup") else 50)
+    assert set(statuses[:first]) == {status}
+    assert int(answers[first].headers["retry-after"]) >= 1
+    assert answers[first].json()["code"] == "rate_limited"
+    other = from_address(client, "198.51.100.7")  # another address is not held back
+    assert other.post(path, json=body).status_code == status
+
+
+@pytest.mark.parametrize(("path", "body", "status"), LIMITED)
+def test_refresh_logout_and_signup_are_not_limited_when_rate_limiting_is_off(
+    app_with: Any, path: str, body: dict[str, str], status: int
+) -> None:
+    _, client = app_with(signup=True, rate_limit=0)
+    assert {client.post(path, json=body).status_code for _ in range(70)} == {status}

@@ -6,7 +6,7 @@ import re
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pushcore.converter import structure_request
@@ -18,6 +18,7 @@ from pushcore.domain.people import (
     PASSWORD_MIN,
     SignUp,
     check_password,
+    common_passwords,
     hash_refresh_token,
     is_well_formed_refresh_token,
     local_account_id,
@@ -66,7 +67,15 @@ def test_a_bad_start_or_length_is_refused(raw: str) -> None:
 
 @given(st.text(min_size=PASSWORD_MIN, max_size=PASSWORD_MAX))
 def test_passwords_of_8_to_256_characters_are_taken(password: str) -> None:
+    assume(password.lower() not in common_passwords())
     assert check_password(password) == password
+
+
+@given(st.sampled_from(sorted(p for p in common_passwords() if len(p) >= PASSWORD_MIN)))
+def test_the_10000_most_common_passwords_are_refused_in_any_case(password: str) -> None:
+    for written in (password, password.upper(), password.title()):
+        with pytest.raises(ValueError, match="10,000 most common"):
+            check_password(written)
 
 
 @given(

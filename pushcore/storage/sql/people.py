@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from pushcore.domain.people import Password, RefreshToken
-from pushcore.storage.records import PASSWORDS, REFRESH_TOKENS
+from pushcore.domain.people import Password, RefreshToken, SessionRevocation
+from pushcore.storage.records import PASSWORDS, REFRESH_TOKENS, SESSION_REVOCATIONS
 from pushcore.storage.sql.accounts import Repository
 
 
@@ -67,15 +67,47 @@ class RefreshTokens(Repository):
         """Revoke every token of one sign-in; how many were still unrevoked."""
         return self._revoke("family_id = ?", family_id, at)
 
-    def revoke_account(self, account_id: str, at: datetime) -> int:
-        """Revoke every token of the account; how many were still unrevoked."""
-        return self._revoke("account_id = ?", account_id, at)
+    def revoke_account(self, account_id: str, at: datetime) -> Collection[str]:
+        """Revoke every token of the account; the families of those still unrevoked."""
+        rows = self._sql.all(
+            "UPDATE refresh_tokens SET revoked_at = ?"
+            " WHERE account_id = ? AND revoked_at IS NULL RETURNING family_id",
+            (self._dialect.time(at), account_id),
+        )
+        return {row[0] for row in rows}
 
     def delete_expired(self, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` tokens expired before ``before``, oldest first; how many."""
         cursor = self._sql.run(
             "DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens"
             " WHERE expires_at < ? ORDER BY expires_at LIMIT ?)",
+            (self._dialect.time(before), limit),
+        )
+        return int(cursor.rowcount)
+
+
+class SessionRevocations(Repository):
+    def add(self, revocations: Sequence[SessionRevocation]) -> None:
+        """Record sessions signed out; one recorded already stays as it was."""
+        codec = SESSION_REVOCATIONS.codec(self._dialect)
+        self._sql.many(
+            f"{SESSION_REVOCATIONS.insert} ON CONFLICT (session_id) DO NOTHING",
+            [codec.encode(revocation) for revocation in revocations],
+        )
+
+    def in_force(self, now: datetime) -> Collection[str]:
+        """The ids of the sessions whose access tokens may still be unexpired at ``now``."""
+        rows = self._sql.all(
+            "SELECT session_id FROM session_revocations WHERE until > ?",
+            (self._dialect.time(now),),
+        )
+        return {row[0] for row in rows}
+
+    def delete_expired(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` revocations no longer in force at ``before``; how many."""
+        cursor = self._sql.run(
+            "DELETE FROM session_revocations WHERE session_id IN (SELECT session_id"
+            " FROM session_revocations WHERE until <= ? ORDER BY until LIMIT ?)",
             (self._dialect.time(before), limit),
         )
         return int(cursor.rowcount)

@@ -14,7 +14,7 @@ from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
 from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.oidc import SignIns
-from pushcore.storage.sql.people import Passwords, RefreshTokens
+from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.streams import Streams, Subscriptions
@@ -106,6 +106,7 @@ class Transaction:
         self.api_keys = ApiKeys(sql)
         self.passwords = Passwords(sql)
         self.refresh_tokens = RefreshTokens(sql)
+        self.session_revocations = SessionRevocations(sql)
         self.devices = Devices(sql)
         self.notifications = Notifications(sql)
         self.progress = Progress(sql)

@@ -162,6 +162,29 @@ export async function resume() {
   return refresh();
 }
 
+/**
+ * Change the password. Every session of the account ends with it, this one too
+ * (its access token is refused within a second): this browser signs in again with
+ * the new password, holding the refresh lock, so that no refresh (the live
+ * channel's, another tab's) spends the revoked token meanwhile and signs it out.
+ */
+export async function changePassword(currentPassword, newPassword) {
+  const run = async () => {
+    if (!access) throw new ApiError(401, { error: "Signed out", code: "unauthorized" });
+    // No refresh-and-retry here (authFetch): a refresh would wait for this lock.
+    await answer(
+      await reach("/api/auth/password", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${access.token}` },
+        body: JSON.stringify({ currentPassword, newPassword }),
+        credentials: "omit",
+      }),
+    );
+    adopt(await sessionPost("login", { account: account.id, password: newPassword }));
+  };
+  return navigator.locks ? navigator.locks.request("pushcore-session-refresh", run) : run();
+}
+
 /** Sign out: the refresh token revoked, the cookie cleared, memory emptied. */
 export async function signOut() {
   try {

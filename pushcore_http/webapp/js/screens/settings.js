@@ -1,5 +1,5 @@
 // Settings: API keys (create, shown once, revoke), this browser's devices, password, sign out.
-import { api, currentAccount, signIn } from "../api.js";
+import { api, changePassword } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { currentEndpoint, enablePush, isLiveToken, pushSupported } from "../device.js";
 
@@ -200,12 +200,8 @@ function passwordForm() {
     done.textContent = "";
     await busy(button, async () => {
       try {
-        await api("POST", "/api/auth/password", {
-          currentPassword: current.control.value,
-          newPassword: next.control.value,
-        });
-        // The change revoked every refresh token, this browser's too: sign in anew.
-        await signIn(currentAccount().id, next.control.value);
+        // Every session ends, this browser's too: it signs in anew with the new one.
+        await changePassword(current.control.value, next.control.value);
         clearErrors(form);
         form.reset();
         done.textContent = "Password changed. Your other sessions are signed out.";
