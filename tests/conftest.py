@@ -20,6 +20,10 @@ from pushcore.config import Settings
 from pushcore_http import create_app
 from tests.fakes.clock import FakeClock
 
+# pytest-xdist's workers set COLUMNS=80, which pushctl's tables honour (output.py): the
+# tests read them as a pipe gets them, unfolded, in every process alike.
+os.environ.pop("COLUMNS", None)
+
 if TYPE_CHECKING:
     # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
     from tests.pg import Cluster

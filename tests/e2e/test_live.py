@@ -22,7 +22,8 @@ from tests.e2e.test_delivery import iso
 from tests.live.sse import Listener, titles
 from tests.pg import Cluster
 
-pytestmark = pytest.mark.slow
+# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 
 def listen(server: Server, headers: dict[str, str]) -> Listener:

@@ -17,7 +17,8 @@ import pytest
 from benchmarks import signin
 from tests.e2e.server import Server
 
-pytestmark = pytest.mark.slow
+# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 CONNECTIONS = 200
 FLOOD_SECONDS = 5.0

@@ -22,7 +22,8 @@ from tests.e2e.server import Server
 from tests.fakes.blackhole import BlackHole, black_hole
 from tests.fakes.receiver import Receiver, running_receiver
 
-pytestmark = pytest.mark.slow
+# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 HEALTHY = 5
 DEAD_DEVICES = 60

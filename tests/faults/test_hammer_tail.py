@@ -24,7 +24,8 @@ import pytest
 from benchmarks.scheduling import percentile
 from tests.e2e.server import Server
 
-pytestmark = pytest.mark.slow
+# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 RATE = 400
 CONNECTIONS = 400

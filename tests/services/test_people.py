@@ -71,6 +71,7 @@ def test_unknown_wrong_and_passwordless_are_refused_alike(services: Services) ->
     assert messages == {"Invalid account or password"}
 
 
+@pytest.mark.serial  # a timing comparison: run alone (scripts/check.sh)
 def test_unknown_and_wrong_take_the_same_time(services: Services) -> None:
     services.people.create("alice", Plan.FREE, PASSWORD)
     refused(services, "nobody")  # the dummy hash is made once, before measuring
