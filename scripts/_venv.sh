@@ -26,10 +26,8 @@ if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
   echo "pushcore: installing pushcore${extras:+[$extras]} and its dependencies into $venv" \
        "(a minute or two the first time)" >&2
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-  # compat: the checkout itself goes on sys.path (a .pth file), which is what an editable
-  # install of this flat layout means anyway, and setuptools then prints no warning box.
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    --config-settings editable_mode=compat -e "$target"
+  # pyproject.toml's package-dir makes this a plain .pth editable install (no notice box).
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$target"
   touch "$stamp"
   echo "pushcore: installed" >&2
 fi
