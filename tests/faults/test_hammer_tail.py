@@ -28,6 +28,7 @@ from tests.e2e.server import Server
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 RATE = 400
+BURST = 500
 CONNECTIONS = 400
 HAMMER_SECONDS = 5.5
 # Past A's burst and the first few holds (the connections start in step).
@@ -44,7 +45,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     """`pushctl serve` with limits on (the suite's environment notwithstanding)."""
     running = Server(
         tmp_path / "data",
-        env={"PUSHCORE_RATE_LIMIT": str(RATE), "PUSHCORE_RATE_LIMIT_BURST": "500"},
+        env={"PUSHCORE_RATE_LIMIT": str(RATE), "PUSHCORE_RATE_LIMIT_BURST": str(BURST)},
     )
     running.start()
     yield running
@@ -84,5 +85,7 @@ def test_an_account_over_its_limit_leaves_another_accounts_p99_near_idle(server:
     # here with the code before and after, on a quiet machine): bounded, not compared.
     assert statistics.median(busy) < 2 * statistics.median(idle) + MEDIAN_MARGIN_MS, seen
     assert busy_p99 < TAIL_BOUND_MS, seen
-    # A was over its limit most of the time: most of its answers were refusals.
-    assert statuses.get("429", 0) > statuses.get("200", 0), seen
+    # A was held to its limit: refusals beyond it (how many depends on how fast this
+    # machine lets the hammer ask), and no more answers than its rate and burst allow.
+    assert statuses.get("429", 0) > 0, seen
+    assert statuses.get("200", 0) <= RATE * (HAMMER_SECONDS + 1) + BURST, seen
