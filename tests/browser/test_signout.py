@@ -8,8 +8,8 @@ import time
 import httpx
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import AppServer, problems, sign_in
-from tests.browser.test_webpush import FAKE_PUSH_MANAGER
+from tests.browser.conftest import AppServer, problems
+from tests.browser.test_webpush import enable_web_push
 from tests.fakes.webpush_server import WebPushServer
 
 
@@ -31,19 +31,7 @@ def test_sign_out_removes_this_browsers_devices_and_nothing_reaches_it(
 ) -> None:
     account = server.person()
     publication = server.stream("Deploys", account)
-    subscription = webpush.subscribe()
-    context.grant_permissions(["notifications"])
-    sign_in(page, account)
-    page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
-    page.evaluate(
-        FAKE_PUSH_MANAGER,
-        {
-            "endpoint": subscription.endpoint,
-            "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
-        },
-    )
-    page.get_by_role("link", name="Settings").click()
-    page.get_by_role("button", name="Enable notifications").click()
+    subscription = enable_web_push(context, page, webpush, account)
     expect(page.get_by_role("listitem").filter(has_text="Browser notifications")).to_be_visible()
     assert {d["platform"] for d in _devices(server, account)} == {"live", "web"}
 

@@ -16,7 +16,7 @@ import time
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import AppServer, problems, sign_in
-from tests.fakes.webpush_server import WebPushServer
+from tests.fakes.webpush_server import FakeSubscription, WebPushServer
 
 FAKE_PUSH_MANAGER = """
 (subscription) => {
@@ -36,17 +36,11 @@ FAKE_PUSH_MANAGER = """
 """
 
 
-SHOWN = """async () => {
-  const registration = await navigator.serviceWorker.ready;
-  const all = await registration.getNotifications();
-  return all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
-}"""
-
-
-def test_enable_notifications_and_the_worker_shows_a_push(
-    context: BrowserContext, page: Page, server: AppServer, webpush: WebPushServer
-) -> None:
-    account = server.person()
+def enable_web_push(
+    context: BrowserContext, page: Page, webpush: WebPushServer, account: str
+) -> FakeSubscription:
+    """Sign ``account`` in and press Enable notifications, with the fake push service's
+    subscription standing in for the browser's."""
     subscription = webpush.subscribe()
     context.grant_permissions(["notifications"])
     sign_in(page, account)
@@ -60,6 +54,21 @@ def test_enable_notifications_and_the_worker_shows_a_push(
     )
     page.get_by_role("link", name="Settings").click()
     page.get_by_role("button", name="Enable notifications").click()
+    return subscription
+
+
+SHOWN = """async () => {
+  const registration = await navigator.serviceWorker.ready;
+  const all = await registration.getNotifications();
+  return all.map((n) => ({title: n.title, body: n.body, icon: n.icon, tag: n.tag}));
+}"""
+
+
+def test_enable_notifications_and_the_worker_shows_a_push(
+    context: BrowserContext, page: Page, server: AppServer, webpush: WebPushServer
+) -> None:
+    account = server.person()
+    subscription = enable_web_push(context, page, webpush, account)
     web_device = page.get_by_role("listitem").filter(has_text="Browser notifications")
     expect(web_device).to_be_visible()
     expect(web_device).to_contain_text("(this browser)")
