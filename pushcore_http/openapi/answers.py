@@ -1,16 +1,14 @@
-"""Building blocks of the OpenAPI document: credentials, error answers, operations."""
+"""What an endpoint declares its answers with: its views, and its refusals built from the
+error tree (each at the status the HTTP error map gives it, its message the example)."""
 
 from __future__ import annotations
 
 import inspect
-import re
 from typing import Any
 
 from pushcore.converter import DeletedView
-from pushcore.converter import example as example_of
 from pushcore.domain import errors as e
-from pushcore.domain.scopes import Scope
-from pushcore_http.body import MAX_BODY_BYTES, TEXT_MEDIA_TYPES
+from pushcore_http.body import MAX_BODY_BYTES
 from pushcore_http.errors import status_for
 
 Json = dict[str, Any]
@@ -20,64 +18,6 @@ JSON = "application/json"
 def ref(target: str | type[Any]) -> Json:
     """A reference to a component schema: by name, or by the class it is made from."""
     return {"$ref": f"#/components/schemas/{target}" if isinstance(target, str) else target}
-
-
-SECURITY_SCHEMES: Json = {
-    "bearerAuth": {
-        "type": "http",
-        "scheme": "bearer",
-        "bearerFormat": "JWT",
-        "description": (
-            "A user token: `Authorization: Bearer <jwt>`. `sub` is the account id, `exp` is "
-            "required; `iss` and `aud` are checked when configured. An account is created on "
-            "first use of a valid token. `pushctl token issue ACCOUNT` prints one, and a sign-in "
-            "(`POST /api/auth/login`) answers one. A JWT has "
-            "every right of its own account (scopes do not apply)."
-        ),
-    },
-    "apiKeyAuth": {
-        "type": "apiKey",
-        "in": "header",
-        "name": "X-API-Key",
-        "description": (
-            "An API key `psk_…` created with `POST /api/keys`. Keys carry scopes; the scope "
-            "an operation needs is listed in its security requirement (OpenAPI 3.1 lets "
-            "non-OAuth schemes name roles there)."
-        ),
-    },
-}
-
-PUBLIC: list[Json] = []
-USER: list[Json] = [{"bearerAuth": []}]
-
-
-def key(scope: Scope) -> list[Json]:
-    """An API key with ``scope`` only."""
-    return [{"apiKeyAuth": [scope.value]}]
-
-
-def either(scope: Scope) -> list[Json]:
-    """A JWT, or an API key with ``scope``."""
-    return [{"bearerAuth": []}, {"apiKeyAuth": [scope.value]}]
-
-
-def error_schema(codes: list[str]) -> Json:
-    """The one error shape, whose code is one of ``codes``."""
-    return {
-        "type": "object",
-        "properties": {
-            "error": {"type": "string", "description": "A message for people."},
-            "code": {"type": "string", "enum": codes, "description": "A code for programs."},
-            "details": {
-                "type": "array",
-                "items": ref(e.FieldError),
-                "description": "On `validation_error`: every invalid field, not just the first.",
-            },
-        },
-        "required": ["error", "code"],
-        "additionalProperties": False,
-        "description": "The one error shape of every failure.",
-    }
 
 
 def refusal(error: e.PushcoreError, about: str = "", headers: Json | None = None) -> Json:
@@ -168,54 +108,6 @@ def answer(status: int, description: str, schema: Json | type[Any], *media: str)
     content = {"schema": schema if isinstance(schema, dict) else ref(schema)}
     by_type = dict.fromkeys(media or (JSON,), content)
     return {str(status): {"description": description, "content": by_type}}
-
-
-def operation(
-    security: list[Json],
-    answers: Json,
-    description: str = "",
-    *,
-    body: type[Any] | None = None,
-    text_body: bool = False,
-    parameters: list[Json] | None = None,
-) -> Json:
-    """One operation, with its own ``answers`` and those a body or credentials bring.
-
-    ``body`` is the class the request is read into; its fields' examples make the
-    request's example (which the tests post to the app).
-    """
-    op: Json = {"security": security}
-    op |= {"description": description} if description else {}
-    op |= {"parameters": parameters} if parameters else {}
-    if body is not None:
-        request = {"schema": ref(body), "example": example_of(body)}
-        op["requestBody"] = {"required": True, "content": {JSON: request}}
-    if text_body:
-        # One-line publishing (`curl -d "Backup done" URL`): the first line is the title.
-        text = {
-            "schema": {"type": "string", "minLength": 1},
-            "example": "Backup done\nAll 3 volumes copied.",
-        }
-        op["requestBody"]["content"] |= dict.fromkeys(TEXT_MEDIA_TYPES, text)
-    with_body = shared("400", "413", "415") if body else {}
-    with_credentials = shared("401", "429", "503") if security else {}
-    return op | {"responses": merge(with_body, with_credentials, answers)}
-
-
-_NOT_ID = {"code": "The stream's code."}
-
-
-def add_path_parameters(paths: Json) -> None:
-    """Give each operation the parameters of its path, and its 404 (the id names nothing)."""
-    for path, item in paths.items():
-        names = re.findall(r"\{(\w+)\}", path)
-        for op in item.values() if names else ():
-            op["parameters"] = [
-                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                | {"description": _NOT_ID.get(name, f"The {name.removesuffix('_id')}'s id.")}
-                for name in names
-            ] + op.get("parameters", [])
-            op["responses"] = merge(shared("404"), op["responses"])
 
 
 def query(name: str, description: str, schema: Json) -> Json:
