@@ -14,13 +14,13 @@ from pushcore.delivery import DeliveryEngine
 from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http import address_limits, signin_limits
+from pushcore_http.answers import Json
 from pushcore_http.endpoints import Endpoint, route_table
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
 from pushcore_http.instrument import RequestMetrics
 from pushcore_http.openapi import document_of
-from pushcore_http.openapi.answers import Json
 from pushcore_http.ratelimit import RateLimit, rate_limits
 from pushcore_http.routes import (
     app_session,

@@ -16,11 +16,11 @@ from pushcore import __version__
 from pushcore.converter import components
 from pushcore.converter import example as example_of
 from pushcore.domain import errors as e
+from pushcore_http.answers import JSON, RETRY_AFTER, SHARED, Json, merge, ref, refusal, shared
 from pushcore_http.auth import Accepts, Declared
-from pushcore_http.body import TEXT_MEDIA_TYPES
+from pushcore_http.body import MAX_BODY_BYTES, TEXT_MEDIA_TYPES
 from pushcore_http.endpoints import Endpoint
 from pushcore_http.openapi import idempotency
-from pushcore_http.openapi.answers import ERROR_RESPONSES, JSON, Json, merge, ref, shared
 
 _DESCRIPTION = """\
 Scheduled push notifications for self-hosters: APNs, FCM, Web Push and webhooks, with streams \
@@ -75,6 +75,41 @@ SECURITY_SCHEMES: Json = {
         ),
     },
 }
+
+
+# The answers shared by name (components/responses): see answers.SHARED.
+_SHARED_ANSWERS = merge(
+    refusal(e.ValidationError([e.FieldError("title", "must be 1 to 200 characters")])),
+    refusal(e.InvalidJson("Malformed JSON: Expecting value")),
+    refusal(
+        e.Unauthorized("API key missing required scope: notifications:write"),
+        headers={"WWW-Authenticate": {"schema": {"type": "string"}, "example": "Bearer"}},
+    ),
+    refusal(e.NotFound("Notification not found")),
+    refusal(
+        e.UnsupportedMediaType("Content-Type must be application/json, not 'text/plain'"),
+        "The body is not JSON: a Content-Type other than `application/json` (or "
+        "`application/*+json`, or none), or a charset other than UTF-8.",
+    ),
+    refusal(
+        e.RateLimited("Rate limit exceeded: at most 100 requests per second", 1),
+        "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per "
+        "second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to "
+        "authenticate too often. Wait `Retry-After` seconds.",
+        headers=RETRY_AFTER,
+    ),
+    refusal(
+        e.Unavailable("The database cannot be reached; try again shortly", 2),
+        "The database cannot serve now (down, locked, disk full): nothing was stored. Retry"
+        " after `Retry-After` seconds.",
+        headers=RETRY_AFTER,
+    ),
+    refusal(
+        e.PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes"),
+        f"The body is over {MAX_BODY_BYTES // 1024} KiB.",
+    ),
+)
+ERROR_RESPONSES = {SHARED[status]: answer for status, answer in _SHARED_ANSWERS.items()}
 
 
 def security_of(credential: Declared) -> list[Json]:
@@ -157,14 +192,14 @@ def _codes(paths: Json) -> set[str]:
 
 def document_of(endpoints: Iterable[Endpoint]) -> Json:
     """A fresh copy of the whole document of ``endpoints`` (those with a tag), by tag."""
-    listed = sorted(
-        (e for e in endpoints if e.tag is not None), key=lambda e: list(TAGS).index(e.tag or "")
-    )
+    order = {tag: place for place, tag in enumerate(TAGS)}
+    listed = sorted((e for e in endpoints if e.tag is not None), key=lambda e: order[str(e.tag)])
     paths: Json = {}
     written: Json = {}
     for endpoint in listed:
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation(endpoint)
-        written |= endpoint.schemas
+        for name, schema in endpoint.schemas.items():
+            assert written.setdefault(name, schema) == schema, f"two schemas named {name}"
     document: Json = {
         "openapi": "3.1.0",
         "info": {

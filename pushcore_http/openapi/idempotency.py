@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pushcore.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from pushcore.domain.idempotency import HEADER, KEY_MAX
+from pushcore_http.answers import Json, merge, refusal
 from pushcore_http.idempotency import REPLAYED_HEADER
-from pushcore_http.openapi.answers import Json, merge, refusal
 
 PARAMETER: Json = {
     "name": HEADER,

@@ -15,10 +15,10 @@ from pushcore.converter import (
 )
 from pushcore.domain.inputs import APNS_TOKEN, NewDevice
 from pushcore.domain.scopes import Scope
+from pushcore_http.answers import answer, listing, removal
 from pushcore_http.auth import either, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, listing, removal
 from pushcore_http.routes import view_response
 
 _IOS = "For `ios`: hex digits, an even number, at least 32 (the APNs token)."

@@ -12,10 +12,10 @@ from importlib import resources
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from pushcore_http.answers import JSON, answer
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoint, Endpoints
 from pushcore_http.openapi import document_of
-from pushcore_http.openapi.answers import JSON, answer
 
 routes = Endpoints("Operations")
 

@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pushcore.ports import Store
+from pushcore_http.answers import Json, answer, ref
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import Json, answer, ref
 
 log = logging.getLogger("pushcore.http")
 

@@ -11,10 +11,10 @@ from pushcore.converter import DeletedView, InboxPageView, UnreadView, structure
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.inputs import ENTRY_ID_PATTERN, InboxRead
 from pushcore.domain.scopes import Scope
+from pushcore_http.answers import answer, query, refusal, removal
 from pushcore_http.auth import either, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, query, refusal, removal
 from pushcore_http.routes import view_response
 
 routes = Endpoints("Inbox")

@@ -8,10 +8,10 @@ from starlette.responses import Response
 
 from pushcore.converter import ApiKeyCreatedView, ApiKeyView, DeletedView, structure_request
 from pushcore.domain.inputs import NewApiKey
+from pushcore_http.answers import answer, listing, removal
 from pushcore_http.auth import USER, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, listing, removal
 from pushcore_http.routes import view_response
 
 routes = Endpoints("API keys")

@@ -25,9 +25,9 @@ from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
 from pushcore.ports import Clock
 from pushcore.services.tokens import verified_expiry
+from pushcore_http.answers import answer, query, ref
 from pushcore_http.auth import served
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, query, ref
 from pushcore_http.ratelimit import client_key
 from pushcore_http.routes.inbox import ENTRY_ID, MALFORMED, READ
 

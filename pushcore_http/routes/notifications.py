@@ -13,10 +13,10 @@ from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
+from pushcore_http.answers import answer, query, ref, refusal
 from pushcore_http.auth import key, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, query, ref, refusal
 from pushcore_http.routes import view_response
 
 _READ, _WRITE = key(Scope.NOTIFICATIONS_READ), key(Scope.NOTIFICATIONS_WRITE)

@@ -47,6 +47,7 @@ from pushcore.domain.oidc import (
 from pushcore.services import OidcService, Services
 from pushcore.services.oidc import INVALID_CODE, OTHER_BROWSER, Departure
 from pushcore_http import address_limits, signin_limits
+from pushcore_http.answers import RETRY_AFTER, Json, answer, merge, refusal, shared
 from pushcore_http.auth import PUBLIC, caller_of, user
 from pushcore_http.body import (
     MAX_BODY_BYTES,
@@ -56,7 +57,6 @@ from pushcore_http.body import (
     read_json,
 )
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import RETRY_AFTER, Json, answer, merge, refusal, shared
 from pushcore_http.routes import services_of, view_response
 
 log = logging.getLogger("pushcore.oidc")

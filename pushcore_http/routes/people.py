@@ -28,10 +28,10 @@ from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignU
 from pushcore.services.people import BAD_SIGN_IN
 from pushcore.services.sessions import INVALID
 from pushcore_http import address_limits, signin_limits
+from pushcore_http.answers import RETRY_AFTER, answer, merge, refusal, shared
 from pushcore_http.auth import PUBLIC, USER, served, user
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import RETRY_AFTER, answer, merge, refusal, shared
 from pushcore_http.routes import services_of, view_response
 
 routes = Endpoints("People")

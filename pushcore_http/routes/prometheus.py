@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pushcore.metrics import Metrics
+from pushcore_http.answers import answer
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer
 
 routes = Endpoints("Operations")
 _OPENMETRICS = "application/openmetrics-text"

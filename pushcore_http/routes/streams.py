@@ -11,10 +11,10 @@ from pushcore.converter import structure_request
 from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
+from pushcore_http.answers import answer, listing, refusal, removal
 from pushcore_http.auth import USER, either, key, served
 from pushcore_http.body import read_json, read_message
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.openapi.answers import answer, listing, refusal, removal
 from pushcore_http.routes import view_response
 
 routes = Endpoints("Streams")

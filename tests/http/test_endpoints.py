@@ -20,10 +20,10 @@ from pushcore.domain.scopes import Scope
 from pushcore.services import Services
 from pushcore_http import app as app_module
 from pushcore_http import create_app
+from pushcore_http.answers import answer
 from pushcore_http.auth import PUBLIC, USER, Accepts, key
 from pushcore_http.endpoints import Endpoint, Endpoints, PathRoute, route_table
 from pushcore_http.layers import Authenticated
-from pushcore_http.openapi.answers import answer
 
 Json = dict[str, Any]
 # What each credential is said as in the document's security requirement.

@@ -1,5 +1,6 @@
-"""What an endpoint declares its answers with: its views, and its refusals built from the
-error tree (each at the status the HTTP error map gives it, its message the example)."""
+"""What an endpoint declares its answers with (:mod:`pushcore_http.endpoints`): its views,
+and its refusals built from the error tree (each at the status the HTTP error map gives it,
+its message the example). The OpenAPI document (:mod:`pushcore_http.openapi`) lists them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 from pushcore.converter import DeletedView
 from pushcore.domain import errors as e
-from pushcore_http.body import MAX_BODY_BYTES
 from pushcore_http.errors import status_for
 
 Json = dict[str, Any]
@@ -63,38 +63,6 @@ SHARED = {
     "503": "Unavailable",
 }
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "Wait."}}
-_SHARED_ANSWERS = merge(
-    refusal(e.ValidationError([e.FieldError("title", "must be 1 to 200 characters")])),
-    refusal(e.InvalidJson("Malformed JSON: Expecting value")),
-    refusal(
-        e.Unauthorized("API key missing required scope: notifications:write"),
-        headers={"WWW-Authenticate": {"schema": {"type": "string"}, "example": "Bearer"}},
-    ),
-    refusal(e.NotFound("Notification not found")),
-    refusal(
-        e.UnsupportedMediaType("Content-Type must be application/json, not 'text/plain'"),
-        "The body is not JSON: a Content-Type other than `application/json` (or "
-        "`application/*+json`, or none), or a charset other than UTF-8.",
-    ),
-    refusal(
-        e.RateLimited("Rate limit exceeded: at most 100 requests per second", 1),
-        "Too many requests: the account is over its rate limit (`PUSHCORE_RATE_LIMIT`, per "
-        "second, bursts of `PUSHCORE_RATE_LIMIT_BURST`), or this address has failed to "
-        "authenticate too often. Wait `Retry-After` seconds.",
-        headers=RETRY_AFTER,
-    ),
-    refusal(
-        e.Unavailable("The database cannot be reached; try again shortly", 2),
-        "The database cannot serve now (down, locked, disk full): nothing was stored. Retry"
-        " after `Retry-After` seconds.",
-        headers=RETRY_AFTER,
-    ),
-    refusal(
-        e.PayloadTooLarge(f"Request body must be at most {MAX_BODY_BYTES} bytes"),
-        f"The body is over {MAX_BODY_BYTES // 1024} KiB.",
-    ),
-)
-ERROR_RESPONSES = {SHARED[status]: answer for status, answer in _SHARED_ANSWERS.items()}
 
 
 def shared(*statuses: str) -> Json:
