@@ -109,14 +109,6 @@ class DeviceService:
         with self._store.read() as tx:
             return tx.devices.list(account_id)
 
-    def get(self, account_id: str, device_id: str) -> Device:
-        """A device of this account; NotFound for any other id."""
-        with self._store.read() as tx:
-            device = tx.devices.get(account_id, device_id)
-        if device is None:
-            raise NotFound("Device not found")
-        return device
-
     def remove(self, account_id: str, device_id: str) -> None:
         """Remove a device of this account; NotFound for any other id."""
         with self._store.transaction() as tx:

@@ -82,18 +82,3 @@ async def remove(request: Request) -> Response:
     device_id = request.path_params["device_id"]
     await run_in_threadpool(services.devices.remove, caller.account_id, device_id)
     return view_response(DeletedView.of(device_id))
-
-
-@routes.get(
-    "/api/devices/{device_id}",
-    "Get a device",
-    either(Scope.DEVICES_READ),
-    answer(200, "The device.", DeviceView),
-)
-async def get(request: Request) -> Response:
-    """One device of the caller's."""
-    services, caller = served(request)
-    found = await run_in_threadpool(
-        services.devices.get, caller.account_id, request.path_params["device_id"]
-    )
-    return view_response(DeviceView.of(found))
