@@ -224,7 +224,7 @@ def _fixed_first(path: str) -> list[tuple[bool, str]]:
 
 def route_table(
     endpoints: Iterable[Endpoint], services: Services, limits: RateLimits | None
-) -> list[Route]:
+) -> list[PathRoute]:
     """One :class:`PathRoute` per path, fixed paths before those with parameters, each
     endpoint behind the layer its credential asks for; ValueError for a method declared
     twice on a path."""

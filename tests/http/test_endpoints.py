@@ -5,6 +5,7 @@ document lists exactly the declared endpoints with the security their credential
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from pushcore_http.answers import answer
 from pushcore_http.auth import PUBLIC, USER, Accepts, key
 from pushcore_http.endpoints import Endpoint, Endpoints, PathRoute, route_table
 from pushcore_http.layers import Authenticated
+from pushcore_http.openapi import document_of
 
 Json = dict[str, Any]
 # What each credential is said as in the document's security requirement.
@@ -185,3 +187,20 @@ def test_a_new_declaration_is_served_and_documented_from_that_alone(
     op = document["paths"]["/api/things"]["post"]
     assert op["security"] == [{"apiKeyAuth": ["devices:write"]}]
     assert {"201", "401", "409", "422", "429"} <= set(op["responses"])
+
+
+def test_the_worked_example_of_docs_architecture_is_what_the_code_takes(
+    services: Services,
+) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(example), namespace)  # noqa: S102 - our own docs
+    (endpoint,) = namespace["routes"]
+    (route,) = route_table([endpoint], services, None)
+    assert isinstance(route.methods_app.apps["GET"], Authenticated)
+    document = document_of([endpoint])
+    op = document["paths"]["/api/devices/{device_id}"]["get"]
+    assert op["security"] == [{"bearerAuth": []}, {"apiKeyAuth": ["devices:read"]}]
+    assert set(op["responses"]) == {"200", "401", "404", "429", "503"}
+    assert op["parameters"][0]["name"] == "device_id"
