@@ -24,6 +24,14 @@ from tests.fakes.clock import FakeClock
 # tests read them as a pipe gets them, unfolded, in every process alike.
 os.environ.pop("COLUMNS", None)
 
+# Every build_services() and httpx client makes a TLS context, and OpenSSL then parses
+# the whole system bundle (~140 roots, 50 ms of CPU each time: a sixth of an in-process
+# CLI test). No test reaches a public host: the fake servers' CAs come by
+# PUSHCORE_CA_FILE or verify=. So the file named by SSL_CERT_FILE holds one public root;
+# the system's hashed certificate directory is still looked up, root by root, as before.
+# Set here, so that servers the tests start inherit it too.
+os.environ.setdefault("SSL_CERT_FILE", str(Path(__file__).parent / "fakes" / "one-root.pem"))
+
 if TYPE_CHECKING:
     # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
     from tests.pg import Cluster
