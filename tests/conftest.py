@@ -30,8 +30,8 @@ os.environ.pop("COLUMNS", None)
 # CLI test). No test reaches a public host: the fake servers' CAs come by
 # PUSHCORE_CA_FILE or verify=. So the file named by SSL_CERT_FILE holds one public root;
 # the system's hashed certificate directory is still looked up, root by root, as before.
-# Set here, so that servers the tests start inherit it too.
-os.environ.setdefault("SSL_CERT_FILE", str(Path(__file__).parent / "fakes" / "one-root.pem"))
+# Set here, over any bundle of the machine's, so that servers the tests start inherit it.
+os.environ["SSL_CERT_FILE"] = str(Path(__file__).parent / "fakes" / "one-root.pem")
 
 if TYPE_CHECKING:
     # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.

@@ -84,6 +84,7 @@ def test_passwords_are_hashed_at_owasps_argon2id_cost(services: Services) -> Non
 
 
 @pytest.mark.real_password_cost
+@pytest.mark.serial  # a ratio of two timings: another worker's load would be what it measures
 def test_unknown_and_wrong_take_the_same_time(services: Services) -> None:
     services.people.create("alice", Plan.FREE, PASSWORD)
     refused(services, "nobody")  # the dummy hash is made once, before measuring
