@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli
+from tests.cli.runner import CliRunner
 from tests.cli.test_help import PATHS
 
 GLOBAL_OPTIONS = ["--data-dir", "--config", "--database-url", "--url", "--api-key", "--token"]
