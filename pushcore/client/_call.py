@@ -68,7 +68,11 @@ def path(template: str, *ids: str) -> str:
 
 def json_body(**fields: Any) -> dict[str, Any]:
     """A JSON request body: camelCase names, None left out, values as the API writes them."""
-    return {camel(k): converter.unstructure(v) for k, v in fields.items() if v is not None}
+    return {
+        camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
+        for k, v in fields.items()
+        if v is not None
+    }
 
 
 class SyncSender(Protocol):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from pushcore.client._call import (
@@ -19,6 +18,7 @@ from pushcore.client._call import (
     path,
     sync,
 )
+from pushcore.client._keywords import keywords
 from pushcore.converter import (
     BatchCreatedView,
     NotificationCreatedView,
@@ -27,43 +27,17 @@ from pushcore.converter import (
     StatsView,
     from_json,
 )
-from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.inputs import NewNotification
 from pushcore.domain.states import NotificationStatus
 
 # The largest page the API serves: the fewest requests for a full listing.
 PAGE_SIZE = 100
 
 
-def create(
-    title: str,
-    *,
-    body: str | None = None,
-    icon_style: IconStyle | str | None = None,
-    sound: Sound | str | None = None,
-    delay: str | None = None,
-    custom_delay: int | None = None,
-    priority: Priority | str | None = None,
-    target_device_token: str | None = None,
-    metadata: Mapping[str, str] | None = None,
-    scheduled_at: datetime | str | None = None,
-    sender_name: str | None = None,
-    sender_icon: str | None = None,
-) -> Call[NotificationCreatedView]:
+@keywords(NewNotification)
+def create(title: str, **fields: Any) -> Call[NotificationCreatedView]:
     """Schedule a notification to the account's devices (or to ``target_device_token``)."""
-    data = json_body(
-        title=title,
-        body=body,
-        icon_style=icon_style,
-        sound=sound,
-        delay=delay,
-        custom_delay=custom_delay,
-        priority=priority,
-        target_device_token=target_device_token,
-        metadata=None if metadata is None else dict(metadata),
-        scheduled_at=scheduled_at,
-        sender_name=sender_name,
-        sender_icon=sender_icon,
-    )
+    data = json_body(title=title, **fields)
     return Call("POST", "/api/notifications", Auth.KEY, one(NotificationCreatedView), data)
 
 

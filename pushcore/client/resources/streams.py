@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pushcore.client._call import (
     AsyncResource,
     Auth,
@@ -14,6 +16,7 @@ from pushcore.client._call import (
     path,
     sync,
 )
+from pushcore.client._keywords import keywords
 from pushcore.converter import (
     DeletedView,
     LookupView,
@@ -21,14 +24,13 @@ from pushcore.converter import (
     StreamDetailView,
     SubscriptionView,
 )
-from pushcore.domain.model import Priority, Sound
+from pushcore.domain.inputs import NewStream, StreamSend
 
 
-def create(
-    name: str, *, description: str | None = None, icon_url: str | None = None
-) -> Call[StreamDetailView]:
+@keywords(NewStream)
+def create(name: str, **fields: Any) -> Call[StreamDetailView]:
     """Create a stream; share its ``code`` with subscribers (an API key)."""
-    data = json_body(name=name, description=description, icon_url=icon_url)
+    data = json_body(name=name, **fields)
     return Call("POST", "/api/streams", Auth.KEY, one(StreamDetailView), data)
 
 
@@ -42,25 +44,10 @@ def delete(stream_id: str) -> Call[DeletedView]:
     return Call("DELETE", path("/api/streams/{}", stream_id), Auth.EITHER, one(DeletedView))
 
 
-def send(
-    stream_id: str,
-    title: str,
-    *,
-    body: str | None = None,
-    sound: Sound | str | None = None,
-    priority: Priority | str | None = None,
-    sender_name: str | None = None,
-    sender_icon: str | None = None,
-) -> Call[SendResultView]:
+@keywords(StreamSend)
+def send(stream_id: str, title: str, **fields: Any) -> Call[SendResultView]:
     """Send a notification to every subscriber of the stream, now (an API key)."""
-    data = json_body(
-        title=title,
-        body=body,
-        sound=sound,
-        priority=priority,
-        sender_name=sender_name,
-        sender_icon=sender_icon,
-    )
+    data = json_body(title=title, **fields)
     url = path("/api/streams/{}/send", stream_id)
     return Call("POST", url, Auth.KEY, one(SendResultView), data)
 
