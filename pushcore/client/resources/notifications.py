@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    every,
-    every_async,
-    json_body,
-    one,
-    path,
-    sync,
-)
+from pushcore.client._call import Auth, Call, json_body, one, path
 from pushcore.client._keywords import keywords
+from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
 from pushcore.converter import (
     BatchCreatedView,
     NotificationCreatedView,
@@ -93,33 +82,18 @@ def page(
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
 
 
-class Notifications(SyncResource):
-    """``client.notifications``"""
-
-    create = sync(create)
-    create_many = sync(create_many)
-    get = sync(get)
-    cancel = sync(cancel)
-    stats = sync(stats)
-    page = sync(page)
-
-    def list(self, status: NotificationStatus | str | None = None) -> Iterator[NotificationView]:
-        """Every notification (with ``status``, if given), newest first, page after page."""
-        return every(lambda cursor: self.page(status, cursor=cursor))
+def all_(status: NotificationStatus | str | None = None) -> Pages[NotificationView]:
+    """Every notification (with ``status``, if given), newest first, page after page."""
+    return Pages(lambda cursor: page(status, cursor=cursor))
 
 
-class AsyncNotifications(AsyncResource):
-    """``client.notifications`` of the async client."""
+class Notifications(Resource[S_co]):
+    """``client.notifications`` (its methods awaitable on AsyncClient)"""
 
-    create = asynchronous(create)
-    create_many = asynchronous(create_many)
-    get = asynchronous(get)
-    cancel = asynchronous(cancel)
-    stats = asynchronous(stats)
-    page = asynchronous(page)
-
-    def list(
-        self, status: NotificationStatus | str | None = None
-    ) -> AsyncIterator[NotificationView]:
-        """Every notification (with ``status``, if given), newest first, page after page."""
-        return every_async(lambda cursor: self.page(status, cursor=cursor))
+    create = endpoint(create)
+    create_many = endpoint(create_many)
+    get = endpoint(get)
+    cancel = endpoint(cancel)
+    stats = endpoint(stats)
+    page = endpoint(page)
+    list = listing(all_)

@@ -4,19 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    json_body,
-    many,
-    one,
-    path,
-    sync,
-)
+from pushcore.client._call import Auth, Call, json_body, many, one, path
 from pushcore.client._keywords import keywords
+from pushcore.client._resource import Resource, S_co, endpoint
 from pushcore.converter import (
     DeletedView,
     LookupView,
@@ -74,27 +64,14 @@ def lookup(code: str) -> Call[LookupView]:
     return Call("GET", path("/api/streams/lookup/{}", code), Auth.USER, one(LookupView))
 
 
-class Streams(SyncResource):
-    """``client.streams``"""
+class Streams(Resource[S_co]):
+    """``client.streams`` (its methods awaitable on AsyncClient)"""
 
-    create = sync(create)
-    list = sync(list_)
-    delete = sync(delete)
-    send = sync(send)
-    subscribe = sync(subscribe)
-    subscriptions = sync(subscriptions)
-    unsubscribe = sync(unsubscribe)
-    lookup = sync(lookup)
-
-
-class AsyncStreams(AsyncResource):
-    """``client.streams`` of the async client."""
-
-    create = asynchronous(create)
-    list = asynchronous(list_)
-    delete = asynchronous(delete)
-    send = asynchronous(send)
-    subscribe = asynchronous(subscribe)
-    subscriptions = asynchronous(subscriptions)
-    unsubscribe = asynchronous(unsubscribe)
-    lookup = asynchronous(lookup)
+    create = endpoint(create)
+    list = endpoint(list_)
+    delete = endpoint(delete)
+    send = endpoint(send)
+    subscribe = endpoint(subscribe)
+    subscriptions = endpoint(subscriptions)
+    unsubscribe = endpoint(unsubscribe)
+    lookup = endpoint(lookup)
