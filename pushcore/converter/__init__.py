@@ -45,6 +45,7 @@ from pushcore.converter.notifications import (
     notification_created_json,
     notification_json,
     parse_list_query,
+    request_json,
     stats_json,
 )
 from pushcore.converter.people import (
@@ -128,6 +129,7 @@ __all__ = [
     "notification_json",
     "parse_list_query",
     "parse_timestamp",
+    "request_json",
     "send_result_json",
     "stats_json",
     "stream_json",

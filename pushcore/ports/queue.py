@@ -92,6 +92,10 @@ class DeliverySchedule(Protocol):
         of the stream, inserted in bulk by the database; how many."""
         ...
 
+    def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
+        """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
+        ...
+
     def cancel_unsent(self, notification_id: str, reason: str) -> int:
         """Cancel the notification's PENDING deliveries never handed to a gateway."""
         ...

@@ -243,6 +243,14 @@ class Schedule(Repository):
         self._sql.tally.moved(rows, "PENDING", "CANCELLED")
         return len(rows)
 
+    def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
+        """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
+        self._sql.run(
+            "UPDATE deliveries SET due_at = ?"
+            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0",
+            (self._dialect.time(due), notification_id),
+        )
+
     def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
         """Cancel the device's PENDING deliveries; the notifications touched, locked."""
         # Their notifications are locked first: the caller goes on to settle
