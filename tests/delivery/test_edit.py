@@ -102,7 +102,9 @@ def test_an_edit_after_the_claim_is_409_and_the_old_content_arrives(h: Harness) 
         await engine.tick()
         await until(lambda: h.gateway.waiting == 1)
         with pytest.raises(NotEditable) as info:
-            await h.services.notifications.edit(ALICE, n.id, None, lambda f: pytest.fail())
+            await h.services.notifications.edit(
+                ALICE, n.id, None, lambda f: pytest.fail("applied after the claim")
+            )
         assert status_for(info.value) == 409
         assert info.value.code == "not_editable"
         assert f"/api/notifications/{n.id}/replace" in str(info.value)
