@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from pushcore.bootstrap import build_engine, build_metrics
-from pushcore.delivery import DeliveryEngine
-from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http import address_limits, signin_limits
 from pushcore_http.errors import EXCEPTION_HANDLERS
@@ -35,6 +34,12 @@ from pushcore_http.routes import (
     web_app,
     webpush,
 )
+
+if TYPE_CHECKING:
+    # Built by the composition root, and only where it runs: a local pushctl
+    # command's app in process has no engine (docs/benchmarks.md, "Quick start").
+    from pushcore.delivery import DeliveryEngine
+    from pushcore.metrics import Metrics
 
 
 def create_app(
