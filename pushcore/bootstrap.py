@@ -28,7 +28,6 @@ from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore.gateways.checks import CheckableGateway, PlatformSetup
-from pushcore.gateways.vapid import VAPID_KEY_FILE, shared_vapid_key
 from pushcore.live import LiveHub
 from pushcore.live.hub import Watch
 from pushcore.outbound.guard import NetworkGuard, tls_context
@@ -42,7 +41,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
-from pushcore.runtime.datadir import secure_data_dir, sqlite_path
+from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
     AccountService,
@@ -202,10 +201,31 @@ def build_services(
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         hub=hub,
-        # Generated on first run, so a web client can subscribe before
-        # Web Push delivery is configured.
-        vapid_public_key=shared_vapid_key(settings.data_dir, store, clock).public_key_b64url,
+        # Generated on first use, so a web client can subscribe before Web Push
+        # delivery is configured; servers ask at their start (build_engine, the
+        # app's lifespan).
+        vapid_key=functools.cache(lambda: _vapid_public_key(settings.data_dir, store, clock)),
     )
+
+
+def build_server_services(settings: Settings) -> Services:
+    """:func:`build_services` for a process that serves or delivers (``pushctl serve``,
+    ``worker``): the VAPID key pair it shares with the database is settled before
+    it starts, so a data directory holding another pair stops it with a ConfigError."""
+    services = build_services(settings)
+    try:
+        services.vapid_key()
+    except BaseException:
+        services.close()
+        raise
+    return services
+
+
+def _vapid_public_key(data_dir: Path, store: Store, clock: Clock) -> str:
+    # Imported here: its key handling (cryptography) is for servers and web devices.
+    from pushcore.gateways.vapid import shared_vapid_key
+
+    return shared_vapid_key(data_dir, store, clock).public_key_b64url
 
 
 def build_identity_provider(settings: Settings, clock: Clock) -> OidcProvider:
@@ -336,6 +356,8 @@ def build_engine(
     from pushcore.delivery.retention import Retention, RetentionConfig
 
     settings = services.settings
+    # The data directory holds the pair every process shares before Web Push loads it.
+    services.vapid_key()
     config = EngineConfig(
         batch_size=settings.delivery_batch_size,
         lease=timedelta(seconds=settings.delivery_lease_seconds),

@@ -132,6 +132,9 @@ def _lifespan(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running: DeliveryEngine | None = None
         task: asyncio.Task[None] | None = None
+        # The VAPID key pair this process shares with the others on the database:
+        # a data directory holding another one stops the start, not a later request.
+        services.vapid_key()
         if run_engine:
             running = engine or build_engine(services, metrics=metrics)
             task = running.start()
