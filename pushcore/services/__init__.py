@@ -20,7 +20,7 @@ from pushcore.services.notifications import (
     NotificationDetail,
     NotificationService,
     Page,
-    WakeHub,
+    WakeRelay,
 )
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
@@ -53,7 +53,7 @@ class Services:
     oidc: OidcService | None
     people: PeopleService
     passwords: PasswordHashing
-    hub: WakeHub
+    wakes: WakeRelay
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
@@ -107,5 +107,5 @@ __all__ = [
     "StreamService",
     "TokenIssuer",
     "TokenVerifier",
-    "WakeHub",
+    "WakeRelay",
 ]

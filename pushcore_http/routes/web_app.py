@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import html
 import io
 import mimetypes
 import re
@@ -32,6 +33,9 @@ WORKER = "sw.js"
 # The service worker's cache name carries this placeholder; it becomes a digest
 # of every file, so any change to the app makes browsers install the new one.
 VERSION_MARK = "__APP_VERSION__"
+# With PUSHCORE_PUBLIC_URL set, the shell names it here, so the share link the
+# app shows is the one its QR code encodes, whichever host the page came from.
+SHARE_BASE_MARK = b'<meta name="pushcore-share-base" content="">'
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -79,9 +83,15 @@ def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
 
 
 @functools.cache
-def assets() -> dict[str, Asset]:
-    """Every file of the app by its path under /app/, the worker's version filled in."""
+def assets(share_base: str = "") -> dict[str, Asset]:
+    """Every file of the app by its path under /app/, the worker's version filled in.
+
+    ``share_base`` is PUSHCORE_PUBLIC_URL (or empty): the shell carries it for
+    share links, and the worker's version changes with it.
+    """
     files = _walk(resources.files("pushcore_http").joinpath(PACKAGE_DIR))
+    meta = f'<meta name="pushcore-share-base" content="{html.escape(share_base)}">'
+    files[SHELL] = files[SHELL].replace(SHARE_BASE_MARK, meta.encode())
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + files[name])
@@ -129,7 +139,7 @@ async def root(_request: Request) -> Response:
 async def app_file(request: Request) -> Response:
     """GET /app/{path}: a file of the app, or the shell for a screen's path."""
     path: str = request.path_params.get("path", "")
-    files = assets()
+    files = assets(services_of(request).settings.public_base)
     if path == WORKER:
         # Served from /app/, its scope is /app/ by default; said explicitly all the same.
         return _send(request, files[WORKER], {"Service-Worker-Allowed": "/app/"})
