@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from pushcore_cli.global_options import GLOBAL_VALUE_OPTIONS, _global_params
 from pushcore_cli.main import COMMANDS, app
 from tests.cli.conftest import Cli
+from tests.cli.runner import CliRunner
 from tests.cli.test_help import PATHS
 
 GLOBAL_OPTIONS = ["--data-dir", "--config", "--database-url", "--url", "--api-key", "--token"]
