@@ -106,6 +106,7 @@ class DeliveryEngine:
         )
         self._rolling: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._stopped: asyncio.Future[None] | None = None
         self._runner: asyncio.Task[None] | None = None
         self.running = False
         # When the loop last claimed (or found nothing to claim) without failing.
@@ -291,7 +292,16 @@ class DeliveryEngine:
             await asyncio.gather(*self._tasks, *self._rolling, return_exceptions=True)
 
     async def stop(self) -> None:
-        """Stop claiming; finish in-flight batches within the grace period, release the rest."""
+        """Stop claiming; finish in-flight batches within the grace period, release the rest.
+
+        Once: a second call waits for the first (a server begins the stop when
+        its own begins, and its lifespan waits for it at the end).
+        """
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopped)
+
+    async def _stop(self) -> None:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
