@@ -34,7 +34,7 @@ from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
 # lock, which the next outcomes' record may be waiting for.
-ROLLUP_CHUNK = 32
+ROLLUP_CHUNK = 128
 
 
 @attrs.frozen
