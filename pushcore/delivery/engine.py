@@ -31,6 +31,7 @@ from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.retention import Retention
+from pushcore.delivery.rollup import Rollups
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
@@ -84,9 +85,6 @@ class DeliveryEngine:
         # SQLite connection): a claim never waits behind a slow record.
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
-        # Notifications follow their recorded deliveries on a thread of their own, so
-        # that rolling them up never delays the next record (Ledger.roll_up).
-        self._roller = ThreadPoolExecutor(1, thread_name_prefix="pushcore-rollup")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._room: asyncio.Event | None = None  # set each time deliveries are recorded
@@ -101,10 +99,8 @@ class DeliveryEngine:
         self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
             self._record_in_thread
         )
-        self._rollups: Coalescer[tuple[Dispatch, Outcome], None] = Coalescer(
-            self._roll_up_in_thread
-        )
-        self._rolling: set[asyncio.Task[None]] = set()
+        # Notifications follow their recorded deliveries (delivery/rollup.py).
+        self._rollups = Rollups(self._ledger)
         self._stopping = False
         self._stopped: asyncio.Future[None] | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -160,12 +156,12 @@ class DeliveryEngine:
     async def _run(self) -> None:
         try:
             # What a crash left recorded and not rolled up, before anything new.
-            await self._roll_up_leftovers(None)
+            await self._rollups.leftovers(None)
             while not self._stopping:
                 if self._clock.now() >= self._ledger.beat_due:
                     await self._beat()
                     # Another process's, dead since: a live one's are a lease younger.
-                    await self._roll_up_leftovers(self._clock.now() - self.config.lease)
+                    await self._rollups.leftovers(self._clock.now() - self.config.lease)
                 try:
                     next_due = await self.tick()
                     self.ticked_at = self._clock.now()
@@ -288,8 +284,8 @@ class DeliveryEngine:
     async def drain(self) -> None:
         """Wait until every batch started so far has been sent and recorded, and its
         notifications rolled up."""
-        while self._tasks or self._rolling:
-            await asyncio.gather(*self._tasks, *self._rolling, return_exceptions=True)
+        while self._tasks or self._rollups.running:
+            await asyncio.gather(*self._tasks, *self._rollups.running, return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop claiming; finish in-flight batches within the grace period, release the rest.
@@ -318,8 +314,8 @@ class DeliveryEngine:
             grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
             grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
             try:
-                while (self._tasks or self._rolling) and not grace.done():
-                    waits = [*self._tasks, *self._rolling, grace]
+                while (self._tasks or self._rollups.running) and not grace.done():
+                    waits = [*self._tasks, *self._rollups.running, grace]
                     await asyncio.wait(waits, return_when=FIRST_COMPLETED)
             finally:
                 grace.cancel()
@@ -338,7 +334,7 @@ class DeliveryEngine:
         # Nothing is queued on the executors any more; don't block the loop on them.
         self._claimer.shutdown(wait=False)
         self._recorder.shutdown(wait=False)
-        self._roller.shutdown(wait=False)
+        self._rollups.shutdown()
 
     # -- sending -------------------------------------------------------------
 
@@ -417,32 +413,13 @@ class DeliveryEngine:
                 pause = min(pause * 2, RECORD_RETRY[1])
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
-        rolling = asyncio.get_running_loop().create_task(self._roll_up(pairs))
-        self._rolling.add(rolling)
-        rolling.add_done_callback(self._rolling.discard)
+        self._rollups.start(pairs)
         if self._room is not None:
             self._room.set()
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
-
-    async def _roll_up(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
-        try:
-            await self._rollups.submit(pairs)
-        except Exception:
-            # Recorded all the same; their notes stay, and the next start (or any
-            # engine, a lease later) rolls them up.
-            log.warning("rolling up %d outcomes failed", len(pairs), exc_info=True)
-
-    async def _roll_up_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
-        await self._db(self._roller, functools.partial(self._ledger.roll_up, pairs))
-
-    async def _roll_up_leftovers(self, before: datetime | None) -> None:
-        try:
-            await self._db(self._roller, functools.partial(self._ledger.roll_up_leftovers, before))
-        except Exception:
-            log.warning("rolling up what a stopped engine left failed", exc_info=True)
 
     async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
         return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
