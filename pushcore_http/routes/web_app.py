@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import html
 import io
 import mimetypes
 import re
@@ -21,9 +22,10 @@ import attrs
 import segno
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from pushcore.domain.codes import is_stream_code
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.routes import services_of
 
 PACKAGE_DIR = "webapp"
@@ -32,6 +34,9 @@ WORKER = "sw.js"
 # The service worker's cache name carries this placeholder; it becomes a digest
 # of every file, so any change to the app makes browsers install the new one.
 VERSION_MARK = "__APP_VERSION__"
+# With PUSHCORE_PUBLIC_URL set, the shell names it here, so the share link the
+# app shows is the one its QR code encodes, whichever host the page came from.
+SHARE_BASE_MARK = b'<meta name="pushcore-share-base" content="">'
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -67,6 +72,10 @@ class Asset:
     etag: str
 
 
+# The people's app: its pages and files, not the API (not in /openapi.json).
+routes = Endpoints(None)
+
+
 def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for entry in folder.iterdir():
@@ -79,9 +88,15 @@ def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
 
 
 @functools.cache
-def assets() -> dict[str, Asset]:
-    """Every file of the app by its path under /app/, the worker's version filled in."""
+def assets(share_base: str = "") -> dict[str, Asset]:
+    """Every file of the app by its path under /app/, the worker's version filled in.
+
+    ``share_base`` is PUSHCORE_PUBLIC_URL (or empty): the shell carries it for
+    share links, and the worker's version changes with it.
+    """
     files = _walk(resources.files("pushcore_http").joinpath(PACKAGE_DIR))
+    meta = f'<meta name="pushcore-share-base" content="{html.escape(share_base)}">'
+    files[SHELL] = files[SHELL].replace(SHARE_BASE_MARK, meta.encode())
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + files[name])
@@ -121,15 +136,19 @@ def _not_found() -> Response:
     return Response("Not found", 404, media_type="text/plain", headers=SECURITY_HEADERS)
 
 
+@routes.get("/", "To the app", PUBLIC)
+@routes.get("/app", "To the app", PUBLIC)
 async def root(_request: Request) -> Response:
     """GET /: the app."""
     return RedirectResponse("/app/", 302)
 
 
+@routes.get("/app/", "The app's shell", PUBLIC)
+@routes.get("/app/{path:path}", "A file of the app, or its shell", PUBLIC)
 async def app_file(request: Request) -> Response:
     """GET /app/{path}: a file of the app, or the shell for a screen's path."""
     path: str = request.path_params.get("path", "")
-    files = assets()
+    files = assets(services_of(request).settings.public_base)
     if path == WORKER:
         # Served from /app/, its scope is /app/ by default; said explicitly all the same.
         return _send(request, files[WORKER], {"Service-Worker-Allowed": "/app/"})
@@ -140,6 +159,7 @@ async def app_file(request: Request) -> Response:
     return _not_found()
 
 
+@routes.get("/app/qr/{code}.svg", "A share link's QR code", PUBLIC)
 async def share_qr(request: Request) -> Response:
     """GET /app/qr/{code}.svg: the QR code of a stream's share link on this server."""
     code: str = request.path_params["code"]
@@ -168,12 +188,3 @@ def _qr_svg(link: str) -> bytes:
         out, kind="svg", xmldecl=False, svgns=True, scale=4, border=4, dark="#000", light="#fff"
     )
     return out.getvalue()
-
-
-routes = [
-    Route("/", root, methods=["GET"]),
-    Route("/app", root, methods=["GET"]),
-    Route("/app/qr/{code}.svg", share_qr, methods=["GET"]),
-    Route("/app/", app_file, methods=["GET"]),
-    Route("/app/{path:path}", app_file, methods=["GET"]),
-]

@@ -166,3 +166,25 @@ def test_with_a_public_url_a_forged_host_gets_the_public_urls_qr_code(tmp_path: 
     assert response.status_code == 200
     assert response.text == _qr_of("https://push.example/base/app/subscribe/abandon-7k2q")
     assert response.text != _qr_of("http://evil.example/app/subscribe/abandon-7k2q")
+
+
+def test_the_shell_names_the_public_url_for_share_links(tmp_path: Path) -> None:
+    settings = load_settings(
+        env={}, data_dir=tmp_path / "data", public_url="https://push.example/base/"
+    )
+    services = build_services(settings)
+    try:
+        with TestClient(create_app(services, run_engine=False)) as client:
+            shell = client.get("/app/streams", headers={"Host": "evil.example"}).text
+            worker = client.get("/app/sw.js").text
+    finally:
+        services.close()
+    assert '<meta name="pushcore-share-base" content="https://push.example/base">' in shell
+    # The worker's version changes with it, so installed apps take the new shell.
+    assert worker != assets()["sw.js"].body.decode()
+
+
+def test_without_a_public_url_the_shell_leaves_share_links_to_the_page(
+    client: TestClient,
+) -> None:
+    assert '<meta name="pushcore-share-base" content="">' in client.get("/app/").text

@@ -68,7 +68,9 @@ function createForm(created) {
 }
 
 function card(stream, reload, problem) {
-  const link = `${location.origin}/app/subscribe/${stream.code}`;
+  // PUSHCORE_PUBLIC_URL when the server has one (as the QR code), else this page's origin.
+  const base = document.querySelector('meta[name="pushcore-share-base"]')?.content || location.origin;
+  const link = `${base}/app/subscribe/${stream.code}`;
   const copy = h("button", { type: "button", class: "secondary" }, "Copy link");
   copy.addEventListener("click", async () => {
     await navigator.clipboard?.writeText(link).catch(() => {});
