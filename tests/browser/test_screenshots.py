@@ -46,9 +46,8 @@ def test_each_screen(
     ):
         news.send(title, body)
         expect(page.get_by_role("listitem").filter(has_text=title)).to_be_visible()
-    page.get_by_role("listitem").filter(has_text="Markets open higher").get_by_role(
-        "button", name="Mark read"
-    ).click()
+    page.get_by_role("button", name="Actions for Markets open higher").click()
+    page.get_by_role("menuitem", name="Mark read").click()
     expect(page.get_by_text("1 unread")).to_be_visible()
     shot("inbox")
 
