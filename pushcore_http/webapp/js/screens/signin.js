@@ -79,7 +79,7 @@ export async function render(root, _context, params = {}) {
   const signInButton = h("button", { type: "submit" }, "Sign in");
   const form = h(
     "form",
-    { class: "stack card", novalidate: true },
+    { class: "stack card narrow", novalidate: true },
     account.wrap,
     password.wrap,
     error,
