@@ -58,7 +58,7 @@ from pushcore.services import (
     StreamService,
     TokenIssuer,
     TokenVerifier,
-    WakeHub,
+    WakeRelay,
 )
 from pushcore.services.auth import KeyCache
 from pushcore.services.oidc import OidcService
@@ -140,13 +140,13 @@ def build_services(
             total=settings.icon_checks,
             per_account=settings.icon_checks_per_account,
         )
-    hub = WakeHub()
+    wakes = WakeRelay()
     signed_out = SignedOut(store, clock)
     live = LiveHub(
         store, stamps, watch=_inbox_watch(settings.effective_database_url), signed_out=signed_out
     )
     writes = GroupWriter(store)
-    notifications = NotificationService(store, writes, stamps, ids, icons, hub)
+    notifications = NotificationService(store, writes, stamps, ids, icons, wakes)
 
     jwks = JwksSource(settings.jwks, settings.ca_file) if settings.jwks else None
     # pushcore signs its sessions' access tokens itself, beside a JWKS too.
@@ -186,10 +186,10 @@ def build_services(
         accounts=accounts,
         auth=AuthService(store, writes, clock, verifier, accounts, signed_out, key_cache),
         keys=KeyService(store, stamps, ids, random, key_cache),
-        devices=DeviceService(store, stamps, ids, guard, hub, random),
+        devices=DeviceService(store, stamps, ids, guard, wakes, random),
         idempotency=IdempotencyService(store, clock),
         notifications=notifications,
-        streams=StreamService(store, stamps, ids, random, icons, hub, live),
+        streams=StreamService(store, stamps, ids, random, icons, wakes, live),
         inbox=InboxService(store, stamps, live),
         live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
@@ -198,7 +198,7 @@ def build_services(
         oidc=oidc,
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
-        hub=hub,
+        wakes=wakes,
         # Generated on first run, so a web client can subscribe before
         # Web Push delivery is configured.
         vapid_public_key=shared_vapid_key(settings.data_dir, store, clock).public_key_b64url,
@@ -333,5 +333,5 @@ def build_engine(
     )
     if metrics is not None:
         metrics.watch_engine(engine)
-    services.hub.engine = engine
+    services.wakes.engine = engine
     return engine

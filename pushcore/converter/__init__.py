@@ -10,13 +10,18 @@ from pushcore.converter._base import (
 from pushcore.converter._schema import components, example, json_schema
 from pushcore.converter._views import DeletedView, View, from_json, to_json
 from pushcore.converter.batches import BatchCreatedView, NewNotificationBatch, structure_batch
+from pushcore.converter.content import (
+    ContentView,
+    DeliveryPayloadView,
+    SenderView,
+    delivery_payload,
+)
 from pushcore.converter.devices import DeviceView, RegisteredDeviceView, device_json
 from pushcore.converter.inbox import (
     DismissedEventView,
     InboxEntryView,
     InboxPageView,
     ReadEventView,
-    SenderView,
     UnreadView,
 )
 from pushcore.converter.keys import (
@@ -73,8 +78,10 @@ __all__ = [
     "ApiKeyView",
     "AuthMethodsView",
     "BatchCreatedView",
+    "ContentView",
     "DeletedView",
     "DeliveryCountsView",
+    "DeliveryPayloadView",
     "DeviceView",
     "DismissedEventView",
     "DoneView",
@@ -108,6 +115,7 @@ __all__ = [
     "components",
     "converter",
     "decode_cursor",
+    "delivery_payload",
     "device_json",
     "encode_cursor",
     "example",

@@ -8,9 +8,9 @@ from typing import ClassVar
 import attrs
 
 from pushcore.converter._views import View, copy_fields, count, ident
+from pushcore.converter.content import ContentView, content_of
 from pushcore.converter.notifications import StreamRefView
 from pushcore.domain.inbox import InboxItem, InboxPage
-from pushcore.domain.model import IconStyle, Priority, Sound
 from pushcore.domain.validation import about
 
 ENTRY_ID = about(
@@ -21,28 +21,13 @@ UNREAD = count("Every unread entry of the account.")
 
 
 @attrs.frozen
-class SenderView(View):
-    """Who the notification says it is from; a missing half is null."""
-
-    name: str | None
-    icon: str | None
-
-
-@attrs.frozen
-class InboxEntryView(View):
+class InboxEntryView(ContentView):
     """A notification in the inbox of one account."""
 
     schema_name: ClassVar[str] = "InboxEntry"
 
     id: str = attrs.field(metadata=ENTRY_ID)
     notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
-    title: str
-    body: str
-    icon_style: IconStyle
-    sound: Sound
-    priority: Priority
-    metadata: dict[str, str]
-    sender: SenderView | None = attrs.field(metadata=about("Null unless a sender is set."))
     stream: StreamRefView | None = attrs.field(metadata=about("The stream of a stream send."))
     delivered_at: datetime = attrs.field(
         metadata=about("When it reached the inbox (its due time).")
@@ -53,19 +38,15 @@ class InboxEntryView(View):
     def of(cls, item: InboxItem) -> InboxEntryView:
         """The view of an entry with its notification."""
         n = item.notification
-        sender = None
-        if n.sender_name is not None or n.sender_icon is not None:
-            sender = SenderView(n.sender_name, n.sender_icon)
         return copy_fields(
             cls,
             n,
             id=item.entry.id,
             notification_id=n.id,
-            metadata=dict(n.metadata),
-            sender=sender,
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
             delivered_at=item.entry.delivered_at,
             read_at=item.entry.read_at,
+            **content_of(n),
         )
 
 

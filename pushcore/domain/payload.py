@@ -1,4 +1,8 @@
-"""The platform-neutral delivery payload of API.md, built from a notification."""
+"""What payloads share: a custom sender as APNs carries it, and cutting text to fit.
+
+The platform-neutral payload itself is a view (pushcore/converter/content.py),
+rendered with the inbox entry from one declaration.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 from pushcore.domain.model import Notification
-from pushcore.domain.timefmt import format_timestamp
 
 
 def sender_of(notification: Notification) -> dict[str, str | None] | None:
@@ -14,23 +17,6 @@ def sender_of(notification: Notification) -> dict[str, str | None] | None:
     if notification.sender_name is None and notification.sender_icon is None:
         return None
     return {"name": notification.sender_name, "icon": notification.sender_icon}
-
-
-def neutral_payload(notification: Notification) -> dict[str, Any]:
-    """The JSON body POSTed to webhooks and encrypted for Web Push."""
-    stream = notification.stream
-    return {
-        "notificationId": notification.id,
-        "title": notification.title,
-        "body": notification.body,
-        "iconStyle": notification.icon_style.value,
-        "sound": notification.sound.value,
-        "priority": notification.priority.value,
-        "metadata": dict(notification.metadata),
-        "sender": sender_of(notification),
-        "stream": None if stream is None else {"name": stream.name, "code": stream.code},
-        "scheduledAt": format_timestamp(notification.scheduled_at),
-    }
 
 
 ELLIPSIS = "…"

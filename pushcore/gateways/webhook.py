@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import aiohttp
 
+from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.payload import neutral_payload
 from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
     BatchResolver,
@@ -81,7 +81,7 @@ class WebhookGateway:
         async def post(dispatch: Dispatch) -> Outcome:
             notification = dispatch.notification
             if notification.id not in bodies:
-                payload = neutral_payload(notification)
+                payload = delivery_payload(notification)
                 bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
             url, body = dispatch.device.token, bodies[notification.id]
             secret = dispatch.device.webhook_secret

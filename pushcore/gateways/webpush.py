@@ -27,10 +27,11 @@ import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.config import Settings
+from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.payload import neutral_payload, shorten_to_fit
+from pushcore.domain.payload import shorten_to_fit
 from pushcore.gateways._http import (
     BatchResolver,
     Limits,
@@ -135,7 +136,7 @@ class WebPushGateway:
         async def post(dispatch: Dispatch) -> Outcome:
             notification = dispatch.notification
             if notification.id not in plaintexts:
-                plaintexts[notification.id] = fitted_plaintext(neutral_payload(notification))
+                plaintexts[notification.id] = fitted_plaintext(delivery_payload(notification))
             url = dispatch.device.token
             return await self._send_one(dispatch, resolve(url), plaintexts[notification.id])
 

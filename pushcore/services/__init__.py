@@ -19,7 +19,7 @@ from pushcore.services.notifications import (
     NotificationDetail,
     NotificationService,
     Page,
-    WakeHub,
+    WakeRelay,
 )
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
@@ -52,7 +52,7 @@ class Services:
     oidc: OidcService | None
     people: PeopleService
     passwords: PasswordHashing
-    hub: WakeHub
+    wakes: WakeRelay
     vapid_public_key: str
 
     def engine_seen_since(self, window: timedelta) -> bool:
@@ -98,5 +98,5 @@ __all__ = [
     "StreamService",
     "TokenIssuer",
     "TokenVerifier",
-    "WakeHub",
+    "WakeRelay",
 ]

@@ -72,7 +72,7 @@ def _item_index(error: FieldError) -> int:
     return int(index) if index.isdigit() else -1
 
 
-class WakeHub:
+class WakeRelay:
     """Forwards wake-ups to the engine of this process, once one runs.
 
     Services are built before the engine (and the CLI runs none); without an

@@ -131,7 +131,7 @@ def test_creating_a_notification_wakes_the_engine_through_the_hub(h: Harness) ->
     gateways: dict[Platform, Gateway] = dict.fromkeys(Platform, h.gateway)
     engine = build_engine(h.services, gateways=gateways, owner="test")
     h.engines.append(engine)
-    assert h.services.hub.engine is engine
+    assert h.services.wakes.engine is engine
     assert engine.owner == "test"
     # Only the wake-up can make it look before 30 real seconds.
     engine.config = attrs.evolve(engine.config, tick=30.0)

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.config import Settings
+from pushcore.converter import delivery_payload
 from pushcore.domain.model import (
     Device,
     Notification,
@@ -34,7 +35,6 @@ from pushcore.domain.model import (
     WebPushKeys,
 )
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
-from pushcore.domain.payload import neutral_payload
 from pushcore.gateways import vapid as vapid_module
 from pushcore.gateways._http import status_reason
 from pushcore.gateways.vapid import (
@@ -147,7 +147,7 @@ def with_keys(item: Dispatch, keys: WebPushKeys | None) -> Dispatch:
 # -- the message ------------------------------------------------------------------
 
 
-def test_the_decrypted_message_is_the_neutral_payload(
+def test_the_decrypted_message_is_the_delivery_payload(
     server: WebPushServer, vapid: VapidKey, clock: FakeClock
 ) -> None:
     note = notification(
@@ -164,7 +164,7 @@ def test_the_decrypted_message_is_the_neutral_payload(
 
     assert server.errors == []
     [message] = server.to(subscription)
-    expected = neutral_payload(note)
+    expected = delivery_payload(note)
     for field, value in expected.items():
         assert message.payload[field] == value, field
     assert message.payload == expected
@@ -240,7 +240,7 @@ def test_a_fan_out_encrypts_to_each_subscription_with_fresh_keys_and_one_token(
 
     assert server.errors == []
     assert {m.subscription_id for m in server.messages} == {s.id for s in subscriptions}
-    assert all(m.payload == neutral_payload(note) for m in server.messages)
+    assert all(m.payload == delivery_payload(note) for m in server.messages)
     sender_keys = {m.sender_key for m in server.messages}
     assert len(sender_keys) == 40
     assert vapid.public_key_bytes not in sender_keys
@@ -261,19 +261,19 @@ def test_a_long_body_is_shortened_to_fit_one_record(
     assert len(message.plaintext) > MAX_PLAINTEXT - len("€".encode())
     assert message.payload["body"].endswith("…")
     assert message.payload["body"][:-1] == "€" * (len(message.payload["body"]) - 1)
-    assert {**message.payload, "body": note.body} == neutral_payload(note)
+    assert {**message.payload, "body": note.body} == delivery_payload(note)
 
 
 def test_shortening_accounts_for_json_escapes() -> None:
-    payload = neutral_payload(notification(body='"\\\n' * 700))
+    payload = delivery_payload(notification(body='"\\\n' * 700))
 
     fitted = fitted_plaintext(payload)
 
     assert fitted is not None
     assert len(fitted) <= MAX_PLAINTEXT
     assert json.loads(fitted)["body"].endswith("…")
-    assert fitted_plaintext(neutral_payload(notification())) == json.dumps(
-        neutral_payload(notification()), separators=(",", ":"), ensure_ascii=False
+    assert fitted_plaintext(delivery_payload(notification())) == json.dumps(
+        delivery_payload(notification()), separators=(",", ":"), ensure_ascii=False
     ).encode("utf-8")
 
 

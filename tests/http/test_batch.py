@@ -52,7 +52,7 @@ def test_batch_creates_every_item_in_order(bapi: Api, fake_clock: FakeClock) -> 
     add_device(bapi, key, "t1")
     add_device(bapi, key, "t2")
     waker = RecordingWaker()
-    bapi.services.hub.engine = waker
+    bapi.services.wakes.engine = waker
     items = [
         {"title": "later", "delay": "15m"},
         {"title": "targeted", "targetDeviceToken": "t2", "delay": "1m"},
