@@ -23,7 +23,8 @@ SERVED_AT = "/app/js/__units__.js"
 @pytest.fixture(scope="module")
 def results(browser: Browser, server: AppServer) -> Iterator[dict[str, str | None]]:
     """Every test() of units.js run once in a page of the app: name -> error (or None)."""
-    context = browser.new_context(base_url=server.base)
+    # No service worker: requests it made would pass by the page's route to the server.
+    context = browser.new_context(base_url=server.base, service_workers="block")
     page = watched(context.new_page())
 
     def serve(route: Route) -> None:

@@ -28,7 +28,7 @@ def test_settings_speak_to_people(sized_page: Page, server: AppServer) -> None:
     _settings(page)
     # Sign out is in view as the screen opens, however long the page.
     expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
-    expect(page.get_by_role("region", name="Account")).to_contain_text(account)
+    expect(page.get_by_role("region", name="Signed in")).to_contain_text(account)
     # Each scope in words beside its name.
     expect(page.get_by_label("notifications:write")).to_have_accessible_description(
         "Send notifications, publish to your streams, mark your inbox read."

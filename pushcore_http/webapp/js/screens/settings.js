@@ -62,7 +62,7 @@ export async function render(root, context) {
     h("h1", {}, "Settings"),
     h(
       "section",
-      { class: "card account", "aria-label": "Account" },
+      { class: "card account", "aria-label": "Signed in" },
       h("p", {}, "Signed in as ", h("strong", {}, currentAccount()?.id || "")),
       signOut,
     ),
