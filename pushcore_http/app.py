@@ -5,20 +5,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from pushcore.bootstrap import build_engine, build_metrics
-from pushcore.delivery import DeliveryEngine
-from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http import address_limits, signin_limits
+from pushcore_http.answers import Json
+from pushcore_http.endpoints import Endpoint, route_table
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
 from pushcore_http.idempotency import IdempotentPosts, Replayed, replayed
 from pushcore_http.instrument import RequestMetrics
-from pushcore_http.layers import layered
+from pushcore_http.openapi import document_of
 from pushcore_http.ratelimit import RateLimit, rate_limits
 from pushcore_http.routes import (
     app_session,
@@ -27,6 +28,7 @@ from pushcore_http.routes import (
     health,
     inbox,
     keys,
+    live,
     notifications,
     oidc,
     people,
@@ -35,6 +37,38 @@ from pushcore_http.routes import (
     web_app,
     webpush,
 )
+
+if TYPE_CHECKING:
+    # Built by the composition root, and only where it runs: a local pushctl
+    # command's app in process has no engine (docs/benchmarks.md, "Quick start").
+    from pushcore.delivery import DeliveryEngine
+    from pushcore.metrics import Metrics
+
+
+OPERATIONS: tuple[Endpoint, ...] = (*health.routes, *prometheus.routes)
+"""What a worker's ops app serves: liveness, readiness and metrics."""
+ENDPOINTS: tuple[Endpoint, ...] = (
+    *OPERATIONS,
+    *docs.routes,
+    *keys.routes,
+    *devices.routes,
+    *webpush.routes,
+    *notifications.routes,
+    *streams.routes,
+    *inbox.routes,
+    *live.routes,
+    *people.routes,
+    *oidc.routes,
+    *app_session.routes,
+    *web_app.routes,
+)
+"""Every endpoint of the API app, as declared beside its handler: its route table and
+its /openapi.json are made from these."""
+
+
+def openapi_document() -> Json:
+    """A fresh copy of the OpenAPI document of :data:`ENDPOINTS` (what /openapi.json serves)."""
+    return document_of(ENDPOINTS)
 
 
 def create_app(
@@ -55,27 +89,9 @@ def create_app(
     """
     metrics = metrics or build_metrics(services)
     limits = rate_limits(services.settings)
-    # Each endpoint behind the layer its declaration asks for (authentication, the
-    # account's rate limit, Idempotency-Key); an undeclared one under /api/ raises here.
-    routes = layered(
-        [
-            *health.routes,
-            *prometheus.routes,
-            *docs.routes,
-            *keys.routes,
-            *devices.routes,
-            *notifications.routes,
-            *streams.routes,
-            *inbox.routes,
-            *webpush.routes,
-            *people.routes,
-            *oidc.routes,
-            *app_session.routes,
-            *web_app.routes,
-        ],
-        services,
-        limits,
-    )
+    # Each endpoint behind the layer its credential asks for (authentication, the
+    # account's rate limit, Idempotency-Key).
+    routes = route_table(ENDPOINTS, services, limits)
     app = Starlette(
         routes=routes,
         middleware=[
@@ -99,7 +115,7 @@ def create_ops_app(services: Services, *, metrics: Metrics | None = None) -> Sta
     """`pushctl worker --port`: the delivery engine in the lifespan, and only
     ``/healthz``, ``/readyz`` and ``/metrics`` to watch it by (no API)."""
     metrics = metrics or build_metrics(services)
-    routes = [*health.routes, *prometheus.routes]
+    routes = route_table(OPERATIONS, services, None)
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestMetrics, metrics=metrics, routes=routes)],
@@ -114,6 +130,7 @@ def _with_state(app: Starlette, services: Services, metrics: Metrics) -> Starlet
     app.state.metrics = metrics
     app.state.readiness = health.DatabaseProbe(services.store)
     app.state.engine = None
+    app.state.endpoints = ENDPOINTS
     return app
 
 
@@ -127,6 +144,9 @@ def _lifespan(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running: DeliveryEngine | None = None
         task: asyncio.Task[None] | None = None
+        # The VAPID key pair this process shares with the others on the database:
+        # a data directory holding another one stops the start, not a later request.
+        services.vapid_key()
         if run_engine:
             running = engine or build_engine(services, metrics=metrics)
             task = running.start()

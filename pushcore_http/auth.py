@@ -1,19 +1,15 @@
-"""Which credential each endpoint takes, declared on the endpoint, and how it is resolved.
+"""Which credential an endpoint takes, and how it is resolved.
 
-An endpoint says what it takes with a decorator: ``@authenticated(Accepts.KEY,
-Scope.NOTIFICATIONS_WRITE)`` or ``@public``. The route layer
-(:mod:`pushcore_http.layers`) reads the declaration when the app is built and,
-before the endpoint runs, authenticates the caller, charges the account's rate
-limit, checks the scope and claims the Idempotency-Key of a POST; the endpoint
-reads the caller with :func:`caller_of`. An endpoint under ``/api/`` that
-declares nothing stops the app from being built.
+An endpoint's declaration (:mod:`pushcore_http.endpoints`) names its credential as one of
+the values below: ``USER``, ``key(Scope.NOTIFICATIONS_WRITE)``, ``either(...)`` or
+``PUBLIC``. The route layer (:mod:`pushcore_http.layers`) enforces that value, and the
+OpenAPI document's security requirement is made from it, so the two cannot disagree;
+the endpoint reads its caller with :func:`caller_of`.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import attrs
 from starlette.concurrency import run_in_threadpool
@@ -33,11 +29,8 @@ CREATE_A_KEY = (
     " and send it in the X-API-Key header"
 )
 
-_DECLARED = "__pushcore_credential__"
 PRINCIPAL = "pushcore.principal"
 """The scope key under which the route layer leaves the authenticated caller."""
-
-Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 class Accepts(enum.Enum):
@@ -60,37 +53,26 @@ class Declared:
 
 
 PUBLIC = Declared(None, idempotent=False)
+"""No credential: no account, so no account's rate limit and no Idempotency-Key (an
+endpoint that needs its own limits applies them)."""
+USER = Declared(Accepts.USER)
+"""A user's JWT only (scopes do not apply to it)."""
 
 
-def authenticated(
-    accepts: Accepts, scope: Scope | None = None, *, idempotent: bool = True
-) -> Callable[[Handler], Handler]:
-    """Declare that an endpoint (an HTTPEndpoint method or a route function) takes
-    ``accepts``, and ``scope`` when an API key calls it.
-
-    ``idempotent=False`` keeps a POST's answers from being stored for replay: for
-    the endpoints under ``/api/auth/`` that take a credential (a password change),
-    which, like the public sign-in ones there, are not idempotency-keyed.
-    """
-
-    def declare(handler: Handler) -> Handler:
-        setattr(handler, _DECLARED, Declared(accepts, scope, idempotent))
-        return handler
-
-    return declare
+def user(*, idempotent: bool = True) -> Declared:
+    """A user's JWT; ``idempotent=False`` keeps a POST's answers from being stored for
+    replay (under ``/api/auth/``, where nothing is idempotency-keyed)."""
+    return Declared(Accepts.USER, idempotent=idempotent)
 
 
-def public(handler: Handler) -> Handler:
-    """Declare that an endpoint takes no credential: no account, so no account's rate
-    limit and no Idempotency-Key (an endpoint that needs its own limits applies them)."""
-    setattr(handler, _DECLARED, PUBLIC)
-    return handler
+def key(scope: Scope) -> Declared:
+    """An API key with ``scope`` only."""
+    return Declared(Accepts.KEY, scope)
 
 
-def declaration_of(handler: object) -> Declared | None:
-    """What ``handler`` declared with :func:`authenticated` or :func:`public`, if anything."""
-    found = getattr(handler, _DECLARED, None)
-    return found if isinstance(found, Declared) else None
+def either(scope: Scope) -> Declared:
+    """A user's JWT, or an API key with ``scope``."""
+    return Declared(Accepts.EITHER, scope)
 
 
 def served(request: Request) -> tuple[Services, Principal]:

@@ -1,11 +1,11 @@
-"""OpenAPI of the Idempotency-Key header that every POST under /api/ takes."""
+"""OpenAPI of the Idempotency-Key header that every POST of an account takes."""
 
 from __future__ import annotations
 
 from pushcore.domain.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from pushcore.domain.idempotency import HEADER, KEY_MAX
+from pushcore_http.answers import Json, merge, refusal
 from pushcore_http.idempotency import REPLAYED_HEADER
-from pushcore_http.openapi._common import Json, merge, refusal
 
 PARAMETER: Json = {
     "name": HEADER,
@@ -20,21 +20,12 @@ PARAMETER: Json = {
         "characters (a 400 otherwise); a UUID per logical request is typical."
     ),
 }
-UNKEYED = "/api/auth/"
-"""The POSTs declared ``idempotent=False`` or public: sign-in and sessions
-(pushcore_http/routes/people.py; tests/http/test_layers.py holds the two to each other)."""
+REFERENCE: Json = {"$ref": f"#/components/parameters/{HEADER}"}
+"""The header, on every POST whose credential is declared idempotent (an account's)."""
 _IN_USE = IdempotencyKeyInUse(
     "A request with this Idempotency-Key is still being handled; retry later"
 )
 _REUSED = IdempotencyKeyReused("This Idempotency-Key was already used with a different request")
-
-
-def add_to_posts(paths: Json) -> None:
-    """Give every POST under /api/ (but /api/auth/) the header and its 409 and 422 answers."""
-    for path, item in paths.items():
-        op = item.get("post")
-        if op is None or not path.startswith("/api/") or path.startswith(UNKEYED):
-            continue
-        op.setdefault("parameters", []).append({"$ref": f"#/components/parameters/{HEADER}"})
-        reused = "The Idempotency-Key was used in the last 24 hours for another request."
-        op["responses"] = merge(op["responses"], refusal(_IN_USE), refusal(_REUSED, reused))
+_REUSED_ABOUT = "The Idempotency-Key was used in the last 24 hours for another request."
+ANSWERS: Json = merge(refusal(_IN_USE), refusal(_REUSED, _REUSED_ABOUT))
+"""What the header adds to such a POST's answers: its 409 and 422."""

@@ -28,9 +28,10 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 from starlette.types import Message
 
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoints, Handler
 from pushcore_http.errors import error_response
 from pushcore_http.routes import services_of
 from pushcore_http.routes.oidc import BROWSER_COOKIE
@@ -40,6 +41,8 @@ COOKIE = "pushcore_refresh"
 COOKIE_PATH = "/app/session"
 APP_HEADER = "x-pushcore-app"
 NO_STORE = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
+# The app's own: not in /openapi.json. Public: each checks its caller itself (_same_origin).
+routes = Endpoints(None)
 
 
 def _same_origin(request: Request) -> bool:
@@ -153,7 +156,7 @@ async def _body(request: Request) -> Any:
         return None
 
 
-def _forwarding(api_path: str, cookies: Sequence[str] = ()) -> Any:
+def _forwarding(api_path: str, cookies: Sequence[str] = ()) -> Handler:
     """A route that posts the request's JSON to ``api_path`` (with the request's ``cookies``
     of these names) and keeps the token in the cookie."""
 
@@ -170,6 +173,7 @@ def _forwarding(api_path: str, cookies: Sequence[str] = ()) -> Any:
     return endpoint
 
 
+@routes.post("/app/session/refresh", "Refresh the app's session", PUBLIC)
 async def refresh(request: Request) -> Response:
     """POST /app/session/refresh: a new session from the cookie's refresh token (which rotates)."""
     if not _same_origin(request):
@@ -181,6 +185,7 @@ async def refresh(request: Request) -> Response:
     return _answer(request, status, data)
 
 
+@routes.post("/app/session/logout", "Sign the app out", PUBLIC)
 async def logout(request: Request) -> Response:
     """POST /app/session/logout: the refresh token revoked and the cookie cleared."""
     if not _same_origin(request):
@@ -193,15 +198,10 @@ async def logout(request: Request) -> Response:
     return response
 
 
-routes = [
-    Route("/app/session/login", _forwarding("/api/auth/login"), methods=["POST"]),
-    Route("/app/session/signup", _forwarding("/api/auth/signup"), methods=["POST"]),
-    # The one-time code is good only with the cookie of the browser that started.
-    Route(
-        "/app/session/oidc",
-        _forwarding("/api/auth/oidc/exchange", (BROWSER_COOKIE,)),
-        methods=["POST"],
-    ),
-    Route("/app/session/refresh", refresh, methods=["POST"]),
-    Route("/app/session/logout", logout, methods=["POST"]),
-]
+# Each the pinned /api/auth/ endpoint, called in process.
+routes.post("/app/session/login", "Sign the app in", PUBLIC)(_forwarding("/api/auth/login"))
+routes.post("/app/session/signup", "Sign up in the app", PUBLIC)(_forwarding("/api/auth/signup"))
+# The one-time code is good only with the cookie of the browser that started.
+routes.post("/app/session/oidc", "Finish the app's single sign-on", PUBLIC)(
+    _forwarding("/api/auth/oidc/exchange", (BROWSER_COOKIE,))
+)

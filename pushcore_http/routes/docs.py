@@ -11,15 +11,19 @@ from importlib import resources
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Route
 
-from pushcore_http.openapi import openapi_document
+from pushcore_http.answers import JSON, answer
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoint, Endpoints
+from pushcore_http.openapi import document_of
+
+routes = Endpoints("Operations")
 
 
 @functools.cache
-def _openapi_json() -> bytes:
-    # The document is the same for every request of the process: encode it once.
-    return json.dumps(openapi_document(), ensure_ascii=False).encode()
+def _openapi_json(endpoints: tuple[Endpoint, ...]) -> bytes:
+    # The document is the same for every request of the app: encode it once.
+    return json.dumps(document_of(endpoints), ensure_ascii=False).encode()
 
 
 def _digest(text: str) -> str:
@@ -42,18 +46,26 @@ def _docs_page() -> tuple[str, str]:
     return page, policy
 
 
-async def openapi(_request: Request) -> Response:
-    """GET /openapi.json: the OpenAPI 3.1 document of every endpoint (no auth)."""
-    return Response(_openapi_json(), media_type="application/json")
+@routes.get(
+    "/openapi.json",
+    "This OpenAPI document",
+    PUBLIC,
+    answer(200, "This OpenAPI document", {"type": "object"}, JSON),
+    "OpenAPI 3.1, describing every endpoint.",
+)
+async def openapi(request: Request) -> Response:
+    """GET /openapi.json: the OpenAPI 3.1 document of the app's endpoints (no auth)."""
+    return Response(_openapi_json(request.app.state.endpoints), media_type=JSON)
 
 
+@routes.get(
+    "/docs",
+    "API reference page",
+    PUBLIC,
+    answer(200, "API reference page", {"type": "string"}, "text/html"),
+    "A self-contained HTML page that renders /openapi.json (no CDN: works offline).",
+)
 async def docs(_request: Request) -> Response:
     """GET /docs: a self-contained page rendering /openapi.json (no CDN; works offline)."""
     page, policy = _docs_page()
     return HTMLResponse(page, headers={"Content-Security-Policy": policy})
-
-
-routes = [
-    Route("/openapi.json", openapi, methods=["GET"]),
-    Route("/docs", docs, methods=["GET"]),
-]

@@ -10,11 +10,34 @@ from concurrent.futures import Future
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from pushcore.ports import Store
+from pushcore_http.answers import Json, answer, ref
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoints
 
 log = logging.getLogger("pushcore.http")
+
+
+def _closed(properties: Json, *required: str) -> Json:
+    closed = {"type": "object", "properties": properties, "additionalProperties": False}
+    return closed | {"required": list(required or properties)}
+
+
+_CHECKS = {
+    "database": {"type": "string", "enum": ["ok", "down"]},
+    "scheduler": {"type": "string", "enum": ["running", "stopped"]}
+    | {"description": "Absent in an API-only process (no scheduler)."},
+}
+_READY = {"type": "string", "enum": ["ready", "unavailable"]}
+# Made here, not from views.
+routes = Endpoints(
+    "Operations",
+    {
+        "Health": _closed({"status": {"const": "ok"}}),
+        "Readiness": _closed({"status": _READY, "checks": _closed(_CHECKS, "database")}),
+    },
+)
 
 # /readyz answers within 1 s (API.md) whatever the database does: the probe
 # gets this long, the rest is for the answer itself on a busy machine.
@@ -81,11 +104,26 @@ class DatabaseProbe:
                 await asyncio.wait_for(asyncio.wrap_future(running), timeout)
 
 
+@routes.get(
+    "/healthz",
+    "Liveness",
+    PUBLIC,
+    answer(200, "Alive.", ref("Health")),
+    "200 while the process answers.",
+)
 async def healthz(_request: Request) -> Response:
     """GET /healthz: the process answers."""
     return JSONResponse({"status": "ok"})
 
 
+@routes.get(
+    "/readyz",
+    "Readiness",
+    PUBLIC,
+    answer(200, "Ready.", ref("Readiness")) | answer(503, "Not ready.", ref("Readiness")),
+    "200 when the database answers and the scheduler runs (if this process runs one), "
+    "else 503 naming the failed check.",
+)
 async def readyz(request: Request) -> Response:
     """GET /readyz: 200 when the database takes a write and the scheduler runs, 503 otherwise;
     within a second in every state."""
@@ -100,9 +138,3 @@ async def readyz(request: Request) -> Response:
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "checks": checks}, 200 if ready else 503
     )
-
-
-routes = [
-    Route("/healthz", healthz, methods=["GET"]),
-    Route("/readyz", readyz, methods=["GET"]),
-]

@@ -14,21 +14,22 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 
 from starlette.concurrency import run_in_threadpool
-from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
 from pushcore.domain.inbox import InboxItem, Read
-from pushcore.domain.scopes import Scope as ApiScope
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
 from pushcore.ports import Clock
 from pushcore.services.tokens import verified_expiry
-from pushcore_http.auth import Accepts, authenticated, served
+from pushcore_http.answers import answer, query, ref
+from pushcore_http.auth import served
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.ratelimit import client_key
+from pushcore_http.routes.inbox import ENTRY_ID, MALFORMED, READ
 
 RETRY = b"retry: 2000\n\n"
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -96,30 +97,55 @@ async def _events(
             yield change_frame(event)
 
 
-class Events(HTTPEndpoint):
-    """/api/inbox/events"""
+routes = Endpoints("Inbox")
+_STREAM = {
+    "type": "string",
+    "description": "`retry: 2000` first; then per entry `id:`, `event: notification` and "
+    "`data:` (an InboxEntry); `event: read` (ReadEvent) and `event: dismissed` "
+    "(DismissedEvent) without an id; a `: keepalive` comment at least every 15 s.",
+    "x-event-data": {
+        "notification": ref(InboxEntryView),
+        "read": ref(ReadEventView),
+        "dismissed": ref(DismissedEventView),
+    },
+}
+_RESUME = {"name": "Last-Event-ID", "in": "header", "schema": ENTRY_ID}
+_RESUME |= {"description": "Replay the entries after this one first, oldest first."}
 
-    @authenticated(Accepts.EITHER, ApiScope.NOTIFICATIONS_READ)
-    async def get(self, request: Request) -> Response:
-        """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
-        ``?since=``) replays the entries after that one first."""
-        services, caller = served(request)
-        header = request.headers.get("last-event-id")
-        since = request.query_params.get("since") or None
-        after = None
-        if header or since is not None:
-            field, value = ("Last-Event-ID", header) if header else ("since", since or "")
-            after = await run_in_threadpool(
-                services.inbox.resume_point, caller.account_id, value, field
-            )
-        until = None
-        if caller.key_id is None:
-            token = request.headers.get("authorization", "").partition(" ")[2].strip()
-            until = verified_expiry(token)
-        hub = services.live
-        address = client_key(request.scope)
-        channel = await hub.open(
-            caller.account_id, caller.key_id, after, address, session_id=caller.session_id
+
+@routes.get(
+    "/api/inbox/events",
+    "Follow the inbox live",
+    READ,
+    answer(200, "Server-sent events.", _STREAM, "text/event-stream") | MALFORMED,
+    "New entries, reads and dismissals as they happen. The stream ends when the "
+    "credential expires or is revoked; resume with `Last-Event-ID`. At most 20 open "
+    "per account (429 beyond).",
+    parameters=[
+        query("since", "Replay the entries after this one (as `Last-Event-ID`).", ENTRY_ID),
+        _RESUME,
+    ],
+)
+async def events(request: Request) -> Response:
+    """New entries, reads and dismissals as they happen; ``Last-Event-ID`` (or
+    ``?since=``) replays the entries after that one first."""
+    services, caller = served(request)
+    header = request.headers.get("last-event-id")
+    since = request.query_params.get("since") or None
+    after = None
+    if header or since is not None:
+        field, value = ("Last-Event-ID", header) if header else ("since", since or "")
+        after = await run_in_threadpool(
+            services.inbox.resume_point, caller.account_id, value, field
         )
-        stream = _events(hub, channel, services.clock, until, after is not None)
-        return EventStream(hub, channel, stream)
+    until = None
+    if caller.key_id is None:
+        token = request.headers.get("authorization", "").partition(" ")[2].strip()
+        until = verified_expiry(token)
+    hub = services.live
+    address = client_key(request.scope)
+    channel = await hub.open(
+        caller.account_id, caller.key_id, after, address, session_id=caller.session_id
+    )
+    stream = _events(hub, channel, services.clock, until, after is not None)
+    return EventStream(hub, channel, stream)

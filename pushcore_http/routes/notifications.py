@@ -3,106 +3,154 @@
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
-from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from pushcore.converter import (
-    BatchCreatedView,
-    NotificationCreatedView,
-    NotificationPageView,
-    NotificationView,
-    StatsView,
-    decode_cursor,
-    parse_list_query,
-    structure_batch,
-    structure_request,
-)
+from pushcore import converter as views
+from pushcore.converter import decode_cursor, parse_list_query, structure_batch, structure_request
+from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewNotification
+from pushcore.domain.scheduling import MAX_BATCH
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, served
+from pushcore.domain.states import NotificationStatus
+from pushcore_http.answers import answer, query, ref, refusal
+from pushcore_http.auth import key, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.routes import view_response
 
-
-class Notifications(HTTPEndpoint):
-    """/api/notifications"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
-    async def post(self, request: Request) -> Response:
-        """Schedule; 201 only once the notification and its deliveries are committed."""
-        services, caller = served(request)
-        new = structure_request(NewNotification, await read_message(request))
-        # On the event loop, no thread of the pool: the service checks the icon
-        # and awaits the group writer's commit.
-        created = await services.notifications.create(caller.account_id, new)
-        return view_response(NotificationCreatedView.of(created), 201)
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
-    async def get(self, request: Request) -> Response:
-        """A page, newest first: ``?status=&limit=&cursor=``."""
-        services, caller = served(request)
-        query = request.query_params
-        status, limit = parse_list_query(query.get("status"), query.get("limit"))
-        cursor = query.get("cursor")
-        before = decode_cursor(cursor) if cursor else None
-        page = await run_in_threadpool(
-            services.notifications.list, caller.account_id, status, limit, before
-        )
-        return view_response(NotificationPageView.of(page.items, page.next_before))
-
-
-class Batch(HTTPEndpoint):
-    """/api/notifications/batch"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
-    async def post(self, request: Request) -> Response:
-        """Schedule 1 to 500 at once, all or nothing; 201 with each creation response."""
-        services, caller = served(request)
-        batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
-        created = await services.notifications.create_many(caller.account_id, batch)
-        return view_response(BatchCreatedView.of(created), 201)
-
-
-class Stats(HTTPEndpoint):
-    """/api/notifications/stats"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
-    async def get(self, request: Request) -> Response:
-        """Counts by status and delivery, and the last 24 hours."""
-        services, caller = served(request)
-        stats = await run_in_threadpool(services.notifications.stats, caller.account_id)
-        return view_response(StatsView.of(stats))
-
-
-class Notification(HTTPEndpoint):
-    """/api/notifications/:id"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_READ)
-    async def get(self, request: Request) -> Response:
-        """The full record with delivery counts."""
-        services, caller = served(request)
-        detail = await run_in_threadpool(
-            services.notifications.get, caller.account_id, request.path_params["notification_id"]
-        )
-        return view_response(NotificationView.of(detail.notification, detail.deliveries))
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
-    async def delete(self, request: Request) -> Response:
-        """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
-        services, caller = served(request)
-        notification_id = request.path_params["notification_id"]
-        await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
-        detail = await run_in_threadpool(
-            services.notifications.get, caller.account_id, notification_id
-        )
-        return view_response(NotificationView.of(detail.notification, detail.deliveries))
-
-
-routes = [
-    Route("/api/notifications", Notifications),
-    Route("/api/notifications/batch", Batch),
-    Route("/api/notifications/stats", Stats),
-    Route("/api/notifications/{notification_id}", Notification),
+_READ, _WRITE = key(Scope.NOTIFICATIONS_READ), key(Scope.NOTIFICATIONS_WRITE)
+_DETAIL = views.json_schema(views.NotificationView)
+_DETAIL |= {"description": "A notification with its delivery counts."}
+# The view, with `deliveries` always there (a list's items leave it out).
+routes = Endpoints(
+    "Notifications",
+    {"NotificationDetail": _DETAIL | {"required": [*_DETAIL["required"], "deliveries"]}},
+)
+_CURSOR = {"type": "string", "pattern": views.CURSOR_PATTERN, "examples": [views.CURSOR_EXAMPLE]}
+_PAGE = [
+    query(
+        "status",
+        "Only notifications in this status.",
+        {"type": "string", "enum": [s.value for s in NotificationStatus]},
+    ),
+    query("limit", "Page size.", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
+    query("cursor", "The `nextCursor` of the previous page, unchanged.", _CURSOR),
 ]
+
+
+@routes.post(
+    "/api/notifications",
+    "Schedule a notification",
+    _WRITE,
+    answer(201, "Scheduled.", views.NotificationCreatedView)
+    | refusal(e.DeviceNotFound("No device with this targetDeviceToken on this account")),
+    "Answered once the notification and one delivery per active target device are "
+    "committed. The response always reports QUEUED.",
+    body=NewNotification,
+    text_body=True,
+)
+async def create(request: Request) -> Response:
+    """Schedule; 201 only once the notification and its deliveries are committed."""
+    services, caller = served(request)
+    new = structure_request(NewNotification, await read_message(request))
+    # On the event loop, no thread of the pool: the service checks the icon
+    # and awaits the group writer's commit.
+    created = await services.notifications.create(caller.account_id, new)
+    return view_response(views.NotificationCreatedView.of(created), 201)
+
+
+@routes.get(
+    "/api/notifications",
+    "List notifications",
+    _READ,
+    answer(200, "One page.", views.NotificationPageView)
+    | refusal(
+        e.ValidationError([e.FieldError("cursor", "is not a valid cursor")]),
+        "An unknown status, a bad limit or a malformed cursor.",
+    ),
+    "Newest first, a page at a time.",
+    parameters=_PAGE,
+)
+async def list_page(request: Request) -> Response:
+    """A page, newest first: ``?status=&limit=&cursor=``."""
+    services, caller = served(request)
+    query = request.query_params
+    status, limit = parse_list_query(query.get("status"), query.get("limit"))
+    cursor = query.get("cursor")
+    before = decode_cursor(cursor) if cursor else None
+    page = await run_in_threadpool(
+        services.notifications.list, caller.account_id, status, limit, before
+    )
+    return view_response(views.NotificationPageView.of(page.items, page.next_before))
+
+
+@routes.post(
+    "/api/notifications/batch",
+    "Schedule many notifications",
+    _WRITE,
+    answer(201, "Every item scheduled.", views.BatchCreatedView)
+    | refusal(
+        e.PayloadTooLarge(f"Request body must be at most {MAX_BATCH_BODY_BYTES} bytes"),
+        "The body is over 1 MiB.",
+    ),
+    f"1 to {MAX_BATCH} notifications in one transaction, all or nothing: one invalid "
+    "item is a 400 whose `details` name every invalid field of every item "
+    "(`notifications[3].title`), and nothing is stored. An unknown `targetDeviceToken` "
+    "is such a 400 detail too (not the 404 of a single create), so that one answer "
+    "lists everything to fix. The body may be up to 1 MiB.",
+    body=views.NewNotificationBatch,
+)
+async def create_batch(request: Request) -> Response:
+    """Schedule 1 to 500 at once, all or nothing; 201 with each creation response."""
+    services, caller = served(request)
+    batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
+    created = await services.notifications.create_many(caller.account_id, batch)
+    return view_response(views.BatchCreatedView.of(created), 201)
+
+
+@routes.get(
+    "/api/notifications/stats",
+    "Notification statistics",
+    _READ,
+    answer(200, "Counts of the account.", views.StatsView),
+)
+async def stats(request: Request) -> Response:
+    """Counts by status and delivery, and the last 24 hours."""
+    services, caller = served(request)
+    found = await run_in_threadpool(services.notifications.stats, caller.account_id)
+    return view_response(views.StatsView.of(found))
+
+
+@routes.get(
+    "/api/notifications/{notification_id}",
+    "Get a notification",
+    _READ,
+    answer(200, "The full record with delivery counts.", ref("NotificationDetail")),
+)
+async def get(request: Request) -> Response:
+    """The full record with delivery counts."""
+    services, caller = served(request)
+    detail = await run_in_threadpool(
+        services.notifications.get, caller.account_id, request.path_params["notification_id"]
+    )
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries))
+
+
+@routes.delete(
+    "/api/notifications/{notification_id}",
+    "Cancel a notification",
+    _WRITE,
+    answer(200, "The notification, now CANCELLED.", ref("NotificationDetail"))
+    | refusal(
+        e.NotCancellable("Notification is already being delivered and can no longer be cancelled")
+    ),
+    "Allowed from QUEUED and SCHEDULED while no delivery has been handed to a gateway.",
+)
+async def cancel(request: Request) -> Response:
+    """Cancel: 200 with the notification, 409 once it is being delivered or settled."""
+    services, caller = served(request)
+    notification_id = request.path_params["notification_id"]
+    await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
+    detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries))

@@ -27,10 +27,10 @@ from urllib.parse import urlsplit
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from pushcore.config import Settings
 from pushcore.converter import LinkStartView, SessionView, structure_request
+from pushcore.domain import errors as e
 from pushcore.domain.errors import NotFound, Unavailable
 from pushcore.domain.oidc import (
     CALLBACK_PATH,
@@ -45,9 +45,10 @@ from pushcore.domain.oidc import (
     signed_in_location,
 )
 from pushcore.services import OidcService, Services
-from pushcore.services.oidc import Departure
+from pushcore.services.oidc import INVALID_CODE, OTHER_BROWSER, Departure
 from pushcore_http import address_limits, signin_limits
-from pushcore_http.auth import Accepts, authenticated, caller_of, public
+from pushcore_http.answers import RETRY_AFTER, Json, answer, merge, refusal, shared
+from pushcore_http.auth import PUBLIC, caller_of, user
 from pushcore_http.body import (
     MAX_BODY_BYTES,
     check_media_type,
@@ -55,15 +56,35 @@ from pushcore_http.body import (
     read_body,
     read_json,
 )
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.routes import services_of, view_response
 
 log = logging.getLogger("pushcore.oidc")
+routes = Endpoints("Single sign-on")
 
 COOKIE_PREFIX = "pushcore_oidc_"
 BROWSER_COOKIE = COOKIE_PREFIX + "browser"
 # Neither the provider's page nor the app may be handed these URLs in a Referer,
 # and no cache may keep a redirect that carries a code.
 _PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+_NOT_CONFIGURED = refusal(
+    NotFound("Single sign-on is not configured on this server"),
+    "Single sign-on is not configured (PUSHCORE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET).",
+)
+_NEXT = {"name": "next", "in": "query", "required": False}
+_NEXT |= {
+    "schema": {"type": "string", "default": "/app/"},
+    "description": "The path of this site to return to once signed in; anything else "
+    "(another site, `//host`) is replaced by `/app/`.",
+}
+_REASONS = ", ".join(f"`{reason.value}`" for reason in SignInError)
+
+
+def _moved(description: str) -> Json:
+    location = {"schema": {"type": "string", "format": "uri"}, "description": "Where to go."}
+    return {"302": {"description": description, "headers": {"Location": location}}}
 
 
 def cookie_name(state: str) -> str:
@@ -114,7 +135,27 @@ def _keep_in_browser(response: Response, settings: Settings, departure: Departur
     )
 
 
-@public
+@routes.get(
+    "/api/auth/oidc/start",
+    "Sign in with the provider",
+    PUBLIC,
+    _moved(
+        "To the provider's authorization endpoint (code flow with PKCE S256, a state "
+        "and a nonce, scope `openid profile email`); or, when the provider cannot be "
+        "reached, to `/app/#signin-error=provider` (`unavailable` when the database "
+        "cannot serve)."
+    )
+    | _NOT_CONFIGURED
+    # Each start takes from the address's sign-in bucket (signin_limits.py).
+    | refusal(
+        e.RateLimited("Too many sign-ins from this address", 2),
+        "Too many sign-in attempts from this address.",
+        RETRY_AFTER,
+    ),
+    "A browser navigation, not an API call. The round trip's PKCE verifier is kept in "
+    "an HttpOnly cookie for the callback; the round trip must end within 10 minutes.",
+    parameters=[_NEXT],
+)
 @signin_limits.held_refusals
 async def start(request: Request) -> Response:
     """Leave for the provider; ``?next=`` is where to return (a path of this site)."""
@@ -136,7 +177,18 @@ async def start(request: Request) -> Response:
     return response
 
 
-@authenticated(Accepts.USER, idempotent=False)
+@routes.post(
+    "/api/auth/oidc/link",
+    "Link single sign-on to this account",
+    user(idempotent=False),
+    answer(200, "Where to send this browser: the provider.", LinkStartView) | _NOT_CONFIGURED,
+    "Binds the identity the person then signs in as at the provider to the signed-in "
+    "account, which that identity signs into from then on. The answer sets the round "
+    "trip's cookies (call it with cookies: `credentials: 'same-origin'`); the browser "
+    "then opens `url`, and the callback lands on `next` with `#signin=CODE`, or on "
+    "`/app/#signin-error=identity_linked` when the identity is another account's.",
+    body=LinkRequest,
+)
 async def link(request: Request) -> Response:
     """The provider's URL of a round trip that binds the identity signed in there to
     the caller's account; the browser keeps the round trip's cookies from this answer."""
@@ -160,7 +212,34 @@ async def link(request: Request) -> Response:
     return response
 
 
-@public
+@routes.get(
+    CALLBACK_PATH,
+    "Back from the provider",
+    PUBLIC,
+    _moved(
+        "To `next` with a one-time code in the fragment (`#signin=CODE`, good once "
+        "for 60 s, for `POST /api/auth/oidc/exchange`); or to "
+        f"`/app/#signin-error=REASON`, REASON one of {_REASONS}, signing nobody in."
+    )
+    | _NOT_CONFIGURED,
+    "The provider's redirect URI (PUSHCORE_PUBLIC_URL + this path). Checks the state "
+    "(once, from the browser that started), exchanges the code, verifies the ID token "
+    "(signature, issuer, audience, expiry, nonce; `email_verified` true when the "
+    "account claim is `email`). The provider's identity (`iss`, `sub`) signs into "
+    "the account bound to it; on its first sign-in the account (its id from "
+    "PUSHCORE_OIDC_ACCOUNT_CLAIM, kept as given) is created and bound, unless an "
+    "account of that id exists already (`account_exists`: nobody is signed in; link "
+    "it from a signed-in session instead, `POST /api/auth/oidc/link`).",
+    parameters=[
+        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+        | {"description": about}
+        for name, about in (
+            ("code", "The provider's authorization code."),
+            ("state", "The round trip's state, as sent to the provider."),
+            ("error", "The provider's error, when it signed nobody in."),
+        )
+    ],
+)
 async def callback(request: Request) -> Response:
     """Back from the provider: to ``next`` with ``#signin=CODE``, or to the app with
     ``#signin-error=REASON``."""
@@ -185,7 +264,34 @@ async def callback(request: Request) -> Response:
     return response
 
 
-@public
+@routes.post(
+    "/api/auth/oidc/exchange",
+    "Exchange a sign-in code",
+    PUBLIC,
+    answer(200, "A session, as `POST /api/auth/login` answers.", SessionView)
+    | merge(
+        refusal(e.Unauthorized(INVALID_CODE), "Unknown, spent or expired code."),
+        refusal(
+            e.Unauthorized(OTHER_BROWSER),
+            "The request lacks the cookie of the browser that started the sign-in.",
+        ),
+    )
+    | _NOT_CONFIGURED
+    # A bucket of its own per address (address_limits.py); when the database cannot
+    # serve it is a 503 (the navigations land in the app instead).
+    | merge(
+        refusal(
+            e.RateLimited("Too many requests from this address", 1),
+            "Over 10 per second (burst 50) from this address.",
+            RETRY_AFTER,
+        ),
+        shared("503"),
+    ),
+    "The code from the fragment of the callback's redirect; it is spent. Only the "
+    "browser that started the sign-in can exchange it: the request must carry the "
+    "HttpOnly cookie `pushcore_oidc_browser` that `start` (or `link`) set.",
+    body=SignInExchange,
+)
 @signin_limits.held_refusals
 async def exchange(request: Request) -> Response:
     """A session for the one-time code of a finished sign-in."""
@@ -220,11 +326,3 @@ def hide_callback_queries(logger: logging.Logger | None = None) -> None:
     logger = logger or logging.getLogger("uvicorn.access")
     if not any(isinstance(f, HideCallbackQueries) for f in logger.filters):
         logger.addFilter(HideCallbackQueries())
-
-
-routes = [
-    Route("/api/auth/oidc/start", start, methods=["GET"]),
-    Route(CALLBACK_PATH, callback, methods=["GET"]),
-    Route("/api/auth/oidc/exchange", exchange, methods=["POST"]),
-    Route("/api/auth/oidc/link", link, methods=["POST"]),
-]

@@ -3,135 +3,149 @@
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
-from starlette.endpoints import HTTPEndpoint
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from pushcore.converter import (
-    DeletedView,
-    LookupView,
-    SendResultView,
-    StreamDetailView,
-    SubscriptionView,
-    structure_request,
-)
-from pushcore.domain import inputs
-from pushcore.domain.inputs import NewStream, StreamSend
+from pushcore import converter as views
+from pushcore.converter import structure_request
+from pushcore.domain import errors as e
+from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
-from pushcore_http.auth import Accepts, authenticated, caller_of, served
+from pushcore_http.answers import answer, listing, refusal, removal
+from pushcore_http.auth import USER, either, key, served
 from pushcore_http.body import read_json, read_message
-from pushcore_http.routes import services_of, view_response
+from pushcore_http.endpoints import Endpoints
+from pushcore_http.routes import view_response
+
+routes = Endpoints("Streams")
 
 
-class Streams(HTTPEndpoint):
-    """/api/streams"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
-    async def post(self, request: Request) -> Response:
-        """Create (API key with notifications:write)."""
-        services, caller = served(request)
-        new = structure_request(NewStream, await read_json(request))
-        # The service checks the icon on the event loop and inserts in a thread.
-        view = await services.streams.create(caller.account_id, new)
-        return view_response(StreamDetailView.of(view), 201)
-
-    @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_READ)
-    async def get(self, request: Request) -> Response:
-        """The caller's streams (a JWT, or a key with notifications:read)."""
-        services, caller = served(request)
-        views = await run_in_threadpool(services.streams.list, caller.account_id)
-        return view_response([StreamDetailView.of(v) for v in views])
-
-
-class Stream(HTTPEndpoint):
-    """/api/streams/:id"""
-
-    @authenticated(Accepts.EITHER, Scope.NOTIFICATIONS_WRITE)
-    async def delete(self, request: Request) -> Response:
-        """Delete (a JWT, or a key with notifications:write)."""
-        services, caller = served(request)
-        stream_id = request.path_params["stream_id"]
-        await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
-        return view_response(DeletedView.of(stream_id))
+@routes.post(
+    "/api/streams",
+    "Create a stream",
+    key(Scope.NOTIFICATIONS_WRITE),
+    answer(201, "The stream, with its code to share.", views.StreamDetailView)
+    | refusal(
+        e.PlanLimit("The free plan allows 3 streams; delete one or move to the pro plan"),
+        "The free plan's 3 streams are taken.",
+    ),
+    body=NewStream,
+)
+async def create(request: Request) -> Response:
+    """Create (API key with notifications:write)."""
+    services, caller = served(request)
+    new = structure_request(NewStream, await read_json(request))
+    # The service checks the icon on the event loop and inserts in a thread.
+    view = await services.streams.create(caller.account_id, new)
+    return view_response(views.StreamDetailView.of(view), 201)
 
 
-class Send(HTTPEndpoint):
-    """/api/streams/:id/send"""
-
-    @authenticated(Accepts.KEY, Scope.NOTIFICATIONS_WRITE)
-    async def post(self, request: Request) -> Response:
-        """Send to every subscriber now (API key with notifications:write)."""
-        services, caller = served(request)
-        send = structure_request(StreamSend, await read_message(request))
-        stream_id = request.path_params["stream_id"]
-        result = await services.streams.send(caller.account_id, stream_id, send)
-        return view_response(SendResultView.of(result), 201)
-
-
-class Subscribe(HTTPEndpoint):
-    """/api/streams/subscribe (JWT)"""
-
-    @authenticated(Accepts.USER)
-    async def post(self, request: Request) -> Response:
-        """Subscribe by code."""
-        services = services_of(request)
-        user = caller_of(request)
-        body = structure_request(inputs.Subscribe, await read_json(request))
-        subscription, view = await run_in_threadpool(
-            services.streams.subscribe, user.account_id, body.code
-        )
-        return view_response(SubscriptionView.of(subscription, view), 201)
+@routes.get(
+    "/api/streams",
+    "List your streams",
+    either(Scope.NOTIFICATIONS_READ),
+    listing("streams", views.StreamDetailView),
+    "Newest first.",
+)
+async def list_streams(request: Request) -> Response:
+    """The caller's streams (a JWT, or a key with notifications:read)."""
+    services, caller = served(request)
+    found = await run_in_threadpool(services.streams.list, caller.account_id)
+    return view_response([views.StreamDetailView.of(v) for v in found])
 
 
-class Subscriptions(HTTPEndpoint):
-    """/api/streams/subscriptions (JWT)"""
-
-    @authenticated(Accepts.USER)
-    async def get(self, request: Request) -> Response:
-        """The caller's subscriptions."""
-        services = services_of(request)
-        user = caller_of(request)
-        found = await run_in_threadpool(services.streams.subscriptions, user.account_id)
-        return view_response([SubscriptionView.of(s, v) for s, v in found])
-
-
-class Subscription(HTTPEndpoint):
-    """/api/streams/subscriptions/:id"""
-
-    @authenticated(Accepts.USER)
-    async def delete(self, request: Request) -> Response:
-        """Unsubscribe."""
-        services = services_of(request)
-        user = caller_of(request)
-        subscription_id = request.path_params["subscription_id"]
-        await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
-        return view_response(DeletedView.of(subscription_id))
+@routes.delete(
+    "/api/streams/{stream_id}",
+    "Delete a stream",
+    either(Scope.NOTIFICATIONS_WRITE),
+    removal("stream"),
+    "Its subscriptions go too; its code is never given out again.",
+)
+async def delete(request: Request) -> Response:
+    """Delete (a JWT, or a key with notifications:write)."""
+    services, caller = served(request)
+    stream_id = request.path_params["stream_id"]
+    await run_in_threadpool(services.streams.delete, caller.account_id, stream_id)
+    return view_response(views.DeletedView.of(stream_id))
 
 
-class Lookup(HTTPEndpoint):
-    """/api/streams/lookup/:code"""
+@routes.post(
+    "/api/streams/{stream_id}/send",
+    "Send to every subscriber",
+    key(Scope.NOTIFICATIONS_WRITE),
+    answer(201, "Enqueued.", views.SendResultView),
+    "Immediate. The send is a notification of the stream's creator, listed with a "
+    "`stream` field; with no subscriber device it is FAILED (`no_devices`) at once.",
+    body=StreamSend,
+    text_body=True,
+)
+async def send(request: Request) -> Response:
+    """Send to every subscriber now (API key with notifications:write)."""
+    services, caller = served(request)
+    given = structure_request(StreamSend, await read_message(request))
+    stream_id = request.path_params["stream_id"]
+    result = await services.streams.send(caller.account_id, stream_id, given)
+    return view_response(views.SendResultView.of(result), 201)
 
-    @authenticated(Accepts.USER)
-    async def get(self, request: Request) -> Response:
-        """A stream by its code, and whether the caller subscribes."""
-        services = services_of(request)
-        user = caller_of(request)
-        found = await run_in_threadpool(
-            services.streams.lookup, user.account_id, request.path_params["code"]
-        )
-        return view_response(LookupView.of(found))
+
+@routes.post(
+    "/api/streams/subscribe",
+    "Subscribe by code",
+    USER,
+    answer(201, "Subscribed.", views.SubscriptionView)
+    | refusal(e.OwnStream("You cannot subscribe to your own stream"))
+    | refusal(e.NotFound("No stream has this code"), "No stream has this code.")
+    | refusal(e.AlreadySubscribed("You already subscribe to this stream")),
+    body=Subscribe,
+)
+async def subscribe(request: Request) -> Response:
+    """Subscribe by code."""
+    services, user = served(request)
+    body = structure_request(Subscribe, await read_json(request))
+    subscription, view = await run_in_threadpool(
+        services.streams.subscribe, user.account_id, body.code
+    )
+    return view_response(views.SubscriptionView.of(subscription, view), 201)
 
 
-# The fixed paths come before /api/streams/{stream_id}, which would take them; they
-# match every method (the endpoint answers 405 with its own Allow), since a route
-# limited to some methods lets the others fall through to /api/streams/{stream_id}.
-routes = [
-    Route("/api/streams", Streams),
-    Route("/api/streams/subscribe", Subscribe),
-    Route("/api/streams/subscriptions", Subscriptions),
-    Route("/api/streams/subscriptions/{subscription_id}", Subscription),
-    Route("/api/streams/lookup/{code}", Lookup),
-    Route("/api/streams/{stream_id}", Stream),
-    Route("/api/streams/{stream_id}/send", Send),
-]
+@routes.get(
+    "/api/streams/subscriptions",
+    "List your subscriptions",
+    USER,
+    listing("subscriptions", views.SubscriptionView),
+    "Newest first.",
+)
+async def subscriptions(request: Request) -> Response:
+    """The caller's subscriptions."""
+    services, user = served(request)
+    found = await run_in_threadpool(services.streams.subscriptions, user.account_id)
+    return view_response([views.SubscriptionView.of(s, v) for s, v in found])
+
+
+@routes.delete(
+    "/api/streams/subscriptions/{subscription_id}",
+    "Unsubscribe",
+    USER,
+    removal("subscription"),
+)
+async def unsubscribe(request: Request) -> Response:
+    """Unsubscribe."""
+    services, user = served(request)
+    subscription_id = request.path_params["subscription_id"]
+    await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
+    return view_response(views.DeletedView.of(subscription_id))
+
+
+@routes.get(
+    "/api/streams/lookup/{code}",
+    "Look up a stream by code",
+    USER,
+    answer(200, "The stream, and whether the caller subscribes.", views.LookupView),
+)
+async def lookup(request: Request) -> Response:
+    """A stream by its code, and whether the caller subscribes."""
+    services, user = served(request)
+    found = await run_in_threadpool(
+        services.streams.lookup, user.account_id, request.path_params["code"]
+    )
+    return view_response(views.LookupView.of(found))

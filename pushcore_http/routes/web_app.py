@@ -22,9 +22,10 @@ import attrs
 import segno
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from pushcore.domain.codes import is_stream_code
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.routes import services_of
 
 PACKAGE_DIR = "webapp"
@@ -69,6 +70,10 @@ class Asset:
     gzipped: bytes
     media_type: str
     etag: str
+
+
+# The people's app: its pages and files, not the API (not in /openapi.json).
+routes = Endpoints(None)
 
 
 def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
@@ -131,11 +136,15 @@ def _not_found() -> Response:
     return Response("Not found", 404, media_type="text/plain", headers=SECURITY_HEADERS)
 
 
+@routes.get("/", "To the app", PUBLIC)
+@routes.get("/app", "To the app", PUBLIC)
 async def root(_request: Request) -> Response:
     """GET /: the app."""
     return RedirectResponse("/app/", 302)
 
 
+@routes.get("/app/", "The app's shell", PUBLIC)
+@routes.get("/app/{path:path}", "A file of the app, or its shell", PUBLIC)
 async def app_file(request: Request) -> Response:
     """GET /app/{path}: a file of the app, or the shell for a screen's path."""
     path: str = request.path_params.get("path", "")
@@ -150,6 +159,7 @@ async def app_file(request: Request) -> Response:
     return _not_found()
 
 
+@routes.get("/app/qr/{code}.svg", "A share link's QR code", PUBLIC)
 async def share_qr(request: Request) -> Response:
     """GET /app/qr/{code}.svg: the QR code of a stream's share link on this server."""
     code: str = request.path_params["code"]
@@ -178,12 +188,3 @@ def _qr_svg(link: str) -> bytes:
         out, kind="svg", xmldecl=False, svgns=True, scale=4, border=4, dark="#000", light="#fff"
     )
     return out.getvalue()
-
-
-routes = [
-    Route("/", root, methods=["GET"]),
-    Route("/app", root, methods=["GET"]),
-    Route("/app/qr/{code}.svg", share_qr, methods=["GET"]),
-    Route("/app/", app_file, methods=["GET"]),
-    Route("/app/{path:path}", app_file, methods=["GET"]),
-]

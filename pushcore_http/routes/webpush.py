@@ -4,16 +4,31 @@ from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
-from pushcore_http.auth import public
+from pushcore_http.answers import answer, ref
+from pushcore_http.auth import PUBLIC
+from pushcore_http.endpoints import Endpoints
 from pushcore_http.routes import services_of
 
+_ABOUT = "The VAPID public key: an uncompressed P-256 point, base64url."
+_KEY = {"publicKey": {"type": "string", "description": _ABOUT}}
+# The answer is made here, not from a view.
+routes = Endpoints(
+    "Devices",
+    {
+        "VapidPublicKey": {"type": "object", "properties": _KEY, "required": ["publicKey"]}
+        | {"additionalProperties": False}
+    },
+)
 
-@public
+
+@routes.get(
+    "/api/webpush/vapid-public-key",
+    "The VAPID public key",
+    PUBLIC,
+    answer(200, "The key.", ref("VapidPublicKey")),
+    "The `applicationServerKey` for `PushManager.subscribe()` in a browser. No authentication.",
+)
 async def vapid_public_key(request: Request) -> Response:
     """GET: the VAPID public key, base64url, for PushManager.subscribe()."""
     return JSONResponse({"publicKey": services_of(request).vapid_public_key})
-
-
-routes = [Route("/api/webpush/vapid-public-key", vapid_public_key, methods=["GET"])]

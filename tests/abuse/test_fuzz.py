@@ -33,7 +33,7 @@ from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
 from pushcore_http import create_app
-from pushcore_http.openapi import openapi_document
+from pushcore_http.app import openapi_document
 from tests.fakes.icons import FakeIconProbe
 
 pytestmark = pytest.mark.fuzz

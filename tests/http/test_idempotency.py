@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from pushcore_http import create_app
-from pushcore_http.openapi import openapi_document
+from pushcore_http.app import openapi_document
 from tests.conftest import Api
 from tests.fakes.clock import FakeClock
 from tests.fakes.icons import FakeIconProbe

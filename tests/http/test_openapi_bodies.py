@@ -38,8 +38,8 @@ from pushcore.domain.oidc import LinkRequest, SignInExchange
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp, common_passwords
 from pushcore.domain.scheduling import METADATA_MAX_BYTES
 from pushcore.domain.validation import NOT_BLANK, not_blank
+from pushcore_http.app import openapi_document
 from pushcore_http.errors import status_for
-from pushcore_http.openapi import openapi_document
 
 Json = dict[str, Any]
 
