@@ -59,6 +59,7 @@ from pushcore.converter.people import (
 from pushcore.converter.streams import (
     LookupView,
     SendResultView,
+    SharedStreamView,
     StreamDetailView,
     StreamLabelView,
     StreamSummaryView,
@@ -101,6 +102,7 @@ __all__ = [
     "SenderView",
     "SessionAccountView",
     "SessionView",
+    "SharedStreamView",
     "StatsView",
     "StreamDetailView",
     "StreamLabelView",
