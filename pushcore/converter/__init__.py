@@ -60,6 +60,7 @@ from pushcore.converter.people import (
 from pushcore.converter.streams import (
     LookupView,
     SendResultView,
+    SharedStreamView,
     StreamDetailView,
     StreamLabelView,
     StreamSummaryView,
@@ -102,6 +103,7 @@ __all__ = [
     "SenderView",
     "SessionAccountView",
     "SessionView",
+    "SharedStreamView",
     "StatsView",
     "StreamDetailView",
     "StreamLabelView",
