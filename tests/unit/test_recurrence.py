@@ -104,10 +104,15 @@ def test_lord_howe_half_hour_gap_shifts_by_thirty_minutes() -> None:
 
 
 def test_a_shifted_time_is_put_in_order_and_a_collision_fires_once() -> None:
-    # 02:30 shifts onto 03:30, after 03:00: instants stay increasing and 03:30 is not doubled.
+    # Berlin: 02:30 shifts onto 03:30, which the rule also names: it fires once.
     got = first("FREQ=DAILY;BYHOUR=2,3;BYMINUTE=0,30", datetime(2027, 3, 28, 0, 0), BERLIN, 4)
     walls = [o.at.astimezone(BERLIN).strftime("%d %H:%M") for o in got]
     assert walls == ["28 03:00", "28 03:30", "29 02:00", "29 02:30"]
+    # Lord Howe (02:00 to 02:30): 02:15 shifts to 02:45, after 02:30, which still fires.
+    got = first("FREQ=DAILY;BYHOUR=2;BYMINUTE=15,30", datetime(2027, 10, 3, 0, 0), LORD_HOWE, 3)
+    walls = [o.at.astimezone(LORD_HOWE).strftime("%d %H:%M") for o in got]
+    assert walls == ["03 02:30", "03 02:45", "04 02:15"]
+    assert [o.shifted for o in got] == [False, True, False]
 
 
 def test_count_until_and_exdates() -> None:
