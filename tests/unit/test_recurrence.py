@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pushcore.domain.errors import ValidationError
+from pushcore.domain.localtime import to_utc
 from pushcore.domain.recurrence import (
     Occurrence,
     check_spacing,
@@ -274,3 +275,8 @@ def test_any_rule_near_any_transition_is_strictly_increasing(
     assert instants == sorted(set(instants))
     for o in got:
         assert o.shifted or wall(o.at, zone) == o.local_time
+    if "DAILY" in rrule or "WEEKLY" in rrule:
+        # No wall time the rule names is lost: each fires, or its instant already does.
+        fired = set(instants)
+        for named in islice(EXPAND.walls(rrule, start), 30):
+            assert to_utc(named, zone)[0] in fired
