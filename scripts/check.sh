@@ -6,6 +6,10 @@
 # Extra arguments go to pytest (e.g. -k keys, or -m "not slow"; -n 0 runs in one process).
 source "$(dirname "$0")/_venv.sh" dev,postgres
 cd "$root"
+# Keep compiled modules (__pycache__, git-ignored): with PYTHONDONTWRITEBYTECODE set, every
+# xdist worker rewrote and compiled every test module again (half of its collection's CPU),
+# and every server a test starts compiled the package again.
+unset PYTHONDONTWRITEBYTECODE
 tests=()
 if [ "${1:-}" = "--quick" ]; then
   shift

@@ -17,12 +17,21 @@ from starlette.testclient import TestClient
 
 from pushcore import Services, build_services, load_settings
 from pushcore.config import Settings
+from pushcore.services import passwords
 from pushcore_http import create_app
 from tests.fakes.clock import FakeClock
 
 # pytest-xdist's workers set COLUMNS=80, which pushctl's tables honour (output.py): the
 # tests read them as a pipe gets them, unfolded, in every process alike.
 os.environ.pop("COLUMNS", None)
+
+# Every build_services() and httpx client makes a TLS context, and OpenSSL then parses
+# the whole system bundle (~140 roots, 50 ms of CPU each time: a sixth of an in-process
+# CLI test). No test reaches a public host: the fake servers' CAs come by
+# PUSHCORE_CA_FILE or verify=. So the file named by SSL_CERT_FILE holds one public root;
+# the system's hashed certificate directory is still looked up, root by root, as before.
+# Set here, over any bundle of the machine's, so that servers the tests start inherit it.
+os.environ["SSL_CERT_FILE"] = str(Path(__file__).parent / "fakes" / "one-root.pem")
 
 if TYPE_CHECKING:
     # Imported when a PostgreSQL fixture runs: `-m "not postgres"` needs no psycopg.
@@ -91,6 +100,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = item.path
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(str(group.relative_to(config.rootpath))))
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashing(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """argon2id at its lowest cost in this process, unless the test is marked
+    ``real_password_cost``.
+
+    The product's cost (OWASP's floor, about 20 ms of a core a hash) is the point
+    in production and a fifth of the HTTP tests' CPU here; what the tests check
+    of a hash (salted, verified, rehashed when its parameters are old) holds at
+    any cost. Servers the tests start as processes keep the real cost, and
+    tests/services/test_people.py checks it in-process.
+    """
+    if request.node.get_closest_marker("real_password_cost") is None:
+        monkeypatch.setattr(passwords, "TIME_COST", 1)
+        monkeypatch.setattr(passwords, "MEMORY_COST_KIB", 64)
 
 
 @pytest.fixture

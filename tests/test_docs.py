@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from pushcore_cli.main import app
+from tests.cli.runner import CliRunner
 from tests.cli.test_help import PATHS
 
 ROOT = Path(__file__).resolve().parent.parent

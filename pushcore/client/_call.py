@@ -1,17 +1,15 @@
 """A call of the API described as data: what to send, and how to read the answer.
 
-Resources describe their calls once; the sync and the async sender execute
-them. That keeps every endpoint's path, credential and parsing in one place
-for :class:`~pushcore.Client` and :class:`~pushcore.AsyncClient`.
+Resources describe their calls once (``_resource.py``); the sync and the
+async sender execute them. That keeps every endpoint's path, credential and
+parsing in one place for :class:`~pushcore.Client` and :class:`~pushcore.AsyncClient`.
 """
 
 from __future__ import annotations
 
 import enum
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from functools import wraps
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import quote
 
 import attrs
@@ -20,8 +18,9 @@ import httpx
 from pushcore.converter import View, camel, converter, from_json
 
 T = TypeVar("T")
+# A call that answers a page of views answers a page: Paged[View] takes it (frozen, read only).
+T_co = TypeVar("T_co", covariant=True)
 V = TypeVar("V", bound=View)
-P = ParamSpec("P")
 
 
 class Auth(enum.Enum):
@@ -34,13 +33,13 @@ class Auth(enum.Enum):
 
 
 @attrs.frozen
-class Call(Generic[T]):
+class Call(Generic[T_co]):
     """One request to the API and the function that reads its JSON answer."""
 
     method: str
     path: str
     auth: Auth
-    parse: Callable[[Any], T]
+    parse: Callable[[Any], T_co]
     json: Any = None
     params: Mapping[str, str] | None = None
 
@@ -68,7 +67,11 @@ def path(template: str, *ids: str) -> str:
 
 def json_body(**fields: Any) -> dict[str, Any]:
     """A JSON request body: camelCase names, None left out, values as the API writes them."""
-    return {camel(k): converter.unstructure(v) for k, v in fields.items() if v is not None}
+    return {
+        camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
+        for k, v in fields.items()
+        if v is not None
+    }
 
 
 class SyncSender(Protocol):
@@ -93,54 +96,6 @@ class AsyncSender(Protocol):
     async def open(self, call: Call[Any], headers: Mapping[str, str]) -> httpx.Response:
         """``call`` sent once with ``headers`` added, its answer streamed (close it)."""
         ...
-
-
-class SyncResource:
-    """A resource of :class:`~pushcore.Client`; its methods send calls and return results."""
-
-    def __init__(self, sender: SyncSender) -> None:
-        self._sender = sender
-
-
-class AsyncResource:
-    """A resource of :class:`~pushcore.AsyncClient`; its methods are awaitable."""
-
-    def __init__(self, sender: AsyncSender) -> None:
-        self._sender = sender
-
-
-def _like(build: Callable[..., Any], method: Callable[..., Any]) -> None:
-    # help() and IDEs show the builder's parameters, after self; not its return type.
-    wraps(build)(method)
-    del method.__wrapped__  # type: ignore[attr-defined]
-    signature = inspect.signature(build)
-    own = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
-    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[own, *signature.parameters.values()],
-        return_annotation=inspect.Signature.empty,
-    )
-
-
-def sync(build: Callable[P, Call[T]]) -> Callable[Concatenate[SyncResource, P], T]:
-    """A sync resource method with the signature and docstring of the call builder."""
-
-    def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._sender.send(build(*args, **kwargs))
-
-    _like(build, method)
-    return method
-
-
-def asynchronous(
-    build: Callable[P, Call[T]],
-) -> Callable[Concatenate[AsyncResource, P], Awaitable[T]]:
-    """An async resource method with the signature and docstring of the call builder."""
-
-    async def method(self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._sender.send(build(*args, **kwargs))
-
-    _like(build, method)
-    return method
 
 
 Item_co = TypeVar("Item_co", covariant=True)

@@ -12,11 +12,11 @@ import httpx
 
 from pushcore.client._session import Session, Tokens, login_call, logout_call
 from pushcore.client._transport import AsyncSender, Policy, Sender
-from pushcore.client.resources.devices import AsyncDevices, Devices
-from pushcore.client.resources.inbox import AsyncInbox, Inbox
-from pushcore.client.resources.keys import AsyncKeys, Keys
-from pushcore.client.resources.notifications import AsyncNotifications, Notifications
-from pushcore.client.resources.streams import AsyncStreams, Streams
+from pushcore.client.resources.devices import Devices
+from pushcore.client.resources.inbox import Inbox
+from pushcore.client.resources.keys import Keys
+from pushcore.client.resources.notifications import Notifications
+from pushcore.client.resources.streams import Streams
 from pushcore.converter import SessionView
 
 HEADERS = {"User-Agent": "pushcore-client", "Accept": "application/json"}
@@ -139,11 +139,11 @@ class AsyncClient:
         sender = AsyncSender(http, policy)
         self._sender = sender
         self._http = http
-        self.keys = AsyncKeys(sender)
-        self.devices = AsyncDevices(sender)
-        self.notifications = AsyncNotifications(sender)
-        self.streams = AsyncStreams(sender)
-        self.inbox = AsyncInbox(sender)
+        self.keys = Keys(sender)
+        self.devices = Devices(sender)
+        self.notifications = Notifications(sender)
+        self.streams = Streams(sender)
+        self.inbox = Inbox(sender)
 
     @classmethod
     async def login(

@@ -181,7 +181,11 @@ def _body() -> Any:
     return attrs.field(
         default="",
         validator=v.text(0, BODY_MAX),
-        metadata=v.about("The body text.", example="All green"),
+        metadata=v.about(
+            "The body text.",
+            example="All green",
+            short=f"The text under the title (up to {BODY_MAX} chars).",
+        ),
     )
 
 
@@ -194,22 +198,25 @@ def _delay(value: str) -> None:
 # A preset, `custom`, or any duration: one syntax with pushctl's --delay.
 _DELAY = v.Rule(_delay, {"pattern": DELAY_PATTERN})
 
-_SOUND = v.about("`critical` breaks through Do Not Disturb on iOS.")
-_PRIORITY = v.about("Maps to each platform's urgency.", example="high")
+_SOUND = v.about("`critical` breaks through Do Not Disturb on iOS.", short="The sound it plays.")
+_PRIORITY = v.about(
+    "Maps to each platform's urgency.", example="high", short="How urgently it interrupts."
+)
 
 
-def _sender_name(description: str) -> Any:
-    about = v.about(description, example="CI Bot")
+def _sender_name(description: str, default: str = "") -> Any:
+    short = f"Who it is from (up to {SENDER_NAME_MAX} characters{default})."
+    about = v.about(description, example="CI Bot", short=short)
     return attrs.field(default=None, validator=v.text(1, SENDER_NAME_MAX), metadata=about)
 
 
-def _sender_icon(description: str) -> Any:
+def _sender_icon(description: str, default: str = "") -> Any:
     # The icon is fetched when the request comes in (the services' check).
     checked = "A PNG or JPEG of at most 5 MB, shown as a round avatar; checked when the "
     checked += "request comes in (a 400 when it does not serve one). "
-    return attrs.field(
-        default=None, validator=v.http_url, metadata=v.about((checked + description).strip())
-    )
+    short = f"An http(s) URL of a PNG or JPEG (at most 5 MB{default})."
+    about = v.about((checked + description).strip(), short=short)
+    return attrs.field(default=None, validator=v.http_url, metadata=about)
 
 
 @attrs.frozen
@@ -219,7 +226,10 @@ class NewNotification:
     title: str = _title()
     body: str = _body()
     icon_style: IconStyle = attrs.field(
-        default=IconStyle.BOLT, metadata=v.about("The icon the apps show.", example="terminal")
+        default=IconStyle.BOLT,
+        metadata=v.about(
+            "The icon the apps show.", example="terminal", short="The glyph shown beside it."
+        ),
     )
     sound: Sound = attrs.field(default=Sound.DEFAULT, metadata=_SOUND)
     # None means "not given": the default preset applies, and customDelay is refused.
@@ -270,17 +280,28 @@ class NewStream:
 
     name: str = attrs.field(
         validator=v.all_of(v.text(1, STREAM_NAME_MAX), v.not_blank),
-        metadata=v.about("The stream's name.", example="Releases"),
+        metadata=v.about(
+            "The stream's name.",
+            example="Releases",
+            short=f"The stream's name (1 to {STREAM_NAME_MAX} characters).",
+        ),
     )
     description: str = attrs.field(
         default="",
         validator=v.text(0, STREAM_DESCRIPTION_MAX),
-        metadata=v.about("What it is about.", example="New versions"),
+        metadata=v.about(
+            "What it is about.",
+            example="New versions",
+            short=f"What subscribers get (up to {STREAM_DESCRIPTION_MAX} characters).",
+        ),
     )
     icon_url: str | None = attrs.field(
         default=None,
         validator=v.http_url,
-        metadata=v.about("A PNG or JPEG of at most 5 MB; checked."),
+        metadata=v.about(
+            "A PNG or JPEG of at most 5 MB; checked.",
+            short="An http(s) URL of a PNG or JPEG (at most 5 MB).",
+        ),
     )
 
 
@@ -292,8 +313,12 @@ class StreamSend:
     body: str = _body()
     sound: Sound = attrs.field(default=Sound.DEFAULT, metadata=_SOUND)
     priority: Priority = attrs.field(default=Priority.NORMAL, metadata=_PRIORITY)
-    sender_name: str | None = _sender_name("Default: the stream's name.")
-    sender_icon: str | None = _sender_icon("Default: the stream's icon.")
+    sender_name: str | None = _sender_name(
+        "Default: the stream's name.", "; default the stream's name"
+    )
+    sender_icon: str | None = _sender_icon(
+        "Default: the stream's icon.", "; default the stream's icon"
+    )
 
 
 @attrs.frozen

@@ -19,6 +19,8 @@ Validator = Callable[[Any, Any, Any], None]
 
 # Field metadata: what a field means and the schema facts no rule states.
 SCHEMA = "pushcore_schema"
+# Field metadata: the field in one line, where a terse place (pushctl's --help) shows it.
+SHORT = "pushcore_short"
 
 URL_MAX = 2048
 _PORT = "(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
@@ -42,13 +44,21 @@ class Rule:
             self.check(value)
 
 
-def about(description: str = "", *, example: Any = None, **facts: Any) -> dict[str, Any]:
-    """Field metadata: what the field means, an example, any other JSON Schema keyword."""
+def about(
+    description: str = "", *, example: Any = None, short: str = "", **facts: Any
+) -> dict[str, Any]:
+    """Field metadata: what the field means (and ``short``, in one line for a command's
+    help), an example, any other JSON Schema keyword."""
     if description:
         facts["description"] = description
     if example is not None:
         facts["examples"] = [example]
-    return {SCHEMA: facts}
+    return {SCHEMA: facts, SHORT: short or description}
+
+
+def short_help(metadata: Mapping[str, Any]) -> str:
+    """A field's one line for people: its ``short`` words, else its description."""
+    return str(metadata.get(SHORT, ""))
 
 
 def text(min_len: int, max_len: int) -> Rule:

@@ -17,12 +17,13 @@ from pushcore.converter import (
     to_json,
 )
 from pushcore.domain.errors import DeviceNotFound
-from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch
 from pushcore_cli.errors import naming_options
+from pushcore_cli.fields import field_options, flags
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at, said
 
@@ -37,24 +38,6 @@ app = typer.Typer(
 PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
 # What --delay takes is what the API's `delay` takes: one duration syntax.
 DELAY_HELP = f"a duration from 1s to 30d ({PRESETS}, 90s, 2h, 1d or a number of seconds)"
-# The request and query fields of these commands, by the option that sets them.
-OPTIONS = {
-    "title": "TITLE",
-    "body": "--body",
-    "delay": "--delay",
-    "customDelay": "--delay",
-    "scheduledAt": "--at",
-    "targetDeviceToken": "--device",
-    "priority": "--priority",
-    "sound": "--sound",
-    "iconStyle": "--icon-style",
-    "senderName": "--sender-name",
-    "senderIcon": "--sender-icon",
-    "metadata": "--metadata",
-    "status": "--status",
-    "limit": "--limit",
-    "cursor": "--cursor",
-}
 STATUSES = ", ".join(s.value for s in NotificationStatus)
 # The API's page size when none is asked for, as its own query parsing has it.
 DEFAULT_LIMIT = parse_list_query(None, None)[1]
@@ -136,6 +119,19 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
     ]
 
 
+# The fields send sets by options of its own; every other field is an option derived
+# from NewNotification (pushcore_cli/fields.py).
+OWN = {
+    "title": "title",
+    "delay": "delay",
+    "custom_delay": "delay",
+    "scheduled_at": "at",
+    "target_device_token": "device",
+    "metadata": "metadata",
+}
+
+
+@field_options(NewNotification, OWN)
 def send(
     ctx: typer.Context,
     title: Annotated[
@@ -143,9 +139,6 @@ def send(
         typer.Argument(
             metavar="TITLE", help="The title (1 to 200 characters); not with --from-file."
         ),
-    ] = None,
-    body: Annotated[
-        str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
     ] = None,
     delay: Annotated[
         str | None,
@@ -171,22 +164,6 @@ def send(
             help="Only to this device of the account: its id (dev_...) or its token.",
         ),
     ] = None,
-    priority: Annotated[
-        Priority | None, typer.Option("--priority", help="How urgently it interrupts.")
-    ] = None,
-    sound: Annotated[Sound | None, typer.Option("--sound", help="The sound it plays.")] = None,
-    icon_style: Annotated[
-        IconStyle | None, typer.Option("--icon-style", help="The glyph shown beside it.")
-    ] = None,
-    sender_name: Annotated[
-        str | None, typer.Option("--sender-name", help="Who it is from (up to 50 characters).")
-    ] = None,
-    sender_icon: Annotated[
-        str | None,
-        typer.Option(
-            "--sender-icon", metavar="URL", help="An http(s) URL of a PNG or JPEG (at most 5 MB)."
-        ),
-    ] = None,
     metadata: Annotated[
         list[str] | None,
         typer.Option(
@@ -206,14 +183,14 @@ def send(
     ] = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
+    **fields: Any,
 ) -> None:
     """Schedule a notification to the account's devices (or many, from a file).
 
     Example: pushctl send "Build passed" --account alice --body "main is green" --delay 30s
     """
     if from_file is not None:
-        given = (title, body, delay, at, device, priority, sound, icon_style, sender_name)
-        if any(v is not None for v in (*given, sender_icon, metadata)):
+        if any(v is not None for v in (title, delay, at, device, metadata, *fields.values())):
             raise typer.BadParameter(
                 "give TITLE and its options, or --from-file, not both", param_hint="'--from-file'"
             )
@@ -228,13 +205,8 @@ def send(
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
     scheduled_at, local_at = (None, False) if at is None else resolve_at(at, datetime.now(UTC))
     options: dict[str, Any] = {
-        "body": body,
+        **fields,
         "scheduled_at": scheduled_at,
-        "priority": priority,
-        "sound": sound,
-        "icon_style": icon_style,
-        "sender_name": sender_name,
-        "sender_icon": sender_icon,
         "metadata": metadata_fields(metadata) if metadata else None,
     }
     if delay is not None:
@@ -257,6 +229,10 @@ def send(
     _show_created(api, created, json_output)
     if at is not None and local_at and scheduled_at is not None:
         output.say(said(at, scheduled_at))
+
+
+# The request and query fields of these commands, by the option that sets them.
+OPTIONS = {**flags(send), "status": "--status", "limit": "--limit", "cursor": "--cursor"}
 
 
 def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+import attrs
 import typer
 
 from pushcore.converter import StreamDetailView, StreamSummaryView, SubscriptionView, to_json
+from pushcore.domain import validation as v
 from pushcore.domain.errors import NotFound
-from pushcore.domain.model import Priority, Sound
+from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for
 from pushcore_cli.errors import naming_options
+from pushcore_cli.fields import field_options, flags
 
 app = typer.Typer(
     help=(
@@ -34,18 +37,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-OPTIONS = {
-    "name": "--name",
-    "description": "--description",
-    "iconUrl": "--icon-url",
-    "title": "--title",
-    "body": "--body",
-    "sound": "--sound",
-    "priority": "--priority",
-    "senderName": "--sender-name",
-    "senderIcon": "--sender-icon",
-    "code": "CODE",
-}
+NAME = attrs.fields(NewStream).name
 
 
 def _record(s: StreamSummaryView) -> list[tuple[str, str | None]]:
@@ -77,30 +69,20 @@ def _subscription_record(subscription: SubscriptionView) -> list[tuple[str, str 
 
 
 @app.command("create")
+@field_options(NewStream, {"name": "name"})
 def create(
     ctx: typer.Context,
-    name: Annotated[str, typer.Option("--name", help="The stream's name (1 to 50 characters).")],
-    description: Annotated[
-        str | None,
-        typer.Option("--description", help="What subscribers get (up to 200 characters)."),
-    ] = None,
-    icon_url: Annotated[
-        str | None,
-        typer.Option(
-            "--icon-url", metavar="URL", help="An http(s) URL of a PNG or JPEG (at most 5 MB)."
-        ),
-    ] = None,
+    name: Annotated[str, typer.Option("--name", help=v.short_help(NAME.metadata))],
     account: AccountOption = None,
     json_output: output.JsonOption = False,
+    **fields: Any,
 ) -> None:
     """Create a stream and print its shareable code (the free plan allows 3 streams).
 
     Example: pushctl streams create --account alice --name Deploys --description "main deploys"
     """
     with naming_options(OPTIONS):
-        stream = api_for(ctx, account).client.streams.create(
-            name, description=description, icon_url=icon_url
-        )
+        stream = api_for(ctx, account).client.streams.create(name, **fields)
     if json_output:
         output.print_json(to_json(stream))
     else:
@@ -184,6 +166,7 @@ def _one_title(title: str | None, title_option: str | None) -> str:
 
 
 @app.command("send")
+@field_options(StreamSend, {"title": "title_option"})
 def send(
     ctx: typer.Context,
     stream: Annotated[
@@ -201,29 +184,9 @@ def send(
     title_option: Annotated[
         str | None, typer.Option("--title", help="The title, as an option (the same as TITLE).")
     ] = None,
-    body: Annotated[
-        str | None, typer.Option("--body", help="The text under the title (up to 2000 chars).")
-    ] = None,
-    sound: Annotated[Sound | None, typer.Option("--sound", help="The sound it plays.")] = None,
-    priority: Annotated[
-        Priority | None, typer.Option("--priority", help="How urgently it interrupts.")
-    ] = None,
-    sender_name: Annotated[
-        str | None,
-        typer.Option(
-            "--sender-name", help="Who it is from (up to 50 characters; default the stream's name)."
-        ),
-    ] = None,
-    sender_icon: Annotated[
-        str | None,
-        typer.Option(
-            "--sender-icon",
-            metavar="URL",
-            help="An http(s) URL of a PNG or JPEG (at most 5 MB; default the stream's icon).",
-        ),
-    ] = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
+    **fields: Any,
 ) -> None:
     """Send a notification now to every active device of every subscriber of a stream.
 
@@ -235,11 +198,7 @@ def send(
         result = api.client.streams.send(
             _own_stream_id(api, stream),
             chosen_title,
-            body=body,
-            sound=sound,
-            priority=priority,
-            sender_name=sender_name,
-            sender_icon=sender_icon,
+            **fields,
         )
     notification_id = result.notification_id
     if json_output:
@@ -270,6 +229,10 @@ def send(
             f"notification {notification_id} reached nobody: none of the"
             f" {_plural(result.subscribers, 'subscriber')} has an active device."
         )
+
+
+# The request fields of these commands, by the option that sets them.
+OPTIONS = {**flags(create), **flags(send), "code": "CODE"}
 
 
 @app.command("subscribe")

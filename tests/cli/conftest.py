@@ -8,11 +8,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from pushcore import Services, build_services, load_settings
 from pushcore.ports import Clock
 from pushcore_cli.main import app
+from tests.cli.runner import CliRunner
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 import typer
 from typer.core import TyperGroup
-from typer.testing import CliRunner
 
 from pushcore_cli.main import app
+from tests.cli.runner import CliRunner
 
 
 def command_paths() -> Iterator[tuple[str, ...]]:

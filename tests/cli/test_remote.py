@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from pushcore_cli.main import app
+from tests.cli.runner import CliRunner
 from tests.e2e.server import Server
 from tests.fakes.receiver import Receiver, running_receiver
 

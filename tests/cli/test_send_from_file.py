@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from typer.testing import CliRunner
 
 from pushcore.client.resources import notifications
 from pushcore.converter import camel
 from pushcore.domain.inputs import NewNotification
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli
+from tests.cli.runner import CliRunner
 from tests.cli.test_notifications import add_device, ok
 
 

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from pushcore import Services, Settings, build_services
 from pushcore.domain import errors as e
 from pushcore_cli.errors import EXIT_CODES, exit_code_for
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli
+from tests.cli.runner import CliRunner
 
 
 def test_the_data_dir_can_come_from_the_environment(tmp_path: Path) -> None:

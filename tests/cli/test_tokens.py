@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from pushcore import Unauthorized
 from pushcore.bootstrap import JWT_SECRET_FILE
 from pushcore.converter import parse_timestamp
 from pushcore_cli.main import app
 from tests.cli.conftest import Cli, OpenServices
+from tests.cli.runner import CliRunner
 from tests.fakes.clock import FakeClock
 
 

@@ -25,4 +25,3 @@ def test_entries_of_one_notification_share_its_rendering_and_keep_their_own_fiel
         data = json.loads(lines[2].removeprefix("data: "))
         expected = to_json(InboxEntryView.of(item))
         assert data == expected
-        assert list(data) == list(expected)

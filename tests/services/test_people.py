@@ -72,6 +72,19 @@ def test_unknown_wrong_and_passwordless_are_refused_alike(services: Services) ->
 
 
 @pytest.mark.serial  # a timing comparison: run alone (scripts/check.sh)
+@pytest.mark.real_password_cost
+def test_passwords_are_hashed_at_owasps_argon2id_cost(services: Services) -> None:
+    # The other tests hash cheaply (tests/conftest.py); the product does not.
+    services.people.create("alice", Plan.FREE, PASSWORD)
+    with services.store.read() as tx:
+        stored = tx.passwords.get("alice")
+    assert stored is not None
+    assert stored.hash.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
+    assert not services.passwords.needs_rehash(stored.hash)
+
+
+@pytest.mark.real_password_cost
+@pytest.mark.serial  # a ratio of two timings: another worker's load would be what it measures
 def test_unknown_and_wrong_take_the_same_time(services: Services) -> None:
     services.people.create("alice", Plan.FREE, PASSWORD)
     refused(services, "nobody")  # the dummy hash is made once, before measuring

@@ -4,18 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    json_body,
-    many,
-    one,
-    path,
-    sync,
-)
+from pushcore.client._call import Auth, Call, json_body, many, one, path
+from pushcore.client._resource import Resource, S_co, endpoint
 from pushcore.converter import DeletedView, DeviceView, RegisteredDeviceView
 from pushcore.domain.model import Platform, WebPushKeys
 
@@ -43,17 +33,9 @@ def remove(device_id: str) -> Call[DeletedView]:
     return Call("DELETE", path("/api/devices/{}", device_id), Auth.EITHER, one(DeletedView))
 
 
-class Devices(SyncResource):
-    """``client.devices``"""
+class Devices(Resource[S_co]):
+    """``client.devices`` (its methods awaitable on AsyncClient)"""
 
-    register = sync(register)
-    list = sync(list_)
-    remove = sync(remove)
-
-
-class AsyncDevices(AsyncResource):
-    """``client.devices`` of the async client."""
-
-    register = asynchronous(register)
-    list = asynchronous(list_)
-    remove = asynchronous(remove)
+    register = endpoint(register)
+    list = endpoint(list_)
+    remove = endpoint(remove)

@@ -5,18 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    json_body,
-    many,
-    one,
-    path,
-    sync,
-)
+from pushcore.client._call import Auth, Call, json_body, many, one, path
+from pushcore.client._resource import Resource, S_co, endpoint
 from pushcore.converter import ApiKeyCreatedView, ApiKeyView, DeletedView
 from pushcore.domain.scopes import Scope
 
@@ -39,17 +29,9 @@ def revoke(key_id: str) -> Call[DeletedView]:
     return Call("DELETE", path("/api/keys/{}", key_id), Auth.USER, one(DeletedView))
 
 
-class Keys(SyncResource):
-    """``client.keys``"""
+class Keys(Resource[S_co]):
+    """``client.keys`` (its methods awaitable on AsyncClient)"""
 
-    create = sync(create)
-    list = sync(list_)
-    revoke = sync(revoke)
-
-
-class AsyncKeys(AsyncResource):
-    """``client.keys`` of the async client."""
-
-    create = asynchronous(create)
-    list = asynchronous(list_)
-    revoke = asynchronous(revoke)
+    create = endpoint(create)
+    list = endpoint(list_)
+    revoke = endpoint(revoke)

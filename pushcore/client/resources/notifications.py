@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    every,
-    every_async,
-    json_body,
-    one,
-    path,
-    sync,
-)
+from pushcore.client._call import Auth, Call, json_body, one, path
+from pushcore.client._keywords import keywords
+from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
 from pushcore.converter import (
     BatchCreatedView,
     NotificationCreatedView,
@@ -27,43 +16,17 @@ from pushcore.converter import (
     StatsView,
     from_json,
 )
-from pushcore.domain.model import IconStyle, Priority, Sound
+from pushcore.domain.inputs import NewNotification
 from pushcore.domain.states import NotificationStatus
 
 # The largest page the API serves: the fewest requests for a full listing.
 PAGE_SIZE = 100
 
 
-def create(
-    title: str,
-    *,
-    body: str | None = None,
-    icon_style: IconStyle | str | None = None,
-    sound: Sound | str | None = None,
-    delay: str | None = None,
-    custom_delay: int | None = None,
-    priority: Priority | str | None = None,
-    target_device_token: str | None = None,
-    metadata: Mapping[str, str] | None = None,
-    scheduled_at: datetime | str | None = None,
-    sender_name: str | None = None,
-    sender_icon: str | None = None,
-) -> Call[NotificationCreatedView]:
+@keywords(NewNotification)
+def create(title: str, **fields: Any) -> Call[NotificationCreatedView]:
     """Schedule a notification to the account's devices (or to ``target_device_token``)."""
-    data = json_body(
-        title=title,
-        body=body,
-        icon_style=icon_style,
-        sound=sound,
-        delay=delay,
-        custom_delay=custom_delay,
-        priority=priority,
-        target_device_token=target_device_token,
-        metadata=None if metadata is None else dict(metadata),
-        scheduled_at=scheduled_at,
-        sender_name=sender_name,
-        sender_icon=sender_icon,
-    )
+    data = json_body(title=title, **fields)
     return Call("POST", "/api/notifications", Auth.KEY, one(NotificationCreatedView), data)
 
 
@@ -119,33 +82,18 @@ def page(
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
 
 
-class Notifications(SyncResource):
-    """``client.notifications``"""
-
-    create = sync(create)
-    create_many = sync(create_many)
-    get = sync(get)
-    cancel = sync(cancel)
-    stats = sync(stats)
-    page = sync(page)
-
-    def list(self, status: NotificationStatus | str | None = None) -> Iterator[NotificationView]:
-        """Every notification (with ``status``, if given), newest first, page after page."""
-        return every(lambda cursor: self.page(status, cursor=cursor))
+def all_(status: NotificationStatus | str | None = None) -> Pages[NotificationView]:
+    """Every notification (with ``status``, if given), newest first, page after page."""
+    return Pages(lambda cursor: page(status, cursor=cursor))
 
 
-class AsyncNotifications(AsyncResource):
-    """``client.notifications`` of the async client."""
+class Notifications(Resource[S_co]):
+    """``client.notifications`` (its methods awaitable on AsyncClient)"""
 
-    create = asynchronous(create)
-    create_many = asynchronous(create_many)
-    get = asynchronous(get)
-    cancel = asynchronous(cancel)
-    stats = asynchronous(stats)
-    page = asynchronous(page)
-
-    def list(
-        self, status: NotificationStatus | str | None = None
-    ) -> AsyncIterator[NotificationView]:
-        """Every notification (with ``status``, if given), newest first, page after page."""
-        return every_async(lambda cursor: self.page(status, cursor=cursor))
+    create = endpoint(create)
+    create_many = endpoint(create_many)
+    get = endpoint(get)
+    cancel = endpoint(cancel)
+    stats = endpoint(stats)
+    page = endpoint(page)
+    list = listing(all_)

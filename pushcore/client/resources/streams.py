@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from pushcore.client._call import (
-    AsyncResource,
-    Auth,
-    Call,
-    SyncResource,
-    asynchronous,
-    json_body,
-    many,
-    one,
-    path,
-    sync,
-)
+from typing import Any
+
+from pushcore.client._call import Auth, Call, json_body, many, one, path
+from pushcore.client._keywords import keywords
+from pushcore.client._resource import Resource, S_co, endpoint
 from pushcore.converter import (
     DeletedView,
     LookupView,
@@ -21,14 +14,13 @@ from pushcore.converter import (
     StreamDetailView,
     SubscriptionView,
 )
-from pushcore.domain.model import Priority, Sound
+from pushcore.domain.inputs import NewStream, StreamSend
 
 
-def create(
-    name: str, *, description: str | None = None, icon_url: str | None = None
-) -> Call[StreamDetailView]:
+@keywords(NewStream)
+def create(name: str, **fields: Any) -> Call[StreamDetailView]:
     """Create a stream; share its ``code`` with subscribers (an API key)."""
-    data = json_body(name=name, description=description, icon_url=icon_url)
+    data = json_body(name=name, **fields)
     return Call("POST", "/api/streams", Auth.KEY, one(StreamDetailView), data)
 
 
@@ -42,25 +34,10 @@ def delete(stream_id: str) -> Call[DeletedView]:
     return Call("DELETE", path("/api/streams/{}", stream_id), Auth.EITHER, one(DeletedView))
 
 
-def send(
-    stream_id: str,
-    title: str,
-    *,
-    body: str | None = None,
-    sound: Sound | str | None = None,
-    priority: Priority | str | None = None,
-    sender_name: str | None = None,
-    sender_icon: str | None = None,
-) -> Call[SendResultView]:
+@keywords(StreamSend)
+def send(stream_id: str, title: str, **fields: Any) -> Call[SendResultView]:
     """Send a notification to every subscriber of the stream, now (an API key)."""
-    data = json_body(
-        title=title,
-        body=body,
-        sound=sound,
-        priority=priority,
-        sender_name=sender_name,
-        sender_icon=sender_icon,
-    )
+    data = json_body(title=title, **fields)
     url = path("/api/streams/{}/send", stream_id)
     return Call("POST", url, Auth.KEY, one(SendResultView), data)
 
@@ -87,27 +64,14 @@ def lookup(code: str) -> Call[LookupView]:
     return Call("GET", path("/api/streams/lookup/{}", code), Auth.USER, one(LookupView))
 
 
-class Streams(SyncResource):
-    """``client.streams``"""
+class Streams(Resource[S_co]):
+    """``client.streams`` (its methods awaitable on AsyncClient)"""
 
-    create = sync(create)
-    list = sync(list_)
-    delete = sync(delete)
-    send = sync(send)
-    subscribe = sync(subscribe)
-    subscriptions = sync(subscriptions)
-    unsubscribe = sync(unsubscribe)
-    lookup = sync(lookup)
-
-
-class AsyncStreams(AsyncResource):
-    """``client.streams`` of the async client."""
-
-    create = asynchronous(create)
-    list = asynchronous(list_)
-    delete = asynchronous(delete)
-    send = asynchronous(send)
-    subscribe = asynchronous(subscribe)
-    subscriptions = asynchronous(subscriptions)
-    unsubscribe = asynchronous(unsubscribe)
-    lookup = asynchronous(lookup)
+    create = endpoint(create)
+    list = endpoint(list_)
+    delete = endpoint(delete)
+    send = endpoint(send)
+    subscribe = endpoint(subscribe)
+    subscriptions = endpoint(subscriptions)
+    unsubscribe = endpoint(unsubscribe)
+    lookup = endpoint(lookup)
