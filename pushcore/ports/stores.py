@@ -194,8 +194,11 @@ class Transaction(Protocol):
 class Store(Protocol):
     """A database. Writes happen in :meth:`transaction`, reads may use :meth:`read`."""
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
         """A write transaction: committed when the block ends, rolled back if it raises.
+
+        ``urgent``: where writers take turns (SQLite), it goes before the other
+        writers still waiting (the engine's record of what a gateway answered).
 
         A read-then-write inside one is safe once its lock intent is taken
         (:class:`Locks`, ``for_update``): SQLite runs one writer at a time,
