@@ -240,3 +240,9 @@ class ConnectionFailed(PushcoreError):
     """No answer from the server: refused, unreachable, timed out (after the retries)."""
 
     code = "connection_failed"
+
+
+class ScheduleEnded(Conflict):
+    """A completed schedule was paused, resumed or triggered (API.md: 409)."""
+
+    code = "schedule_ended"

@@ -31,6 +31,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.schedules import OccurrenceRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
 
@@ -172,6 +173,11 @@ class Transaction(Protocol):
     @property
     def idempotency_keys(self) -> IdempotencyRepository:
         """Idempotency-Key claims and the answers kept for replay."""
+        ...
+
+    @property
+    def occurrences(self) -> OccurrenceRepository:
+        """Recurring schedules' occurrences and the notifications made of them."""
         ...
 
     @property
