@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import threading
 from datetime import UTC, datetime, timedelta
@@ -120,3 +121,20 @@ def test_system_clock_and_randomness() -> None:
     now = SystemClock().now()
     assert now.tzinfo is UTC
     assert all(0 <= SecretsRandom().randbelow(7) < 7 for _ in range(100))
+
+
+def test_a_forked_child_makes_other_ids_than_its_parent() -> None:
+    # Random bits are drawn for many ids at once: a child must not reuse the parent's.
+    generator = UlidGenerator(FrozenClock())
+    generator.new_id("ntf")
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.write(writing, generator.new_id("ntf").encode())
+        os._exit(0)
+    os.close(writing)
+    os.waitpid(child, 0)
+    in_child = os.read(reading, 64).decode()
+    os.close(reading)
+    assert ID_RE.match(in_child)
+    assert in_child != generator.new_id("ntf")
