@@ -21,7 +21,7 @@ from pushcore.domain.revisions import if_match_revision, merge_patch
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
-from pushcore_http.answers import answer, query, ref, refusal
+from pushcore_http.answers import answer, query, ref, refusal, shared
 from pushcore_http.auth import key, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
 from pushcore_http.endpoints import Endpoints
@@ -179,7 +179,9 @@ _IF_MATCH = {
     _WRITE,
     answer(200, "The notification, `revision` + 1.", ref("NotificationDetail"))
     | refusal(e.NotEditable("Notification is being delivered; use POST .../replace"))
-    | refusal(e.RevisionMismatch("Notification is at revision 2, not 1")),
+    | refusal(e.RevisionMismatch("Notification is at revision 2, not 1"))
+    # The patch is a body as a create's is: not JSON, too large or of another type.
+    | shared("400", "413", "415"),
     "A JSON merge patch (`application/json` or `application/merge-patch+json`) of "
     "`title, body, iconStyle, sound, priority, metadata` (replaced whole), `senderName, "
     "senderIcon, targetDeviceToken` and one timing (`scheduledAt`, or `delay` with "

@@ -46,7 +46,7 @@ def test_offline_says_so_and_catches_up_when_back(
         sign_in(page, account, f"{server.base}/app/")
         entries = page.get_by_role("list", name="Notifications").get_by_role("listitem")
         news.send("Before")
-        expect(entries.filter(has_text="Before")).to_be_visible()
+        expect(entries.filter(has_text="Before")).to_be_visible(timeout=15_000)
 
         server.stop()
         expect(page.get_by_role("status")).to_contain_text("Offline")

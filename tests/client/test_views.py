@@ -154,6 +154,7 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "stream": None if n.stream is None else attrs.asdict(n.stream),
         "failureReason": n.failure_reason,
         "settledAt": ts(n.settled_at),
+        "revision": n.revision,
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {
