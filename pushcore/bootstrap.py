@@ -2,11 +2,18 @@
 
 ``build_services`` is used by the HTTP app, by every CLI command and by the
 tests (with fakes passed as overrides). Nothing is built at import time.
+
+The delivery engine, the gateways (aiohttp, h2, the platforms' key handling) and
+the OpenID provider (Authlib) are imported by the functions that build them:
+a command that only sends (a local ``pushctl send``) needs none of them, and
+they are most of what importing the root would cost (docs/benchmarks.md,
+"Quick start").
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import os
 import secrets
@@ -17,24 +24,14 @@ from typing import TYPE_CHECKING
 import httpx
 
 from pushcore.config import Settings, retry_policy
-from pushcore.delivery import DeliveryEngine, EngineConfig
-from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
-from pushcore.gateways.apns import ApnsGateway
-from pushcore.gateways.checks import PlatformSetup
-from pushcore.gateways.fcm import FcmGateway
-from pushcore.gateways.live import LiveGateway
-from pushcore.gateways.log import LogGateway
-from pushcore.gateways.vapid import VAPID_KEY_FILE, shared_vapid_key
-from pushcore.gateways.webhook import WebhookGateway
-from pushcore.gateways.webpush import WebPushGateway
+from pushcore.gateways.checks import CheckableGateway, PlatformSetup
 from pushcore.live import LiveHub
 from pushcore.live.hub import Watch
 from pushcore.outbound.guard import NetworkGuard, tls_context
 from pushcore.outbound.icons import HttpIconProbe
-from pushcore.outbound.oidc import OidcProvider
 from pushcore.ports import (
     Clock,
     Gateway,
@@ -44,7 +41,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
-from pushcore.runtime.datadir import secure_data_dir, sqlite_path
+from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
     AccountService,
@@ -71,7 +68,9 @@ from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
+    from pushcore.delivery import DeliveryEngine
     from pushcore.metrics import Metrics
+    from pushcore.outbound.oidc import OidcProvider
 
 log = logging.getLogger("pushcore")
 
@@ -133,10 +132,13 @@ def build_services(
     secure_data_dir(settings.data_dir, database, (JWT_SECRET_FILE, VAPID_KEY_FILE))
     store = store or open_store(settings.effective_database_url, settings.database_pool_size)
     if icons is None:
-        tls = tls_context(settings.ca_file)
+        # Loading the trusted roots costs ~50 ms: paid by the first icon check, not by
+        # every command (a server's gateways load them at its start, so a bad
+        # PUSHCORE_CA_FILE still stops `serve`).
+        tls = functools.cache(lambda: tls_context(settings.ca_file))
         icons = HttpIconProbe(
             guard,
-            lambda: httpx.AsyncClient(timeout=httpx.Timeout(3.0), verify=tls, trust_env=False),
+            lambda: httpx.AsyncClient(timeout=httpx.Timeout(3.0), verify=tls(), trust_env=False),
             total=settings.icon_checks,
             per_account=settings.icon_checks_per_account,
         )
@@ -199,14 +201,37 @@ def build_services(
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         wakes=wakes,
-        # Generated on first run, so a web client can subscribe before
-        # Web Push delivery is configured.
-        vapid_public_key=shared_vapid_key(settings.data_dir, store, clock).public_key_b64url,
+        # Generated on first use, so a web client can subscribe before Web Push
+        # delivery is configured; servers ask at their start (build_engine, the
+        # app's lifespan).
+        vapid_key=functools.cache(lambda: _vapid_public_key(settings.data_dir, store, clock)),
     )
+
+
+def build_server_services(settings: Settings) -> Services:
+    """:func:`build_services` for a process that serves or delivers (``pushctl serve``,
+    ``worker``): the VAPID key pair it shares with the database is settled before
+    it starts, so a data directory holding another pair stops it with a ConfigError."""
+    services = build_services(settings)
+    try:
+        services.vapid_key()
+    except BaseException:
+        services.close()
+        raise
+    return services
+
+
+def _vapid_public_key(data_dir: Path, store: Store, clock: Clock) -> str:
+    # Imported here: its key handling (cryptography) is for servers and web devices.
+    from pushcore.gateways.vapid import shared_vapid_key
+
+    return shared_vapid_key(data_dir, store, clock).public_key_b64url
 
 
 def build_identity_provider(settings: Settings, clock: Clock) -> OidcProvider:
     """The OpenID provider of single sign-on (PUSHCORE_OIDC_*); settings validated."""
+    from pushcore.outbound.oidc import OidcProvider
+
     issuer, client_id = settings.oidc_issuer, settings.oidc_client_id
     secret = settings.oidc_client_secret
     if not (issuer and client_id and secret):
@@ -241,6 +266,24 @@ def build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
         raise ConfigError(str(exc)) from exc
 
 
+def _apns(settings: Settings, clock: Clock) -> CheckableGateway:
+    from pushcore.gateways.apns import ApnsGateway
+
+    return ApnsGateway.from_settings(settings, clock)
+
+
+def _fcm(settings: Settings, clock: Clock) -> CheckableGateway:
+    from pushcore.gateways.fcm import FcmGateway
+
+    return FcmGateway.from_settings(settings, clock)
+
+
+def _web_push(settings: Settings, clock: Clock) -> CheckableGateway:
+    from pushcore.gateways.webpush import WebPushGateway
+
+    return WebPushGateway.from_settings(settings, clock)
+
+
 # The one decision of whether each platform is configured: the engine's
 # gateways and `pushctl gateways` both read it, so they cannot disagree.
 # Webhooks and live devices need no credentials and are always on.
@@ -250,26 +293,30 @@ PLATFORMS: tuple[PlatformSetup, ...] = (
         "APNs",
         "PUSHCORE_APNS_KEY_FILE, _KEY_ID, _TEAM_ID, _TOPIC",
         lambda s: s.apns_key_file is not None,
-        ApnsGateway.from_settings,
+        _apns,
     ),
     PlatformSetup(
         Platform.ANDROID,
         "FCM",
         "PUSHCORE_FCM_SERVICE_ACCOUNT_FILE",
         lambda s: s.fcm_service_account_file is not None,
-        FcmGateway.from_settings,
+        _fcm,
     ),
     PlatformSetup(
         Platform.WEB,
         "Web Push",
         "PUSHCORE_VAPID_SUBJECT",
         lambda s: bool(s.vapid_subject),
-        WebPushGateway.from_settings,
+        _web_push,
     ),
 )
 
 
 def _build_gateways(settings: Settings, clock: Clock) -> dict[Platform, Gateway]:
+    from pushcore.gateways.live import LiveGateway
+    from pushcore.gateways.log import LogGateway
+    from pushcore.gateways.webhook import WebhookGateway
+
     guard = NetworkGuard(allow_private=settings.allow_private_networks)
     webhook = WebhookGateway(
         guard,
@@ -305,7 +352,12 @@ def build_engine(
 ) -> DeliveryEngine:
     """The delivery engine for ``services``, registered to receive their wake-ups;
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
+    from pushcore.delivery import DeliveryEngine, EngineConfig
+    from pushcore.delivery.retention import Retention, RetentionConfig
+
     settings = services.settings
+    # The data directory holds the pair every process shares before Web Push loads it.
+    services.vapid_key()
     config = EngineConfig(
         batch_size=settings.delivery_batch_size,
         lease=timedelta(seconds=settings.delivery_lease_seconds),

@@ -212,9 +212,20 @@ def load_settings(
             raw = overrides[name]
         if raw is not None:
             values[name] = _convert(field, raw)
-    settings = Settings(**values)
+    settings = _with_vapid_subject(Settings(**values))
     validate(settings)
     return settings
+
+
+def _with_vapid_subject(settings: Settings) -> Settings:
+    """PUSHCORE_VAPID_SUBJECT defaults to PUSHCORE_PUBLIC_URL when that is https.
+
+    Push services want a way to reach the operator, and the server's own https
+    address is one (RFC 8292); an http one is not accepted as a subject.
+    """
+    if settings.vapid_subject or not settings.public_base.startswith("https://"):
+        return settings
+    return attrs.evolve(settings, vapid_subject=settings.public_base)
 
 
 def validate(settings: Settings) -> None:

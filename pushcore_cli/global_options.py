@@ -16,6 +16,7 @@ silently ignore something the user typed.
 from __future__ import annotations
 
 import copy
+import inspect
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -82,6 +83,15 @@ def _declarations(
     ] = None,
 ) -> None:
     """Only its signature is used: the global options, declared the way Typer reads them."""
+
+
+# Every global option takes a value, and its flag is its parameter's name: what
+# pushctl's entry point skips, with the value after it, to find the command's name
+# before the tree is built (main.command_asked; tests/cli/test_global_options.py
+# holds the two together).
+GLOBAL_VALUE_OPTIONS = frozenset(
+    "--" + name.replace("_", "-") for name in inspect.signature(_declarations).parameters
+)
 
 
 def _record(ctx: Any, param: Any, value: Any) -> None:

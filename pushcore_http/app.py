@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from pushcore.bootstrap import build_engine, build_metrics
-from pushcore.delivery import DeliveryEngine
-from pushcore.metrics import Metrics
 from pushcore.services import Services
 from pushcore_http import address_limits, signin_limits
 from pushcore_http.answers import Json
@@ -38,6 +37,13 @@ from pushcore_http.routes import (
     web_app,
     webpush,
 )
+
+if TYPE_CHECKING:
+    # Built by the composition root, and only where it runs: a local pushctl
+    # command's app in process has no engine (docs/benchmarks.md, "Quick start").
+    from pushcore.delivery import DeliveryEngine
+    from pushcore.metrics import Metrics
+
 
 OPERATIONS: tuple[Endpoint, ...] = (*health.routes, *prometheus.routes)
 """What a worker's ops app serves: liveness, readiness and metrics."""
@@ -138,6 +144,9 @@ def _lifespan(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running: DeliveryEngine | None = None
         task: asyncio.Task[None] | None = None
+        # The VAPID key pair this process shares with the others on the database:
+        # a data directory holding another one stops the start, not a later request.
+        services.vapid_key()
         if run_engine:
             running = engine or build_engine(services, metrics=metrics)
             task = running.start()

@@ -50,6 +50,9 @@ class Declared:
     accepts: Accepts | None
     scope: Scope | None = None
     idempotent: bool = True
+    # A request with no credential at all is let through without a caller, for the
+    # endpoint to answer what anyone may see (with limits of its own).
+    optional: bool = False
 
 
 PUBLIC = Declared(None, idempotent=False)
@@ -57,6 +60,9 @@ PUBLIC = Declared(None, idempotent=False)
 endpoint that needs its own limits applies them)."""
 USER = Declared(Accepts.USER)
 """A user's JWT only (scopes do not apply to it)."""
+USER_OR_NONE = Declared(Accepts.USER, idempotent=False, optional=True)
+"""A user's JWT, or no credential at all (the endpoint reads :func:`caller_or_none`);
+a credential that is sent is checked as for ``USER``."""
 
 
 def user(*, idempotent: bool = True) -> Declared:
@@ -88,6 +94,18 @@ def caller_of(request: Request) -> Principal:
         # not built by create_app.
         raise RuntimeError("no authenticated caller: the endpoint declares no credential")
     return principal
+
+
+def caller_or_none(request: Request) -> Principal | None:
+    """The authenticated caller, or None when the request sent no credential (an
+    endpoint declared ``USER_OR_NONE``)."""
+    principal = request.scope.get(PRINCIPAL)
+    return principal if isinstance(principal, Principal) else None
+
+
+def sent_no_credential(headers: Headers) -> bool:
+    """Whether the request carries neither a bearer token nor an API key."""
+    return "authorization" not in headers and "x-api-key" not in headers
 
 
 def _bearer(headers: Headers) -> str | None:

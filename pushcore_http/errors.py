@@ -21,6 +21,7 @@ STATUS: dict[type[e.PushcoreError], int] = {
     e.Forbidden: 403,
     e.NotFound: 404,
     e.Conflict: 409,
+    e.RevisionMismatch: 412,
     e.PayloadTooLarge: 413,
     e.UnsupportedMediaType: 415,
     e.IdempotencyKeyReused: 422,

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pushcore.services import Services
-from pushcore_http.auth import PRINCIPAL, Declared, authenticate
+from pushcore_http.auth import PRINCIPAL, Declared, authenticate, sent_no_credential
 from pushcore_http.idempotency import claim_key
 from pushcore_http.ratelimit import RateLimits, credential_digest
 
@@ -50,6 +50,9 @@ class Authenticated:
         declared = self.declared
         assert declared.accepts is not None
         request = Request(scope, receive)
+        if declared.optional and sent_no_credential(request.headers):
+            await self.app(scope, receive, send)
+            return
         caller = await authenticate(request.headers, self._services, declared.accepts)
         if self.limits is not None:
             self.limits.charge_account(caller.account_id, credential_digest(scope))

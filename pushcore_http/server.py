@@ -291,7 +291,13 @@ def serve(app: Starlette, settings: Settings, sock: socket.socket, *, host: str)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             services.live.end_all("shutdown")
+            # The engine's grace runs beside the requests' (the lifespan waits for
+            # the same stop): one after the other they could pass the 5 s.
+            engine = getattr(app.state, "engine", None)
+            stopping = None if engine is None else asyncio.ensure_future(engine.stop())
             await super().shutdown(sockets)
+            if stopping is not None:
+                await stopping
 
     Server(config).run(sockets=[sock])
 

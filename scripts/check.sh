@@ -19,6 +19,16 @@ fi
 echo "== ruff check";  .venv/bin/ruff check .
 echo "== ruff format"; .venv/bin/ruff format --check .
 echo "== mypy";        .venv/bin/mypy
+# The app's JavaScript: ESLint (eslint.config.js), from the locked devDependencies.
+# Node is needed for this check only, never to build or run the app.
+echo "== eslint"
+if command -v npm >/dev/null; then
+  npm ci --no-audit --no-fund --silent
+  npx eslint pushcore_http/webapp tests/browser/js
+else
+  echo "npm is missing: install Node.js (apt-get install nodejs npm) to lint the app's JavaScript" >&2
+  exit 1
+fi
 if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
   # The whole suite: in parallel, then the tests that bound timings, alone (another
   # worker's load would be what they measure).

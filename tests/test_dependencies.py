@@ -14,6 +14,9 @@ PRODUCT = ("pushcore", "pushcore_http", "pushcore_cli")
 NOT_IMPORTED_ON_PURPOSE = {
     # httpcore looks for sniffio on every request; present, it is found at once.
     "sniffio",
+    # zoneinfo reads its zone database when the system has none (slim images, Windows):
+    # schedules' time zones must not depend on the host.
+    "tzdata",
 }
 
 

@@ -45,6 +45,7 @@ from pushcore.converter.notifications import (
     notification_created_json,
     notification_json,
     parse_list_query,
+    request_json,
     stats_json,
 )
 from pushcore.converter.people import (
@@ -59,6 +60,7 @@ from pushcore.converter.people import (
 from pushcore.converter.streams import (
     LookupView,
     SendResultView,
+    SharedStreamView,
     StreamDetailView,
     StreamLabelView,
     StreamSummaryView,
@@ -101,6 +103,7 @@ __all__ = [
     "SenderView",
     "SessionAccountView",
     "SessionView",
+    "SharedStreamView",
     "StatsView",
     "StreamDetailView",
     "StreamLabelView",
@@ -128,6 +131,7 @@ __all__ = [
     "notification_json",
     "parse_list_query",
     "parse_timestamp",
+    "request_json",
     "send_result_json",
     "stats_json",
     "stream_json",

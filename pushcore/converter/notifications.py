@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -11,6 +12,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from pushcore.converter._base import camel
 from pushcore.converter._views import (
     CREATED,
     JSON_NAME,
@@ -22,6 +24,7 @@ from pushcore.converter._views import (
     to_json,
 )
 from pushcore.domain.errors import FieldError, ValidationError
+from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import (
     DeliveryCounts,
     IconStyle,
@@ -106,6 +109,7 @@ class NotificationView(NotificationCreatedView):
     sender_name: str | None
     sender_icon: str | None
     stream: StreamRefView | None
+    revision: int = attrs.field(metadata=about("1 at creation, +1 on each PATCH (`If-Match`)."))
     failure_reason: str | None = attrs.field(
         metadata=about("Why it failed: `no_devices`, a gateway's reason.")
     )
@@ -254,3 +258,22 @@ def parse_list_query(
     if errors:
         raise ValidationError(errors)
     return parsed_status, parsed_limit
+
+
+# The timing is left out: a PATCH that gives none keeps the stored due time.
+_REQUEST_FIELDS = tuple(
+    name
+    for name in attrs.fields_dict(NewNotification)
+    if name in attrs.fields_dict(Notification)
+    and name not in {"delay", "custom_delay", "scheduled_at"}
+)
+
+
+def request_json(n: Notification) -> dict[str, Any]:
+    """The create request (API JSON, no timing) that a stored notification says."""
+    found = {camel(name): getattr(n, name) for name in _REQUEST_FIELDS}
+    return {
+        name: value.value if isinstance(value, enum.Enum) else value
+        for name, value in found.items()
+        if value is not None
+    } | {"metadata": dict(n.metadata)}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields, count, ident, to_json
-from pushcore.domain.model import StreamView, Subscription
+from pushcore.domain.model import Stream, StreamView, Subscription
 from pushcore.domain.validation import about
 
 if TYPE_CHECKING:
@@ -63,6 +63,23 @@ class LookupView(StreamSummaryView):
         return copy_fields(
             cls, view.stream, subscribers=view.subscribers, is_subscribed=found.is_subscribed
         )
+
+
+@attrs.frozen
+class SharedStreamView(View):
+    """What a share link says of its stream to anyone, signed in or not."""
+
+    schema_name: ClassVar[str] = "SharedStream"
+
+    name: str
+    code: str
+    description: str
+    icon_url: str | None
+
+    @classmethod
+    def of(cls, stream: Stream) -> SharedStreamView:
+        """What ``stream``'s share link shows."""
+        return copy_fields(cls, stream)
 
 
 @attrs.frozen

@@ -29,7 +29,10 @@ class EngineConfig:
     # Claim work this much before it is due and send each at its due time, so
     # that the claim's transaction is not part of how late a delivery is.
     lead: timedelta = timedelta(0)
-    shutdown_grace: float = 10.0
+    # At a stop, how long the deliveries in flight may take to be answered and
+    # recorded; what is left is handed back, sent again by the next claim. A
+    # server's stop runs it beside the HTTP drain, within API.md's 5 s.
+    shutdown_grace: float = 3.0
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
 
 

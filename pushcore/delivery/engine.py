@@ -31,6 +31,7 @@ from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.retention import Retention
+from pushcore.delivery.rollup import Rollups
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
@@ -98,7 +99,10 @@ class DeliveryEngine:
         self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
             self._record_in_thread
         )
+        # Notifications follow their recorded deliveries (delivery/rollup.py).
+        self._rollups = Rollups(self._ledger)
         self._stopping = False
+        self._stopped: asyncio.Future[None] | None = None
         self._runner: asyncio.Task[None] | None = None
         self.running = False
         # When the loop last claimed (or found nothing to claim) without failing.
@@ -151,9 +155,13 @@ class DeliveryEngine:
 
     async def _run(self) -> None:
         try:
+            # What a crash left recorded and not rolled up, before anything new.
+            await self._rollups.leftovers(None)
             while not self._stopping:
                 if self._clock.now() >= self._ledger.beat_due:
                     await self._beat()
+                    # Another process's, dead since: a live one's are a lease younger.
+                    await self._rollups.leftovers(self._clock.now() - self.config.lease)
                 try:
                     next_due = await self.tick()
                     self.ticked_at = self._clock.now()
@@ -274,12 +282,22 @@ class DeliveryEngine:
             log.warning("delivery engine heartbeat failed", exc_info=True)
 
     async def drain(self) -> None:
-        """Wait until every batch started so far has been sent and recorded."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until every batch started so far has been sent and recorded, and its
+        notifications rolled up."""
+        while self._tasks or self._rollups.running:
+            await asyncio.gather(*self._tasks, *self._rollups.running, return_exceptions=True)
 
     async def stop(self) -> None:
-        """Stop claiming; finish in-flight batches within the grace period, release the rest."""
+        """Stop claiming; finish in-flight batches within the grace period, release the rest.
+
+        Once: a second call waits for the first (a server begins the stop when
+        its own begins, and its lifespan waits for it at the end).
+        """
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopped)
+
+    async def _stop(self) -> None:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
@@ -296,8 +314,9 @@ class DeliveryEngine:
             grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
             grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
             try:
-                while self._tasks and not grace.done():
-                    await asyncio.wait([*self._tasks, grace], return_when=FIRST_COMPLETED)
+                while (self._tasks or self._rollups.running) and not grace.done():
+                    waits = [*self._tasks, *self._rollups.running, grace]
+                    await asyncio.wait(waits, return_when=FIRST_COMPLETED)
             finally:
                 grace.cancel()
         unfinished = set(self._tasks)
@@ -315,6 +334,7 @@ class DeliveryEngine:
         # Nothing is queued on the executors any more; don't block the loop on them.
         self._claimer.shutdown(wait=False)
         self._recorder.shutdown(wait=False)
+        self._rollups.shutdown()
 
     # -- sending -------------------------------------------------------------
 
@@ -393,6 +413,7 @@ class DeliveryEngine:
                 pause = min(pause * 2, RECORD_RETRY[1])
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
+        self._rollups.start(pairs)
         if self._room is not None:
             self._room.set()
         if due is not None:

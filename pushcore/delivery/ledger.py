@@ -22,6 +22,7 @@ from pushcore.domain.outcomes import (
     Deferred,
     Delivered,
     Dispatch,
+    Failed,
     Outcome,
     Retry,
     TokenInvalid,
@@ -30,6 +31,10 @@ from pushcore.domain.outcomes import (
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
+
+# Notifications rolled up per transaction: on SQLite each holds the one write
+# lock, which the next outcomes' record may be waiting for.
+ROLLUP_CHUNK = 128
 
 
 @attrs.frozen
@@ -129,30 +134,31 @@ class Ledger:
         return tx.deliveries.renew(held, self.owner, now + lease, now + lease / 2)
 
     def record(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
-        """Store outcomes; returns the earliest time a delivery is due again, if any."""
+        """Store outcomes, in a short transaction; the earliest time a delivery is due
+        again, if any. The notifications follow in :meth:`roll_up`."""
         now = self._clock.now()
         policy = self._config.retry
         earliest: datetime | None = None
-        reasons: dict[str, str] = {}
         # The transition table decides each delivery's next status from its
         # outcome; a dispatch whose delivery is not in flight raises.
         decided = [
             (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
         ]
-        # The notifications as claimed; refreshed below, not decoded again.
-        touched = {d.delivery.notification_id: d.notification for d, _ in pairs}
-        delivered = [d.delivery for d, _, status in decided if status is DeliveryStatus.DELIVERED]
+        delivered = [d.delivery.id for d, _, st in decided if st is DeliveryStatus.DELIVERED]
         # Said once the transaction has committed: a line for what really happened.
         said: list[Callable[[], None]] = []
-        with self._store.transaction() as tx:
+        # Only the deliveries' rows, a note each and the counters: what a crash must
+        # not send again is on disk within the 100 ms of API.md ("Limits and
+        # fairness"); deriving the notifications' statuses, which locks and reads
+        # them, is roll_up()'s, afterwards. Urgent: on SQLite it goes before the
+        # claims and roll-ups waiting for the write lock.
+        with self._store.transaction(urgent=True) as tx:
+            settled: list[str] = []
             if delivered:
                 # Most of a batch, most of the time: settled in one statement.
-                settled = tx.deliveries.settle_many(
-                    [d.id for d in delivered], self.owner, DeliveryStatus.DELIVERED, None, now
+                settled += tx.deliveries.settle_many(
+                    delivered, self.owner, DeliveryStatus.DELIVERED, None, now
                 )
-                devices = sorted({d.device_id for d in delivered if d.id in settled})
-                if devices:
-                    tx.devices.mark_delivered(devices, now)
             for dispatch, outcome, status in decided:
                 delivery = dispatch.delivery
                 if isinstance(outcome, Delivered):
@@ -171,20 +177,68 @@ class Ledger:
                         earliest = due if earliest is None else min(earliest, due)
                         said.append(functools.partial(say_retry, dispatch, outcome, delay))
                     continue
-                failed = tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now)
-                if failed:
-                    reasons[delivery.notification_id] = outcome.reason
-                    said.append(functools.partial(say_failed, dispatch, outcome))
-                if failed and isinstance(outcome, TokenInvalid):
+                if not tx.deliveries.settle(delivery.id, self.owner, status, outcome.reason, now):
+                    continue
+                settled.append(delivery.id)
+                said.append(functools.partial(say_failed, dispatch, outcome))
+                if isinstance(outcome, TokenInvalid):
+                    # Nothing more is sent to it from now; its other deliveries are
+                    # cancelled by the roll-up (or failed by the claim that meets them).
                     tx.devices.deactivate(delivery.device_id)
-                    detach_device(tx, delivery.device_id, now, "Device deactivated")
                     said.append(functools.partial(say_deactivated, dispatch, outcome))
-            reconcile(
-                tx, tx.notifications.refresh(list(touched.values()), for_update=True), now, reasons
-            )
+            tx.deliveries.to_roll_up(settled, now)
         for say in said:
             say()
         return earliest
+
+    def roll_up(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> None:
+        """Derive the statuses of the notifications of outcomes :meth:`record` stored,
+        in short transactions (``ROLLUP_CHUNK`` notifications each)."""
+        by_notification: dict[str, list[tuple[Dispatch, Outcome]]] = {}
+        for dispatch, outcome in pairs:
+            by_notification.setdefault(dispatch.delivery.notification_id, []).append(
+                (dispatch, outcome)
+            )
+        ids = sorted(by_notification)
+        for start in range(0, len(ids), ROLLUP_CHUNK):
+            chunk = [p for n in ids[start : start + ROLLUP_CHUNK] for p in by_notification[n]]
+            self._roll_up(chunk)
+
+    def _roll_up(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> None:
+        now = self._clock.now()
+        with self._store.transaction() as tx:
+            taken = set(tx.deliveries.rolled_up(sorted(d.delivery.id for d, _ in pairs)))
+            if not taken:
+                return  # retries and hand-backs change no notification; or rolled up already
+            mine = [(d, o) for d, o in pairs if d.delivery.notification_id in taken]
+            devices = sorted({d.device.id for d, o in mine if isinstance(o, Delivered)})
+            if devices:
+                tx.devices.mark_delivered(devices, now)
+            for dispatch, outcome in mine:
+                if isinstance(outcome, TokenInvalid):
+                    detach_device(tx, dispatch.device.id, now, "Device deactivated")
+            # A failed notification's reason is that of the answer that failed it.
+            reasons = {
+                d.delivery.notification_id: o.reason
+                for d, o in mine
+                if isinstance(o, Failed | TokenInvalid | Retry)
+            }
+            unique = list({d.notification.id: d.notification for d, _ in mine}.values())
+            reconcile(tx, tx.notifications.refresh(unique, for_update=True), now, reasons)
+
+    def roll_up_leftovers(self, before: datetime | None) -> int:
+        """Roll up the notes recorded before ``before`` (None: all) that nobody rolled up
+        (their process died between the two); how many notifications."""
+        done = 0
+        while True:
+            with self._store.transaction() as tx:
+                ids = tx.deliveries.leftover_rollups(before, ROLLUP_CHUNK)
+                if not ids:
+                    return done
+                now = self._clock.now()
+                found = tx.notifications.by_ids(ids)
+                reconcile(tx, tx.notifications.refresh(found, for_update=True), now)
+                done += len(ids)
 
     def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
         may_retry = not self._config.retry.gives_up(dispatch.delivery.attempts)

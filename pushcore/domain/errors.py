@@ -142,6 +142,18 @@ class NotCancellable(Conflict):
     code = "not_cancellable"
 
 
+class NotEditable(Conflict):
+    """A PATCH came after a delivery was handed to a gateway, or after it was settled."""
+
+    code = "not_editable"
+
+
+class RevisionMismatch(PushcoreError):
+    """`If-Match` names a revision the notification no longer (or never) had."""
+
+    code = "revision_mismatch"
+
+
 class AccountExists(Conflict):
     """An account with this id exists already."""
 
@@ -228,3 +240,9 @@ class ConnectionFailed(PushcoreError):
     """No answer from the server: refused, unreachable, timed out (after the retries)."""
 
     code = "connection_failed"
+
+
+class ScheduleEnded(Conflict):
+    """A completed schedule was paused, resumed or triggered (API.md: 409)."""
+
+    code = "schedule_ended"

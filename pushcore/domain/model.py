@@ -172,6 +172,7 @@ class Notification:
     # of its wait for a device. None otherwise.
     wake_at: datetime | None = None
     settled_at: datetime | None = None
+    revision: int = 1  # +1 on each PATCH: what `If-Match` names
 
 
 @attrs.frozen

@@ -23,10 +23,10 @@ from joserfc.jwk import ECKey
 
 from pushcore.domain.errors import ConfigError
 from pushcore.ports import Clock, Store
+from pushcore.runtime.datadir import VAPID_KEY_FILE
 
 log = logging.getLogger("pushcore")
 
-VAPID_KEY_FILE = "vapid-private.pem"
 VAPID_KEY = "vapid"
 """The name the key pair is shared under in the database (``server_keys``)."""
 # RFC 8292 section 2: push services reject an ``exp`` more than 24 hours ahead.

@@ -6,7 +6,8 @@ module per concern: ``system`` (time, ids, randomness), ``stores`` (the
 store, its transactions, lock intents, heartbeats), ``accounts``,
 ``notifications``, ``queue``, ``streams``, ``idempotency``, ``people``, ``inbox``
 (the repositories), ``oidc`` (single sign-on's rows and the OpenID provider),
-``delivery`` (gateways and the engine's observer and waker), ``web`` (URL checks).
+``delivery`` (gateways and the engine's observer and waker), ``web`` (URL checks),
+``recurrence`` (RRULE expansion for recurring schedules).
 """
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -25,6 +26,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.recurrence import RuleExpander
 from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 from pushcore.ports.system import Clock, IdGenerator, Random
@@ -54,6 +56,7 @@ __all__ = [
     "Random",
     "RefreshTokenRepository",
     "RetentionRepository",
+    "RuleExpander",
     "SessionRevocationRepository",
     "SignInRepository",
     "Store",

@@ -57,6 +57,10 @@ class NotificationRepository(Protocol):
         """Store the changed state (status, failure_reason, wake_at, settled_at)."""
         ...
 
+    def edit(self, notification: Notification) -> None:
+        """Store an edited notification's content, timing, targets and revision."""
+        ...
+
     def update_many(self, notifications: Sequence[Notification]) -> None:
         """:meth:`update` of several notifications at once."""
         ...

@@ -54,6 +54,22 @@ class DeliveryQueue(Protocol):
         """:meth:`settle` of several deliveries at once; the ids ``owner`` still held."""
         ...
 
+    def to_roll_up(self, delivery_ids: Sequence[str], at: datetime) -> None:
+        """Note these deliveries, settled in this transaction, as recorded with their
+        notifications' statuses still to derive (a note per delivery: two deliveries
+        of one notification never wait for each other's note)."""
+        ...
+
+    def rolled_up(self, delivery_ids: Sequence[str]) -> list[str]:
+        """Take (delete) these deliveries' notes; the notifications, in id order, of the
+        notes that were still there."""
+        ...
+
+    def leftover_rollups(self, before: datetime | None, limit: int) -> list[str]:
+        """Take up to ``limit`` notes recorded before ``before`` (None: any) that no other
+        transaction is taking; their notifications, in id order (after a crash)."""
+        ...
+
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease."""
         ...
@@ -90,6 +106,10 @@ class DeliverySchedule(Protocol):
     def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
         """One PENDING delivery of ``notification`` per active device of every subscriber
         of the stream, inserted in bulk by the database; how many."""
+        ...
+
+    def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
+        """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
         ...
 
     def cancel_unsent(self, notification_id: str, reason: str) -> int:

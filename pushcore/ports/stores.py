@@ -31,6 +31,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.schedules import OccurrenceRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
 
@@ -175,6 +176,11 @@ class Transaction(Protocol):
         ...
 
     @property
+    def occurrences(self) -> OccurrenceRepository:
+        """Recurring schedules' occurrences and the notifications made of them."""
+        ...
+
+    @property
     def sign_ins(self) -> SignInRepository:
         """Single sign-on's round trips and one-time codes."""
         ...
@@ -188,8 +194,11 @@ class Transaction(Protocol):
 class Store(Protocol):
     """A database. Writes happen in :meth:`transaction`, reads may use :meth:`read`."""
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
         """A write transaction: committed when the block ends, rolled back if it raises.
+
+        ``urgent``: where writers take turns (SQLite), it goes before the other
+        writers still waiting (the engine's record of what a gateway answered).
 
         A read-then-write inside one is safe once its lock intent is taken
         (:class:`Locks`, ``for_update``): SQLite runs one writer at a time,

@@ -25,6 +25,8 @@ log = logging.getLogger("pushcore")
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
+VAPID_KEY_FILE = "vapid-private.pem"
+"""The VAPID key pair kept in the data directory (pushcore.gateways.vapid)."""
 STORE_SUFFIXES = ("", "-wal", "-shm", "-journal", "-writer")
 """The files of a SQLite store at ``<db>``: ``<db><suffix>``."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import attrs
@@ -53,7 +54,15 @@ class Services:
     people: PeopleService
     passwords: PasswordHashing
     wakes: WakeRelay
-    vapid_public_key: str
+    vapid_key: Callable[[], str]
+    """The VAPID public key every process on the database shares (base64url), read or
+    made on first use: a server asks at its start (a data directory holding another
+    pair stops it there), a local command that sends never does."""
+
+    @property
+    def vapid_public_key(self) -> str:
+        """The shared VAPID public key, as a web client subscribes with it."""
+        return self.vapid_key()
 
     def engine_seen_since(self, window: timedelta) -> bool:
         """Whether a delivery engine (``serve`` or ``worker``) has said it was working on

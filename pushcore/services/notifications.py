@@ -12,7 +12,9 @@ from pushcore.domain.errors import (
     DeviceNotFound,
     FieldError,
     NotCancellable,
+    NotEditable,
     NotFound,
+    RevisionMismatch,
     ValidationError,
 )
 from pushcore.domain.inputs import NewNotification
@@ -23,6 +25,7 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
 )
+from pushcore.domain.revisions import NOT_EDITABLE_HINT
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
@@ -302,6 +305,103 @@ class NotificationService:
             return cancelled
 
         return self._writes.run(write)
+
+    async def edit(
+        self,
+        account_id: str,
+        notification_id: str,
+        if_revision: int | None,
+        apply: Callable[[Notification], NewNotification],
+        sender_icon: str | None = None,
+    ) -> Notification:
+        """Edit while no delivery has been handed to a gateway: 409 ``not_editable`` after.
+
+        ``apply`` turns the locked notification into the edited request (the
+        merge patch, structured by the create's rules), so an edit is checked
+        against the revision it is applied to. Decided in one write transaction
+        holding the notification FOR UPDATE, which a claim skips: either the
+        edit commits before any claim, and every delivery sends the new
+        revision, or a delivery was handed first and this is a 409.
+        """
+        icons = await probe_icons(self._icons, account_id, {"senderIcon": sender_icon})
+        if icons:
+            raise ValidationError(list(icons))
+        edited = await self._writes.submit_async(
+            lambda tx: self._edit(tx, account_id, notification_id, if_revision, apply)
+        )
+        self._waker.wake(edited.scheduled_at)
+        return edited
+
+    def _edit(
+        self,
+        tx: Transaction,
+        account_id: str,
+        notification_id: str,
+        if_revision: int | None,
+        apply: Callable[[Notification], NewNotification],
+    ) -> Notification:
+        found = tx.notifications.get(account_id, notification_id, for_update=True)
+        if found is None:
+            raise NotFound("Notification not found")
+        if if_revision is not None and found.revision != if_revision:
+            raise RevisionMismatch(
+                f"Notification is at revision {found.revision}, not {if_revision}"
+            )
+        hint = NOT_EDITABLE_HINT.format(notification_id)
+        if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
+            raise NotEditable(f"Notification is {found.status.value}: {hint}")
+        if tx.progress.counts(notification_id).handed:
+            raise NotEditable(f"Notification is being delivered; {hint}")
+        request = apply(found)
+        now = self._clock.now()
+        errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+        if errors:
+            raise ValidationError(errors)
+        timed = request.delay is not None or request.scheduled_at is not None
+        due = found.scheduled_at
+        if timed:
+            due = in_milliseconds(
+                resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+            )
+        given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
+        edited = attrs.evolve(
+            found,
+            **{
+                **given,
+                "delay": (request.delay or DEFAULT_DELAY.value) if timed else found.delay,
+                "custom_delay": request.custom_delay if timed else found.custom_delay,
+                "metadata": dict(request.metadata or {}),
+                "scheduled_at": due,
+            },
+            # A notification with no delivery yet is looked at again at its due time.
+            wake_at=due if found.wake_at == found.scheduled_at else found.wake_at,
+            revision=found.revision + 1,
+        )
+        token = request.target_device_token
+        if token == found.target_device_token:
+            tx.schedule.reschedule_unsent(notification_id, due)
+        else:
+            edited = self._retarget(tx, edited, token)
+        tx.notifications.edit(edited)
+        return edited
+
+    def _retarget(self, tx: Transaction, edited: Notification, token: str | None) -> Notification:
+        """The edited notification for its new target set, whose deliveries replace the old."""
+        if edited.stream is not None:
+            raise ValidationError(
+                [FieldError("targetDeviceToken", "a stream send goes to its subscribers")]
+            )
+        if token is not None and tx.devices.find_by_token(edited.account_id, token) is None:
+            raise DeviceNotFound("No device with this targetDeviceToken on this account")
+        targets = tx.devices.active_targets(edited.account_id, token)
+        # The old target set's deliveries, none handed yet, are not made.
+        tx.schedule.cancel_unsent(edited.id, "retargeted")
+        tx.schedule.add_many(new_deliveries(self._ids, edited, targets, edited.scheduled_at))
+        due = edited.scheduled_at
+        waiting = edited.status is NotificationStatus.QUEUED and not targets
+        return attrs.evolve(
+            edited, devices_targeted=len(targets), wake_at=due if waiting else edited.wake_at
+        )
 
     def stats(self, account_id: str) -> NotificationStats:
         """Counts by status and delivery, and the last 24 hours."""

@@ -219,6 +219,14 @@ class StreamService:
             if not tx.subscriptions.delete(account_id, subscription_id):
                 raise NotFound("Subscription not found")
 
+    def shared(self, code: str) -> Stream:
+        """The stream with ``code``, for anyone holding its share link (no account)."""
+        with self._store.read() as tx:
+            view = tx.streams.by_code(code.strip().lower())
+        if view is None:
+            raise NotFound("No stream has this code")
+        return view.stream
+
     def lookup(self, account_id: str, code: str) -> Lookup:
         """The stream with ``code``, and whether the caller subscribes to it."""
         with self._store.read() as tx:

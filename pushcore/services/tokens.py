@@ -3,6 +3,10 @@
 The accepted algorithm list never comes from the token: ``alg: none``, an
 HS256 token signed with an RSA public key, or any algorithm the operator did
 not list are refused before a signature is even looked at.
+
+joserfc (and with it every key type of ``cryptography``, ~0.2 s to import) is
+imported on the first token checked or signed: a local ``pushctl send``
+builds a verifier and never uses it.
 """
 
 from __future__ import annotations
@@ -14,17 +18,19 @@ import threading
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from joserfc import jwt
-from joserfc.errors import ExpiredTokenError, JoseError
-from joserfc.jwk import KeySet, OctKey
-from joserfc.jwt import JWTClaimsRegistry
 
 from pushcore.domain.errors import ConfigError, Unauthorized
 from pushcore.ports import Clock
+
+if TYPE_CHECKING:
+    from joserfc import jwt
+    from joserfc.jwk import KeySet, OctKey
+    from joserfc.jwt import JWTClaimsRegistry
 
 # Identity providers and this service rarely share a clock to the second.
 CLOCK_LEEWAY_SECONDS = 30
@@ -47,6 +53,8 @@ class JwksSource:
         self._fetched_at = 0.0
 
     def _load(self) -> KeySet:
+        from joserfc.jwk import KeySet
+
         if self._location.startswith(("https://", "http://")):
             verify: Any = str(self._ca_file) if self._ca_file else True
             response = httpx.get(self._location, timeout=5.0, verify=verify)
@@ -58,6 +66,8 @@ class JwksSource:
 
     def keys(self, refresh: bool = False) -> KeySet:
         """The key set; ``refresh`` asks for a new copy (honoured at most once a minute)."""
+        from joserfc.errors import JoseError
+
         with self._lock:
             age = time.monotonic() - self._fetched_at
             stale = self._keys is None or age > JWKS_REFRESH_SECONDS
@@ -105,31 +115,40 @@ class TokenVerifier:
             raise ConfigError("PUSHCORE_JWT_SECRET: a secret or a JWKS is needed")
         self._clock = clock
         self._algorithms = list(algorithms)
-        self._secret = OctKey.import_key(secret.encode()) if secret else None
+        self._secret = secret or None
         self._jwks = jwks
-        claims: dict[str, Any] = {"exp": {"essential": True}, "sub": {"essential": True}}
+        self._claims: dict[str, Any] = {"exp": {"essential": True}, "sub": {"essential": True}}
         if issuer:
-            claims["iss"] = {"essential": True, "value": issuer}
+            self._claims["iss"] = {"essential": True, "value": issuer}
         if audience:
-            claims["aud"] = {"essential": True, "value": audience}
-        self._registry = self._claims(claims)
-        # Beside a JWKS, iss and aud are the identity provider's: pushcore's own
-        # tokens carry neither.
-        essential = {"exp": {"essential": True}, "sub": {"essential": True}}
-        self._own_registry = self._claims(essential) if jwks else self._registry
+            self._claims["aud"] = {"essential": True, "value": audience}
+        self._made: tuple[JWTClaimsRegistry, JWTClaimsRegistry] | None = None
 
-    def _claims(self, claims: dict[str, Any]) -> JWTClaimsRegistry:
-        return JWTClaimsRegistry(
-            now=lambda: int(self._clock.now().timestamp()), leeway=CLOCK_LEEWAY_SECONDS, **claims
-        )
+    def _registries(self) -> tuple[JWTClaimsRegistry, JWTClaimsRegistry]:
+        """The claims checked on the identity provider's tokens, and on pushcore's own."""
+        if self._made is None:
+            from joserfc.jwt import JWTClaimsRegistry
+
+            def now() -> int:
+                return int(self._clock.now().timestamp())
+
+            given = JWTClaimsRegistry(now=now, leeway=CLOCK_LEEWAY_SECONDS, **self._claims)
+            # Beside a JWKS, iss and aud are the identity provider's: pushcore's own
+            # tokens carry neither.
+            essential: dict[str, Any] = {"exp": {"essential": True}, "sub": {"essential": True}}
+            own = JWTClaimsRegistry(now=now, leeway=CLOCK_LEEWAY_SECONDS, **essential)
+            self._made = (given, own if self._jwks else given)
+        return self._made
 
     def _own(self, token: str) -> bool:
         return self._secret is not None and (self._jwks is None or _header_alg(token) == "HS256")
 
     def _decode(self, token: str, refresh: bool) -> jwt.Token:
+        from joserfc import jwt
+
         if self._secret is not None and self._own(token):
             algorithms = self._algorithms if self._jwks is None else ["HS256"]
-            return jwt.decode(token, self._secret, algorithms=algorithms)
+            return jwt.decode(token, _oct_key(self._secret), algorithms=algorithms)
         assert self._jwks is not None
         return jwt.decode(token, self._jwks.keys(refresh), algorithms=self._algorithms)
 
@@ -143,6 +162,8 @@ class TokenVerifier:
         id (its ``sid``; None for any other token); refused as by :meth:`verify`."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             raise Unauthorized("Invalid token")
+        from joserfc.errors import ExpiredTokenError, JoseError
+
         own = self._own(token)
         try:
             try:
@@ -152,8 +173,8 @@ class TokenVerifier:
                     raise
                 # The identity provider may have rotated its keys since we fetched them.
                 decoded = self._decode(token, refresh=True)
-            registry = self._own_registry if own else self._registry
-            registry.validate(decoded.claims)
+            given, owns = self._registries()
+            (owns if own else given).validate(decoded.claims)
         except ExpiredTokenError:
             # Only once the signature held: an expiry says nothing to a forger.
             raise Unauthorized("Token expired") from None
@@ -177,12 +198,12 @@ class TokenIssuer:
 
     def __init__(self, clock: Clock, secret: str | None) -> None:
         self._clock = clock
-        self._key = OctKey.import_key(secret.encode()) if secret else None
+        self._secret = secret or None
 
     def issue(self, account_id: str, ttl: timedelta, session_id: str | None = None) -> str:
         """A token for ``account_id`` that expires after ``ttl``, of the session
         ``session_id`` if given (it stops working when that session is signed out)."""
-        if self._key is None:
+        if self._secret is None:
             raise ConfigError(
                 "PUSHCORE_JWKS: tokens come from your identity provider when a JWKS is"
                 " configured; pushctl can only issue tokens with PUSHCORE_JWT_SECRET"
@@ -197,7 +218,17 @@ class TokenIssuer:
         }
         if session_id is not None:
             claims[SESSION_CLAIM] = session_id
-        return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, self._key)
+        from joserfc import jwt
+
+        return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, _oct_key(self._secret))
+
+
+@cache
+def _oct_key(secret: str) -> OctKey:
+    """The HS256 key of ``secret``, imported once."""
+    from joserfc.jwk import OctKey
+
+    return OctKey.import_key(secret.encode())
 
 
 def verified_expiry(token: str) -> datetime | None:

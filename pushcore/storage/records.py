@@ -32,7 +32,7 @@ TABLES = (
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
     "oidc_codes", "inbox", "oidc_identities", "oidc_legacy_accounts", "server_keys",
-    "session_revocations",
+    "session_revocations", "rollups", "schedule_occurrences",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)

@@ -87,17 +87,18 @@ class CliState:
             )
         return self._settings
 
-    def build_services(self) -> Services:
-        """New services through the composition root (the caller closes them).
+    def build_services(self, *, server: bool = False) -> Services:
+        """New services through the composition root (the caller closes them); for a
+        ``server`` (serve, worker), with the shared VAPID key pair settled.
 
         Says so on stderr when this creates the data directory, so that a
         command run from the wrong directory is noticed.
         """
         settings = self.settings
         existed = settings.data_dir.exists()
-        from pushcore.bootstrap import build_services
+        from pushcore.bootstrap import build_server_services, build_services
 
-        services = build_services(settings)
+        services = (build_server_services if server else build_services)(settings)
         if not existed and settings.data_dir.exists():
             output.say(f"pushctl: created a new data directory at {settings.data_dir.resolve()}")
         return services

@@ -59,7 +59,7 @@ def serve(
     sock = listen(host, port)
     try:
         # Not the CLI's shared services: the app's lifespan owns and closes these.
-        app = create_app(state.build_services(), run_engine=engine)
+        app = create_app(state.build_services(server=True), run_engine=engine)
         where = url(host, sock.getsockname()[1])
         output.say(
             f"pushcore serving on {where}\n"

@@ -51,7 +51,7 @@ def worker(
     if port is not None:
         _serve_with_health(state, host, port)
         return
-    services = state.build_services()
+    services = state.build_services(server=True)
     output.say(f"pushcore worker delivering (data directory: {settings.data_dir})")
     try:
         from pushcore.bootstrap import build_engine
@@ -73,7 +73,7 @@ def _serve_with_health(state: CliState, host: str, port: int) -> None:
     settings = state.settings
     sock = listen(host, port)
     try:
-        app = create_ops_app(state.build_services())
+        app = create_ops_app(state.build_services(server=True))
         where = url(host, sock.getsockname()[1])
         output.say(
             f"pushcore worker delivering (data directory: {settings.data_dir});"

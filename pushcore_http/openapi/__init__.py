@@ -116,12 +116,14 @@ def security_of(credential: Declared) -> list[Json]:
     """The security requirement of an endpoint that takes ``credential``."""
     jwt: Json = {"bearerAuth": []}
     key: Json = {"apiKeyAuth": [credential.scope.value] if credential.scope else []}
-    return {
+    required = {
         None: [],
         Accepts.USER: [jwt],
         Accepts.KEY: [key],
         Accepts.EITHER: [jwt, key],
     }[credential.accepts]
+    # The empty requirement: OpenAPI's way to say the credential may be left out.
+    return [*required, {}] if credential.optional else required
 
 
 def error_schema(codes: list[str]) -> Json:

@@ -1,4 +1,4 @@
-"""/api/notifications: schedule, list, inspect, cancel and count (API keys with scopes)."""
+"""/api/notifications: schedule, list, inspect, edit, cancel and count (API keys with scopes)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pushcore import converter as views
-from pushcore.converter import decode_cursor, parse_list_query, structure_batch, structure_request
+from pushcore.converter import (
+    decode_cursor,
+    parse_list_query,
+    request_json,
+    structure_batch,
+    structure_request,
+)
 from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewNotification
+from pushcore.domain.model import Notification
+from pushcore.domain.revisions import if_match_revision, merge_patch
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
@@ -152,5 +160,52 @@ async def cancel(request: Request) -> Response:
     services, caller = served(request)
     notification_id = request.path_params["notification_id"]
     await run_in_threadpool(services.notifications.cancel, caller.account_id, notification_id)
+    detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries))
+
+
+_IF_MATCH = {
+    "name": "If-Match",
+    "in": "header",
+    "schema": {"type": "string", "examples": ["3", '"3"']},
+    "description": "Apply only to this revision (bare or quoted); another is a 412.",
+}
+
+
+@routes.declare(
+    "PATCH",
+    "/api/notifications/{notification_id}",
+    "Edit a notification",
+    _WRITE,
+    answer(200, "The notification, `revision` + 1.", ref("NotificationDetail"))
+    | refusal(e.NotEditable("Notification is being delivered; use POST .../replace"))
+    | refusal(e.RevisionMismatch("Notification is at revision 2, not 1")),
+    "A JSON merge patch (`application/json` or `application/merge-patch+json`) of "
+    "`title, body, iconStyle, sound, priority, metadata` (replaced whole), `senderName, "
+    "senderIcon, targetDeviceToken` and one timing (`scheduledAt`, or `delay` with "
+    "`customDelay`, or `deliverAt`); `null` clears an optional field. Allowed while no "
+    "delivery has been handed to a gateway, else 409 `not_editable`; a PATCH and the "
+    "engine's claim are ordered, so every device gets one revision, once.",
+    parameters=[_IF_MATCH],
+)
+async def edit(request: Request) -> Response:
+    """Edit before sending: 200 with `revision` + 1, 409 once handed, 412 on `If-Match`."""
+    services, caller = served(request)
+    notification_id = request.path_params["notification_id"]
+    if_revision = if_match_revision(request.headers.get("if-match"))
+    patch = await read_json(request)
+    merge_patch({}, patch)  # the patch's own faults, before any lock is taken
+
+    def apply(found: Notification) -> NewNotification:
+        return structure_request(NewNotification, merge_patch(request_json(found), patch))
+
+    icon = patch.get("senderIcon")
+    await services.notifications.edit(
+        caller.account_id,
+        notification_id,
+        if_revision,
+        apply,
+        icon if isinstance(icon, str) else None,
+    )
     detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
     return view_response(views.NotificationView.of(detail.notification, detail.deliveries))

@@ -11,11 +11,12 @@ from pushcore.converter import structure_request
 from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
-from pushcore_http.answers import answer, listing, refusal, removal
-from pushcore_http.auth import USER, either, key, served
+from pushcore_http import address_limits
+from pushcore_http.answers import answer, listing, ref, refusal, removal
+from pushcore_http.auth import USER, USER_OR_NONE, caller_or_none, either, key, served
 from pushcore_http.body import read_json, read_message
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.routes import view_response
+from pushcore_http.routes import services_of, view_response
 
 routes = Endpoints("Streams")
 
@@ -139,13 +140,25 @@ async def unsubscribe(request: Request) -> Response:
 @routes.get(
     "/api/streams/lookup/{code}",
     "Look up a stream by code",
-    USER,
-    answer(200, "The stream, and whether the caller subscribes.", views.LookupView),
+    USER_OR_NONE,
+    answer(
+        200,
+        "With a user's token: the stream and whether the caller subscribes. Without a "
+        "credential: only its name, code, description and icon (`SharedStream`).",
+        {"oneOf": [ref(views.LookupView), ref(views.SharedStreamView)]},
+    )
+    | refusal(e.NotFound("No stream has this code")),
+    "What a share link shows before sign-in needs no credential; those lookups are rate "
+    "limited per client address.",
 )
 async def lookup(request: Request) -> Response:
-    """A stream by its code, and whether the caller subscribes."""
-    services, user = served(request)
-    found = await run_in_threadpool(
-        services.streams.lookup, user.account_id, request.path_params["code"]
-    )
+    """A stream by its code, and whether the caller subscribes (or, without a credential,
+    what its share link may show anyone)."""
+    services, user = services_of(request), caller_or_none(request)
+    code = request.path_params["code"]
+    if user is None:
+        address_limits.admit(request, "stream_lookup")
+        stream = await run_in_threadpool(services.streams.shared, code)
+        return view_response(views.SharedStreamView.of(stream))
+    found = await run_in_threadpool(services.streams.lookup, user.account_id, code)
     return view_response(views.LookupView.of(found))

@@ -16,7 +16,14 @@ from typing import Any
 import attrs
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    ViewportSize,
+    sync_playwright,
+)
 
 from tests.e2e.server import Server
 from tests.fakes.webpush_server import WebPushServer, running_webpush_server
@@ -117,11 +124,11 @@ class Publication:
     code: str
     key: str
 
-    def send(self, title: str, body: str = "") -> None:
+    def send(self, title: str, body: str = "", priority: str = "normal") -> None:
         """A stream send (immediate)."""
         sent = httpx.post(
             f"{self.base}/api/streams/{self.id}/send",
-            json={"title": title, **({"body": body} if body else {})},
+            json={"title": title, "priority": priority, **({"body": body} if body else {})},
             headers={"X-API-Key": self.key},
         )
         assert sent.status_code == 201, sent.text
@@ -157,6 +164,25 @@ def contexts(browser: Browser, server: AppServer) -> Iterator[Callable[[], Brows
     yield new
     for ctx in made:
         ctx.close()
+
+
+# A small phone (the app's first target) and a laptop: the tests of the app's look and
+# feel run at both.
+SIZES: dict[str, ViewportSize] = {
+    "phone": {"width": 360, "height": 780},
+    "desktop": {"width": 1280, "height": 860},
+}
+
+
+@pytest.fixture(params=sorted(SIZES))
+def sized_page(
+    request: pytest.FixtureRequest, browser: Browser, server: AppServer
+) -> Iterator[Page]:
+    """A page of a fresh profile at each of SIZES (the test runs once per size)."""
+    ctx = browser.new_context(base_url=server.base, viewport=SIZES[request.param])
+    ctx.set_default_timeout(10_000)
+    yield watched(ctx.new_page())
+    ctx.close()
 
 
 @pytest.fixture

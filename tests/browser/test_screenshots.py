@@ -1,8 +1,8 @@
-"""Every screen at 360 px, with content: the pictures of docs/app.md.
+"""Every screen at 360 px and at 1280 px, with content: the pictures of docs/app.md.
 
 Kept current by scripts/screenshots.sh, which sets PUSHCORE_SCREENSHOTS to
 docs/img; otherwise they go to a temporary directory, and the test is a smoke
-run of each screen with an axe scan.
+run of each screen at both sizes, light and dark, with an axe scan of each.
 """
 
 from __future__ import annotations
@@ -11,67 +11,103 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import BrowserContext, expect
+import pytest
+from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import AppServer, axe_scan, problems, sign_in, watched
+from tests.browser.conftest import SIZES, AppServer, axe_scan, problems, sign_in, watched
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", sorted(SIZES))
 def test_each_screen(
-    contexts: Callable[[], BrowserContext], server: AppServer, tmp_path: Path
+    browser: Browser, server: AppServer, tmp_path: Path, size: str, scheme: str
 ) -> None:
     out = Path(os.environ.get("PUSHCORE_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
-    page = watched(contexts().new_page())
+    context = browser.new_context(
+        base_url=server.base,
+        viewport=SIZES[size],
+        color_scheme="dark" if scheme == "dark" else "light",
+    )
+    context.set_default_timeout(10_000)
+    try:
+        page = watched(context.new_page())
+        _tour(page, server, lambda name: _shot(page, out, f"app-{name}-{size}-{scheme}"))
+        assert not problems(page)
+    finally:
+        context.close()
 
-    def shot(name: str) -> None:
-        assert not axe_scan(page), name
-        page.screenshot(path=str(out / f"app-{name}.png"), full_page=True)
+
+def _shot(page: Page, out: Path, name: str) -> None:
+    assert not axe_scan(page), name
+    # Wait for images (icons, the QR code) so that the picture is what a person sees.
+    page.wait_for_function("() => [...document.images].every((img) => img.complete)")
+    # The whole page in a window as tall as it, so that the fixed tab bar is drawn at its
+    # foot (a full-page capture of a short window draws it halfway down).
+    size = page.viewport_size
+    assert size
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], height)})
+    page.screenshot(path=str(out / f"{name}.png"))
+    page.set_viewport_size(size)
+
+
+def _tour(page: Page, server: AppServer, shot: Callable[[str], None]) -> None:
+    """Each screen with content, shot as a person would first see it."""
+    news = server.stream("Morning news")
+    ci = server.stream("CI builds")
+    page.goto(f"/app/subscribe/{news.code}")
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    shot("share-link-signed-out")
 
     page.goto("/app/")
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()
     shot("signin")
 
     me = server.person("dana")
-    news = server.stream("Morning news")
     sign_in(page, me, f"/app/subscribe/{news.code}")
     expect(page.get_by_role("button", name="Subscribe", exact=True)).to_be_visible()
     shot("share-link")
     page.get_by_role("button", name="Subscribe", exact=True).click()
     expect(page.get_by_text("You follow this stream")).to_be_visible()
 
-    page.get_by_role("link", name="Inbox").click()
-    for title, body in (
-        ("Markets open higher", "Stocks rose in early trading."),
-        ("Rain expected", "Take an umbrella this afternoon."),
-    ):
-        news.send(title, body)
-        expect(page.get_by_role("listitem").filter(has_text=title)).to_be_visible()
-    page.get_by_role("listitem").filter(has_text="Markets open higher").get_by_role(
-        "button", name="Mark read"
-    ).click()
-    expect(page.get_by_text("1 unread")).to_be_visible()
-    shot("inbox")
-
-    page.get_by_role("link", name="Subscriptions").click()
-    expect(page.get_by_role("listitem").filter(has_text="Morning news")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Subscriptions").click()
+    page.get_by_label("Stream code").fill(ci.code)
+    page.get_by_role("button", name="Subscribe", exact=True).click()
+    expect(page.get_by_role("listitem").filter(has_text="CI builds")).to_be_visible()
     shot("subscriptions")
 
-    page.get_by_role("link", name="Streams").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Inbox").click()
+    expect(page.get_by_role("heading", name="No notifications yet")).to_be_visible()
+    shot("inbox-empty")
+    for stream, title, body, priority in (
+        (news, "Markets open higher", "Stocks rose in early trading.", "normal"),
+        (ci, "Deploy slow", "p95 latency above 800 ms for 10 minutes", "high"),
+        (ci, "Build failed", "main #482: 3 tests failed in tests/http", "critical"),
+        (news, "Rain expected", "Take an umbrella this afternoon.", "normal"),
+    ):
+        stream.send(title, body, priority)
+        expect(page.get_by_role("listitem").filter(has_text=title)).to_be_visible()
+    page.get_by_role("button", name="Actions for Markets open higher").click()
+    page.get_by_role("menuitem", name="Mark read").click()
+    expect(page.get_by_text("3 unread")).to_be_visible()
+    shot("inbox")
+    page.get_by_role("button", name="Actions for Rain expected").click()
+    expect(page.get_by_role("menuitem", name="Dismiss")).to_be_visible()
+    shot("inbox-menu")
+    page.keyboard.press("Escape")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Streams").click()
     page.get_by_role("button", name="New stream").click()
     page.get_by_label("Name").fill("Family")
     page.get_by_label("Description").fill("Dinner's ready and other news")
     page.get_by_role("button", name="Create stream").click()
-    card = page.get_by_role("region", name="Family")
-    page.wait_for_function(
-        "(img) => img.complete && img.naturalWidth > 0",
-        arg=card.get_by_role("img").element_handle(),
-    )
+    expect(page.get_by_role("region", name="Family")).to_be_visible()
     shot("streams")
 
-    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
     page.get_by_label("Name", exact=True).fill("Home server")
     page.get_by_label("notifications:write").check()
     page.get_by_role("button", name="Create key").click()
     expect(page.locator(".key")).to_be_visible()
     shot("settings")
-    assert not problems(page)

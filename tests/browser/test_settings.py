@@ -45,7 +45,11 @@ def test_create_use_and_revoke_a_key(
     assert answer.status_code == 200, answer.text
     # ...until revoked here.
     listed.get_by_role("button", name="Revoke").click()
-    expect(listed).to_contain_text("(revoked)")
+    # Folded away with the other keys that no longer work.
+    folded = page.get_by_text("Revoked and expired keys (1)")
+    folded.click()
+    revoked = page.locator(".gone").get_by_role("listitem").filter(has_text="CI deploys")
+    expect(revoked).to_contain_text("(revoked)")
     answer = httpx.get(f"{server.base}/api/notifications", headers={"X-API-Key": key})
     assert answer.status_code == 401
     assert answer.json()["error"] == "API key revoked"

@@ -3,12 +3,16 @@ are accepted before and after the command name, for every command."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import Result
 
-from pushcore_cli.main import app
+from pushcore_cli.global_options import GLOBAL_VALUE_OPTIONS, _global_params
+from pushcore_cli.main import COMMANDS, app
 from tests.cli.conftest import Cli
 from tests.cli.runner import CliRunner
 from tests.cli.test_help import PATHS
@@ -179,3 +183,38 @@ def test_credentials_without_a_url_say_what_is_missing(cli: Cli) -> None:
 
     assert result.exit_code == 2
     assert "take effect with --url" in flat(result.output)
+
+
+def test_the_entry_point_skips_the_value_of_every_global_option() -> None:
+    # How pushctl finds the command's name before it builds the command tree.
+    assert {flag for p in _global_params() for flag in p.opts} == GLOBAL_VALUE_OPTIONS
+
+
+def test_a_value_that_reads_as_a_command_name_is_a_value(tmp_path: Path) -> None:
+    # `--data-dir send`: the command is keys, and the data directory ./send.
+    pushctl = [sys.executable, "-m", "pushcore_cli.main"]
+    ran = subprocess.run(
+        [*pushctl, "--data-dir", "send", "keys", "list", "--account", "a", "--json"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PUSHCORE_")},
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
+    assert (tmp_path / "send" / "pushcore.db").is_file()
+
+
+def test_pushctl_help_lists_every_command() -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "pushcore_cli.main", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=60,
+        check=True,
+    )
+    listed = {line.split()[1] for line in shown.stdout.splitlines() if line.startswith("│ ")}
+    assert {name for name, _, _ in COMMANDS} <= listed

@@ -169,3 +169,34 @@ def test_the_database_is_shown_without_its_password(tmp_path: Path) -> None:
     settings = load_settings(env={"PUSHCORE_DATABASE_URL": url}, data_dir=tmp_path)
 
     assert shown_database(settings) == "postgresql://pushcore:***@db.example:5432/pushcore"
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["worker"]])
+def test_a_data_directory_holding_another_vapid_pair_stops_the_start(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # The key pair is settled at a server's start (a local send never reads it):
+    # this one's data directory holds another pair than the shared database's.
+    from pushcore import build_services, load_settings
+
+    shared = f"sqlite:///{tmp_path / 'shared.db'}"
+    for data_dir, database in ((tmp_path / "first", shared), (tmp_path / "other", None)):
+        env = {} if database is None else {"PUSHCORE_DATABASE_URL": database}
+        services = build_services(load_settings(env=env, data_dir=data_dir))
+        services.vapid_key()
+        services.close()
+
+    started = subprocess.run(
+        pushctl(tmp_path / "other", "--database-url", shared, *command),
+        check=False,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
+
+    assert started.returncode == 1
+    said = " ".join(started.stderr.replace("│", " ").split())
+    assert f"{tmp_path / 'other' / 'vapid-private.pem'} holds another VAPID key pair" in said
+    assert "Traceback" not in started.stderr
+    assert "serving on" not in started.stdout + started.stderr

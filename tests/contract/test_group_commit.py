@@ -34,11 +34,11 @@ class Watched:
         self.fail_begin: Exception | None = None
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> Iterator[Transaction]:
         self.transactions += 1
         if self.fail_begin is not None:
             raise self.fail_begin
-        with self.store.transaction() as tx:
+        with self.store.transaction(urgent=urgent) as tx:
             yield tx
             self.at_commit.set()
             if self.hold is not None:

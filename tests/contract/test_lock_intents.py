@@ -88,8 +88,8 @@ class PausingStore:
         self._store, self._repository, self._method = store, repository, method
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        with self._store.transaction() as tx:
+    def transaction(self, *, urgent: bool = False) -> Iterator[Transaction]:
+        with self._store.transaction(urgent=urgent) as tx:
             yield cast(Transaction, _PausingTransaction(tx, self._repository, self._method))
 
     def read(self) -> Any:

@@ -231,14 +231,14 @@ class WatchedStore:
         self.waiting = threading.Event()  # set when a transaction waits at the gate
         self.gate: threading.Event | None = None
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
         """The store's transaction, counted; held first while a gate is closed."""
         self.transactions += 1
         gate = self.gate
         if gate is not None and not gate.is_set():
             self.waiting.set()
             gate.wait()
-        return self._store.transaction()
+        return self._store.transaction(urgent=urgent)
 
     def read(self) -> AbstractContextManager[Transaction]:
         """The store's read snapshot."""

@@ -139,11 +139,11 @@ class FailingRecords(WatchedStore):
     away = False
     failed = 0
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
         if self.away:
             self.failed += 1
             raise OSError("database is away")
-        return super().transaction()
+        return super().transaction(urgent=urgent)
 
 
 def test_outcomes_the_database_cannot_take_are_kept_and_recorded_later(h: Harness) -> None:
@@ -180,10 +180,10 @@ class Away(WatchedStore):
 
     away = True
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
         if self.away:
             raise Unavailable("The database is unavailable")
-        return super().transaction()
+        return super().transaction(urgent=urgent)
 
 
 def test_a_loop_that_cannot_claim_for_30_s_is_stuck_until_it_can(h: Harness) -> None:

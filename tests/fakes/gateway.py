@@ -32,6 +32,8 @@ class Sent:
     attempt: int  # the delivery's attempts count at the time it was handed over
     at: datetime  # the clock's time when the gateway got it
     outcome: Outcome | None  # what the gateway answered; None when it raised or was held
+    title: str = ""  # what the device shows: an edit's race is checked on it
+    revision: int = 1
 
 
 class ScriptedGateway:
@@ -146,6 +148,8 @@ def _sent(d: Dispatch, at: datetime, outcome: Outcome | None) -> Sent:
         attempt=d.delivery.attempts,
         at=at,
         outcome=outcome,
+        title=d.notification.title,
+        revision=d.notification.revision,
     )
 
 

@@ -73,8 +73,8 @@ def test_a_connection_retired_while_connecting_closes_its_socket(apns: FakeApns)
         await asyncio.sleep(0)
         connection.retire()
         assert connection.closed
-        await asyncio.sleep(0.5)  # the TLS handshake finishes meanwhile
         start = connection._start
+        await asyncio.wait([start], timeout=5)  # the TLS handshake finishes meanwhile
         assert start.done()
         assert start.exception() is None
         writer = connection._writer

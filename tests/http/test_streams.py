@@ -238,7 +238,6 @@ def test_delete_takes_a_user_token_or_a_key_with_notifications_write(sapi: Api) 
         pytest.param("POST", "/api/streams/subscribe", {"code": "{code}"}, id="subscribe"),
         pytest.param("GET", "/api/streams/subscriptions", None, id="subscriptions"),
         pytest.param("DELETE", "/api/streams/subscriptions/{sub}", None, id="unsubscribe"),
-        pytest.param("GET", "/api/streams/lookup/{code}", None, id="lookup"),
     ],
 )
 def test_subscriber_endpoints_take_only_a_user_token(
@@ -955,3 +954,46 @@ def test_a_send_reaches_the_devices_present_when_it_is_made(sapi: Api) -> None:
     assert full["devicesTargeted"] == 1
     assert full["deliveries"] == {"pending": 1, "delivered": 0, "failed": 0}
     assert send(sapi, key, stream["id"])["sent"] == 2
+
+
+def test_a_share_link_lookup_takes_a_user_token_or_nothing(sapi: Api) -> None:
+    stream = create(sapi, sapi.key("alice"))
+    url = f"/api/streams/lookup/{stream['code']}"
+    with_key = sapi.client.get(url, headers=sapi.key("bob"))
+    assert_error(with_key, 401, "unauthorized", "This endpoint requires a user token")
+    bad_token = sapi.client.get(url, headers={"Authorization": "Bearer not.a.jwt"})
+    assert_error(bad_token, 401, "unauthorized", "Invalid token")
+
+    # Without a credential: only what the share link may show anyone (API.md, Streams).
+    nobody = sapi.client.get(url)
+    assert nobody.status_code == 200
+    assert nobody.json() == {
+        "name": stream["name"],
+        "code": stream["code"],
+        "description": stream["description"],
+        "iconUrl": stream["iconUrl"],
+    }
+    # The code is read as a person types it, as with a token.
+    assert (
+        sapi.client.get(url.upper().replace("/API/STREAMS/LOOKUP/", "/api/streams/lookup/")).json()
+        == nobody.json()
+    )
+    unknown = sapi.client.get("/api/streams/lookup/nobody-0000")
+    assert_error(unknown, 404, "not_found", "No stream has this code")
+
+    signed_in = sapi.client.get(url, headers=sapi.token("bob")).json()
+    assert signed_in["isSubscribed"] is False
+    assert signed_in["subscribers"] == 0
+
+
+def test_lookups_without_a_credential_are_limited_per_address(sapi: Api) -> None:
+    stream = create(sapi, sapi.key("alice"))
+    url = f"/api/streams/lookup/{stream['code']}"
+    statuses: list[int] = []
+    while len(statuses) < 100 and 429 not in statuses:
+        statuses.append(sapi.client.get(url).status_code)
+    assert 429 in statuses, f"{len(statuses)} lookups, none refused"
+    assert statuses.index(429) >= 50  # the burst of the address's bucket
+    assert set(statuses[: statuses.index(429)]) == {200}
+    # A signed-in person is charged to their account, not to the address.
+    assert sapi.client.get(url, headers=sapi.token("bob")).status_code == 200

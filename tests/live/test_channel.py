@@ -27,8 +27,10 @@ def test_the_channel_starts_with_retry_then_sends_entries_and_keepalives(
     assert (event.id or "").startswith("inb_")
     assert alice.wait_for(lambda _: ": keepalive" in alice.lines, timeout=5)
     assert alice.lines[:2] == ["retry: 2000", ""]
-    time.sleep(0.5)
-    assert titles(alice) == ["hello"]
+    # Events come in order: once a later one is here, a repeat of "hello" would be too.
+    live.notify("alice", "later")
+    assert alice.wait_for(lambda _: titles(alice)[-1:] == ["later"])
+    assert titles(alice) == ["hello", "later"]
 
 
 def test_the_content_type_and_headers_are_those_of_an_event_stream(live: LiveServer) -> None:
@@ -53,9 +55,12 @@ def test_last_event_id_and_since_replay_what_came_after_oldest_first(live: LiveS
     live.notify("alice", "four")
     for listener in (first, resumed, by_query):
         assert listener.wait_for(lambda _, it=listener: titles(it)[-1:] == ["four"])  # type: ignore[misc]
-    time.sleep(0.3)
-    assert titles(resumed) == titles(by_query) == ["two", "three", "four"]
-    assert titles(first) == ["one", "two", "three", "four"]
+    # A later event marks the end: anything repeated would have come before it.
+    live.notify("alice", "five")
+    for listener in (first, resumed, by_query):
+        assert listener.wait_for(lambda _, it=listener: titles(it)[-1:] == ["five"])  # type: ignore[misc]
+    assert titles(resumed) == titles(by_query) == ["two", "three", "four", "five"]
+    assert titles(first) == ["one", "two", "three", "four", "five"]
     bad = live.request("GET", "/api/inbox/events", headers=user | {"Last-Event-ID": "nope"})
     assert bad.status_code == 400
     assert bad.json()["details"][0]["field"] == "Last-Event-ID"
@@ -91,7 +96,8 @@ def test_the_channel_ends_when_its_api_key_is_revoked(live: LiveServer) -> None:
     key_id, key = live.key("alice", Scope.NOTIFICATIONS_READ)
     listener = live.listen(key)
     assert listener.status == 200
-    time.sleep(0.5)
+    live.notify("alice", "still open")  # the key's channel carries events until revoked
+    assert listener.wait_for(lambda _: titles(listener) == ["still open"])
     assert not listener.ended.is_set()
     live.services.keys.revoke("alice", key_id)
     assert listener.ended.wait(3)

@@ -39,6 +39,7 @@ def start(data_dir: Path) -> Services:
     services.accounts.ensure("alice")
     services.keys.create("alice", NewApiKey(name="k", scopes=(Scope.DEVICES_READ,)))
     services.tokens.issue("alice", timedelta(minutes=1))
+    services.vapid_key()  # made on first use, as a server's start does
     return services
 
 

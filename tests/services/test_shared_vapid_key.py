@@ -12,7 +12,7 @@ import pytest
 
 from pushcore import build_services, load_settings
 from pushcore.domain.errors import ConfigError
-from pushcore.gateways.vapid import VAPID_KEY_FILE
+from pushcore.runtime.datadir import VAPID_KEY_FILE
 from tests.pg import Cluster
 
 

@@ -118,8 +118,9 @@ class PostgresStore:
             raise
         self._breaker.reset()
 
-    def transaction(self) -> AbstractContextManager[Transaction]:
-        """A write transaction: committed when the block ends, rolled back if it raises.
+    def transaction(self, *, urgent: bool = False) -> AbstractContextManager[Transaction]:
+        """A write transaction: committed when the block ends, rolled back if it raises
+        (``urgent`` changes nothing: PostgreSQL's writers do not take turns).
 
         Unavailable when the server cannot be reached or does not answer within
         the bounds above, is locked past the lock timeout, or cannot write.

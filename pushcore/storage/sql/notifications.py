@@ -21,6 +21,26 @@ STATE = NOTIFICATIONS.part(
 _CHANGED, _ID = STATE.names[:-1], STATE.names.index("id")
 _UPDATE = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in _CHANGED)} WHERE id = ?"  # noqa: S608
 _SET_FROM_V = ", ".join(f"{c} = v.{c}" for c in _CHANGED)
+# What a PATCH may change (its content, timing and targets) and the new revision.
+CONTENT = NOTIFICATIONS.part(
+    "title",
+    "body",
+    "icon_style",
+    "sound",
+    "priority",
+    "delay",
+    "custom_delay",
+    "target_device_token",
+    "metadata",
+    "scheduled_at",
+    "sender_name",
+    "sender_icon",
+    "devices_targeted",
+    "wake_at",
+    "revision",
+    "id",
+)
+_EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608
 
 
 class Notifications(Repository):
@@ -80,6 +100,10 @@ class Notifications(Repository):
     def update(self, notification: Notification) -> None:
         """Store the changed state."""
         self.update_many([notification])
+
+    def edit(self, notification: Notification) -> None:
+        """Store an edited notification's content, timing, targets and revision."""
+        self._sql.run(_EDIT, CONTENT.codec(self._dialect).encode(notification))
 
     def _count_changes(self, notifications: Sequence[Notification]) -> None:
         # The counts follow (status, settled_at) from what is stored now, read

@@ -143,6 +143,41 @@ class Queue(Repository):
         self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
         return {row[1] for row in rows}
 
+    def to_roll_up(self, delivery_ids: Sequence[str], at: datetime) -> None:
+        """Note these settled deliveries as recorded and their notifications not yet
+        rolled up (what :meth:`rolled_up` and :meth:`leftover_rollups` take)."""
+        if not delivery_ids:
+            return
+        # Read back from the rows this transaction just settled: one statement,
+        # and a delivery is settled once, so its row is never there already.
+        self._sql.run(
+            "INSERT INTO rollups (delivery_id, notification_id, recorded_at)"
+            " SELECT id, notification_id, ? FROM deliveries WHERE id = ANY(?)"
+            " ON CONFLICT DO NOTHING",
+            (self._dialect.time(at), self._dialect.array(delivery_ids)),
+        )
+
+    def rolled_up(self, delivery_ids: Sequence[str]) -> list[str]:
+        """Take these deliveries' roll-up notes; the notifications of those still there."""
+        rows = self._sql.all(
+            "DELETE FROM rollups WHERE delivery_id = ANY(?) RETURNING notification_id",
+            (self._dialect.array(delivery_ids),),
+        )
+        return sorted({r[0] for r in rows})
+
+    def leftover_rollups(self, before: datetime | None, limit: int) -> list[str]:
+        """Take up to ``limit`` roll-up notes recorded before ``before`` (None: any);
+        their notifications. Notes another transaction is taking are passed over."""
+        since = "" if before is None else "recorded_at < ? AND "
+        params: tuple[object, ...] = () if before is None else (self._dialect.time(before),)
+        rows = self._sql.all(
+            "DELETE FROM rollups WHERE delivery_id IN (SELECT delivery_id FROM rollups"  # noqa: S608
+            f" WHERE {since}TRUE ORDER BY delivery_id LIMIT ? FOR UPDATE SKIP LOCKED)"
+            " RETURNING notification_id",
+            (*params, limit),
+        )
+        return sorted({r[0] for r in rows})
+
     def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
         """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""
         # Neither this nor release() changes a count: IN_FLIGHT counts as pending.
@@ -242,6 +277,14 @@ class Schedule(Repository):
         )
         self._sql.tally.moved(rows, "PENDING", "CANCELLED")
         return len(rows)
+
+    def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
+        """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
+        self._sql.run(
+            "UPDATE deliveries SET due_at = ?"
+            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0",
+            (self._dialect.time(due), notification_id),
+        )
 
     def cancel_for_device(self, device_id: str, reason: str) -> Sequence[str]:
         """Cancel the device's PENDING deliveries; the notifications touched, locked."""

@@ -17,6 +17,7 @@ from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
+from pushcore.storage.sql.schedules import Occurrences
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
 
@@ -121,6 +122,7 @@ class Transaction:
         self.idempotency_keys = IdempotencyKeys(sql)
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
+        self.occurrences = Occurrences(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -20,28 +20,37 @@ class FairLock:
     ``threading.Lock`` is not fair: a thread that releases it and asks again at
     once (the group writer under a steady load) nearly always gets it back,
     and the engine's claims, waiting for the same lock, could wait for ever.
-    Here a release hands the lock to the longest waiter.
+    Here a release hands the lock to the longest waiter, urgent ones first (the
+    engine's record of answers, which a crash would otherwise send again).
     """
 
     def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._held = False
         self._waiters: deque[threading.Lock] = deque()
+        self._urgent = 0  # the first this many waiters are urgent ones
 
-    def acquire(self, timeout: float) -> bool:
-        """Take the lock within ``timeout`` seconds; False (not taken) when it did not come."""
+    def acquire(self, timeout: float, *, urgent: bool = False) -> bool:
+        """Take the lock within ``timeout`` seconds (``urgent``: before the other waiters
+        who are not); False (not taken) when it did not come."""
         with self._mutex:
             if not self._held:
                 self._held = True
                 return True
             turn = threading.Lock()
             turn.acquire()
-            self._waiters.append(turn)
+            if urgent:
+                self._waiters.insert(self._urgent, turn)
+                self._urgent += 1
+            else:
+                self._waiters.append(turn)
         # Released by the holder that hands the lock over to this waiter.
         if turn.acquire(timeout=timeout):
             return True
         with self._mutex:
             if turn in self._waiters:
+                if self._waiters.index(turn) < self._urgent:
+                    self._urgent -= 1
                 self._waiters.remove(turn)
                 return False
         # Handed over between the timeout and the mutex: it is ours after all.
@@ -51,6 +60,7 @@ class FairLock:
         """Hand the lock to the longest waiter, or free it."""
         with self._mutex:
             if self._waiters:
+                self._urgent = max(0, self._urgent - 1)
                 self._waiters.popleft().release()  # still held: by the next in line
             else:
                 self._held = False

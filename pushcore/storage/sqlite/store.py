@@ -198,7 +198,7 @@ class SqliteStore:
                 conn.execute("PRAGMA query_only = OFF")
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, urgent: bool = False) -> Iterator[Transaction]:
         """A write transaction: committed when the block ends, rolled back if it raises.
 
         Unavailable when the database stays locked past the lock waits or
@@ -210,11 +210,11 @@ class SqliteStore:
         # SQLite's busy handler waits by sleeping (1, 2, 5, 10... ms), far longer
         # than a write here takes, so two threads contending through it would
         # each lose milliseconds per transaction.
-        with SQLITE.outages(), self._writer(), self._begin("BEGIN IMMEDIATE") as tx:
+        with SQLITE.outages(), self._writer(urgent), self._begin("BEGIN IMMEDIATE") as tx:
             yield tx
 
     @contextmanager
-    def _writer(self) -> Iterator[None]:
+    def _writer(self, urgent: bool = False) -> Iterator[None]:
         """The writers' locks, held for a write transaction: this process's threads'
         (a FairLock), then the processes' (an flock on ``<db>-writer``), both taken
         within LOCK_WAIT_SECONDS, else Unavailable.
@@ -227,7 +227,7 @@ class SqliteStore:
         it (the sqlite3 shell) is still kept out by SQLite's own lock.
         """
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        if not self._write_lock.acquire(LOCK_WAIT_SECONDS):
+        if not self._write_lock.acquire(LOCK_WAIT_SECONDS, urgent=urgent):
             raise _locked()
         try:
             if self._closed:

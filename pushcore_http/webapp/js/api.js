@@ -1,6 +1,7 @@
 // The session and every call to the server. The access token lives only in
 // this module's memory; a reload resumes through /app/session/refresh, whose
 // HttpOnly cookie holds the refresh token (no script here can read it).
+import * as state from "./state.js";
 
 export class ApiError extends Error {
   constructor(status, body, retryAfter) {
@@ -31,33 +32,20 @@ function humane(status, body, retryAfter) {
   return words[body?.code] || body?.error || `The server answered ${status}.`;
 }
 
-const events = new EventTarget();
-/** "session" (signed in or out), "connection" (reachable or not). */
-export function on(name, listener) {
-  events.addEventListener(name, (event) => listener(event.detail));
-}
-function emit(name, detail) {
-  events.dispatchEvent(new CustomEvent(name, { detail }));
-}
-
 let access = null; // {token, expiresAt}
-let account = null;
-let reachable = true;
 let refreshTimer = null;
 let refreshing = null;
 
 export function currentAccount() {
-  return account;
+  return state.get().account;
 }
 
 function setReachable(value) {
-  if (value === reachable) return;
-  reachable = value;
-  emit("connection", value);
+  state.set({ reachable: value });
 }
 
 export function isReachable() {
-  return reachable && navigator.onLine !== false;
+  return state.get().reachable && navigator.onLine !== false;
 }
 
 function adopt(sessionBody) {
@@ -65,21 +53,20 @@ function adopt(sessionBody) {
     token: sessionBody.accessToken,
     expiresAt: Date.now() + sessionBody.expiresIn * 1000,
   };
-  const changed = account?.id !== sessionBody.account.id;
-  account = sessionBody.account;
   clearTimeout(refreshTimer);
   // Renew a little before expiry, so requests and the live channel rarely meet a 401.
   const lead = Math.max(5, sessionBody.expiresIn * 0.8);
   refreshTimer = setTimeout(() => refresh().catch(() => {}), lead * 1000);
-  if (changed) emit("session", account);
+  if (currentAccount()?.id !== sessionBody.account.id) {
+    state.set({ account: sessionBody.account, notice: null });
+  }
 }
 
-function drop() {
-  const had = account !== null;
+/** Forget the session; `notice` is what the sign-in screen then says. */
+function drop(notice) {
   access = null;
-  account = null;
   clearTimeout(refreshTimer);
-  if (had) emit("session", null);
+  if (currentAccount()) state.set({ account: null, notice });
 }
 
 /** fetch(), noting whether the server answered; a network failure is ApiError(0). */
@@ -116,19 +103,19 @@ async function sessionPost(path, body) {
 /** Sign in with a password; the session is then current. */
 export async function signIn(accountName, password) {
   adopt(await sessionPost("login", { account: accountName, password }));
-  return account;
+  return currentAccount();
 }
 
 /** Create an account (when the server takes sign-ups) and sign in. */
 export async function signUp(accountName, password) {
   adopt(await sessionPost("signup", { account: accountName, password }));
-  return account;
+  return currentAccount();
 }
 
 /** Finish a single sign-on: the one-time code from the callback's fragment. */
 export async function signInWithCode(code) {
   adopt(await sessionPost("oidc", { code }));
-  return account;
+  return currentAccount();
 }
 
 /**
@@ -143,7 +130,7 @@ export function refresh() {
       adopt(await sessionPost("refresh"));
       return true;
     } catch (error) {
-      if (error.status === 401) drop();
+      if (error.status === 401) drop("Your session has ended. Sign in again.");
       if (error.status === 0) throw error;
       return false;
     }
@@ -180,7 +167,7 @@ export async function changePassword(currentPassword, newPassword) {
         credentials: "omit",
       }),
     );
-    adopt(await sessionPost("login", { account: account.id, password: newPassword }));
+    adopt(await sessionPost("login", { account: currentAccount().id, password: newPassword }));
   };
   return navigator.locks ? navigator.locks.request("pushcore-session-refresh", run) : run();
 }
@@ -190,7 +177,7 @@ export async function signOut() {
   try {
     await sessionPost("logout");
   } finally {
-    drop();
+    drop("You have signed out.");
   }
 }
 

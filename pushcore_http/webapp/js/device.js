@@ -17,9 +17,9 @@ function liveToken() {
   return token;
 }
 
-function browserName() {
-  const ua = navigator.userAgent;
-  const name = /Firefox\//.test(ua)
+/** "Chrome on Android": the browser and the system, from the user agent. */
+export function browserName(ua = navigator.userAgent) {
+  const browser = /Firefox\//.test(ua)
     ? "Firefox"
     : /Edg\//.test(ua)
       ? "Edge"
@@ -27,8 +27,21 @@ function browserName() {
         ? "Chrome"
         : /Safari\//.test(ua)
           ? "Safari"
-          : "Browser";
-  return `${name} (web app)`;
+          : "A browser";
+  const system = /Android/.test(ua)
+    ? "Android"
+    : /iPhone|iPad|iPod/.test(ua)
+      ? "iOS"
+      : /CrOS/.test(ua)
+        ? "ChromeOS"
+        : /Windows/.test(ua)
+          ? "Windows"
+          : /Mac OS X|Macintosh/.test(ua)
+            ? "macOS"
+            : /Linux/.test(ua)
+              ? "Linux"
+              : null;
+  return system ? `${browser} on ${system}` : browser;
 }
 
 /** Register this open app as the account's live device (an idempotent upsert). */
@@ -36,13 +49,41 @@ export async function registerLive() {
   return api("POST", "/api/devices", {
     platform: "live",
     token: liveToken(),
-    name: browserName(),
+    name: `${browserName()} (open app)`,
   });
 }
+
+// Said when the server answers that Web Push is off (no VAPID subject).
+const WEB_PUSH_OFF =
+  "This server does not send Web Push yet: its operator has not set a contact for " +
+  "push services (PUSHCORE_VAPID_SUBJECT, or an https PUSHCORE_PUBLIC_URL).";
 
 /** Whether this browser can take Web Push at all. */
 export function pushSupported() {
   return "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
+}
+
+/**
+ * Why this browser cannot enable notifications here, in words (null when it can):
+ * browsers give Web Push only to https pages (and localhost).
+ */
+export function pushUnavailable() {
+  if (!window.isSecureContext) {
+    return (
+      "Notifications need a secure connection: this page was opened over http. " +
+      "Open the app at its https:// address (the server's operator sets it up)."
+    );
+  }
+  if (!pushSupported()) {
+    return (
+      "This browser cannot receive notifications from the web. On iPhone and iPad, " +
+      "add the app to the home screen first and open it from there."
+    );
+  }
+  if (Notification.permission === "denied") {
+    return "Notifications are blocked for this site. Allow them in the browser's site settings.";
+  }
+  return null;
 }
 
 function keyBytes(base64url) {
@@ -58,7 +99,8 @@ export async function enablePush() {
     throw new Error("Notifications are blocked for this site. Allow them in the browser's site settings.");
   }
   const registration = await navigator.serviceWorker.ready;
-  const { publicKey } = await api("GET", "/api/webpush/vapid-public-key");
+  const { publicKey, enabled } = await api("GET", "/api/webpush/vapid-public-key");
+  if (enabled === false) throw new Error(WEB_PUSH_OFF);
   let subscription = await registration.pushManager.getSubscription();
   if (!subscription) {
     subscription = await registration.pushManager.subscribe({
@@ -71,7 +113,7 @@ export async function enablePush() {
     platform: "web",
     token: json.endpoint,
     keys: { p256dh: json.keys.p256dh, auth: json.keys.auth },
-    name: browserName().replace("web app", "notifications"),
+    name: `${browserName()} (notifications)`,
   });
 }
 

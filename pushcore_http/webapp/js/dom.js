@@ -1,4 +1,5 @@
 // A few DOM helpers instead of a framework: the screens are forms and lists.
+import { ago } from "./format.js";
 
 /** An element: h("button", {class: "x", onclick: f}, "text", child, ...). */
 export function h(tag, attrs = {}, ...children) {
@@ -99,30 +100,11 @@ export function formError() {
   return h("p", { class: "error form-error", role: "alert", hidden: true });
 }
 
-/** A relative time ("3 min ago") in a <time> element. */
-export function when(iso) {
+/** A time in a <time> element: relative ("3 min ago") unless `words` says otherwise. */
+export function when(iso, words = ago) {
   if (!iso) return h("span", {}, "never");
   const date = new Date(iso);
-  return h("time", { datetime: iso, title: date.toLocaleString() }, ago(date));
-}
-
-function ago(date) {
-  const seconds = Math.round((Date.now() - date.getTime()) / 1000);
-  if (seconds < -45) return `in ${ahead(-seconds)}`;
-  if (seconds < 45) return "just now";
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  return date.toLocaleDateString();
-}
-
-function ahead(seconds) {
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 48) return `${hours} h`;
-  return `${Math.round(hours / 24)} days`;
+  return h("time", { datetime: iso, title: date.toLocaleString() }, words(date));
 }
 
 /** Busy while `work` runs: the button is disabled, its text kept. */
@@ -148,4 +130,64 @@ export function action(label, className, work, fail) {
     }),
   );
   return button;
+}
+
+/**
+ * A compact menu of actions behind one button (an entry's Mark read, Dismiss): the
+ * menu button pattern of WAI-ARIA, so the keyboard reaches every action too.
+ * `items` are [label, run] pairs; the menu closes before an item runs.
+ */
+export function menu(label, items) {
+  const button = h(
+    "button",
+    { type: "button", class: "icon-button", "aria-haspopup": "menu", "aria-expanded": "false", "aria-label": label },
+    h("span", { class: "dots", "aria-hidden": "true" }),
+  );
+  const entries = items.map(([text, run]) => {
+    const item = h("button", { type: "button", role: "menuitem", tabindex: "-1" }, text);
+    item.addEventListener("click", () => {
+      close(true);
+      run();
+    });
+    return item;
+  });
+  const list = h("div", { class: "menu", role: "menu", "aria-label": label, hidden: true }, entries);
+  const outside = (event) => {
+    if (!wrap.contains(event.target)) close(false);
+  };
+  const open = (first) => {
+    list.hidden = false;
+    button.setAttribute("aria-expanded", "true");
+    entries[first === "last" ? entries.length - 1 : 0]?.focus();
+    document.addEventListener("pointerdown", outside);
+  };
+  function close(refocus) {
+    if (list.hidden) return;
+    list.hidden = true;
+    button.setAttribute("aria-expanded", "false");
+    document.removeEventListener("pointerdown", outside);
+    if (refocus) button.focus();
+  }
+  button.addEventListener("click", () => (list.hidden ? open("first") : close(true)));
+  button.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      open(event.key === "ArrowUp" ? "last" : "first");
+    }
+  });
+  list.addEventListener("keydown", (event) => {
+    const at = entries.indexOf(document.activeElement);
+    const moves = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: entries.length - 1 };
+    if (event.key in moves) {
+      event.preventDefault();
+      entries[(moves[event.key] + entries.length) % entries.length].focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      close(true);
+    } else if (event.key === "Tab") {
+      close(false);
+    }
+  });
+  const wrap = h("div", { class: "menu-wrap" }, button, list);
+  return wrap;
 }

@@ -2,7 +2,12 @@
 // send the Authorization header, and the token must not go in a URL). It
 // reconnects by itself with Last-Event-ID, so nothing is missed or repeated.
 import { authFetch, isReachable } from "./api.js";
+import { nextDelay, parse, resumeFrom, split } from "./sse.js";
+import * as state from "./state.js";
 
+// The server sends at least a keepalive every 15 s: a channel silent for longer has
+// lost the server without a word (a network that dropped, a machine that froze).
+const SILENCE_MS = 20000;
 const listeners = new Set();
 let lastId = null;
 let controller = null;
@@ -10,9 +15,8 @@ let running = false;
 // Each start() gets a new generation, so a loop left over from before a stop() ends.
 let generation = 0;
 let wake = null;
-let state = "off";
 
-/** Hear every event: {type: "notification"|"read"|"dismissed"|"state", data}. */
+/** Hear every event: {type: "notification"|"read"|"dismissed", data}. */
 export function listen(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -23,13 +27,7 @@ function tell(type, data) {
 }
 
 function setState(value) {
-  if (state === value) return;
-  state = value;
-  tell("state", value);
-}
-
-export function liveState() {
-  return state;
+  state.set({ live: value });
 }
 
 /** Note the newest entry already shown, so the channel resumes after it. */
@@ -69,7 +67,7 @@ function pause(ms) {
 }
 
 async function loop(mine) {
-  let delay = 1000;
+  let delay = 0;
   const current = () => running && mine === generation;
   while (current()) {
     controller = new AbortController();
@@ -82,64 +80,56 @@ async function loop(mine) {
       if (!response.ok) throw new Error(`live channel: ${response.status}`);
       setState("live");
       opened = Date.now();
-      await read(response.body.getReader());
+      await read(response.body.getReader(), controller);
       ended = true;
     } catch {
       if (!current()) break;
     }
     if (!current()) break;
-    // A channel that stayed open a while starts the backoff over. The server ends the
-    // stream when the access token expires: then resume at once (one that ends as
-    // soon as it began backs off, as after a failure).
+    // The server ends the stream when the access token expires: then resume at once
+    // (one that ends as soon as it began backs off, as after a failure).
     const lasted = opened > 0 && Date.now() - opened > 5000;
-    if (lasted) delay = 1000;
+    if (lasted) delay = 0;
     if (ended && lasted) {
       await pause(100);
       continue;
     }
     setState(isReachable() ? "reconnecting" : "offline");
+    delay = nextDelay(delay);
     await pause(delay + Math.random() * 500);
-    delay = Math.min(delay * 2, 30000);
   }
 }
 
-async function read(reader) {
+async function read(reader, mine) {
   const decoder = new TextDecoder();
   let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      dispatch(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
+  let watchdog = null;
+  const quiet = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => mine.abort(), SILENCE_MS);
+  };
+  quiet();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      quiet();
+      const { blocks, rest } = split(buffer + decoder.decode(value, { stream: true }));
+      buffer = rest;
+      for (const block of blocks) {
+        const event = parse(block);
+        lastId = resumeFrom(lastId, event.id);
+        if (event.data !== null) tell(event.type, event.data);
+      }
     }
+  } finally {
+    clearTimeout(watchdog);
   }
 }
 
-function dispatch(block) {
-  let type = "message";
-  let id = null;
-  const data = [];
-  for (const line of block.split("\n")) {
-    if (!line || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const name = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (name === "event") type = value;
-    else if (name === "data") data.push(value);
-    else if (name === "id") id = value;
-  }
-  // The channel sends entries in the order they were stored, which is not always the
-  // order of their ids (those sort by creation time): its last id is where to resume.
-  if (id) lastId = id;
-  if (!data.length) return;
-  let parsed;
-  try {
-    parsed = JSON.parse(data.join("\n"));
-  } catch {
-    return;
-  }
-  tell(type, parsed);
-}
+// The browser knows it lost the network before the channel does: say so at once,
+// and try again as soon as it is back.
+window.addEventListener("offline", () => {
+  if (running) controller?.abort();
+});
+window.addEventListener("online", reconnect);

@@ -4,6 +4,7 @@ import { forgetThisBrowser, registerLive } from "./device.js";
 import { fill, h } from "./dom.js";
 import * as live from "./live.js";
 import { forget } from "./publisher.js";
+import * as state from "./state.js";
 import * as inbox from "./screens/inbox.js";
 import * as settings from "./screens/settings.js";
 import * as signin from "./screens/signin.js";
@@ -13,8 +14,8 @@ import * as subscriptions from "./screens/subscriptions.js";
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const statusLine = document.getElementById("status");
+const who = document.getElementById("who");
 let cleanup = null;
-let signInError = null;
 let rendered = false;
 // While booting, the boot renders once at its end (a resumed session would render too).
 let booting = true;
@@ -49,22 +50,26 @@ const context = {
     await forgetThisBrowser();
     await session.signOut();
   },
-  signInError: () => signInError,
 };
 
 async function render(moved = false) {
   if (cleanup) cleanup();
   cleanup = null;
-  if (!session.currentAccount()) {
-    nav.hidden = true;
+  // Every screen opens at its top, the navigation in view (API.md, "The web app").
+  if (moved) window.scrollTo(0, 0);
+  const current = route(location.pathname);
+  const account = session.currentAccount();
+  nav.hidden = !account;
+  who.hidden = !account;
+  document.body.classList.toggle("signed-in", Boolean(account));
+  document.getElementById("who-id").textContent = account ? account.id : "";
+  if (!account) {
     document.title = "Sign in · pushcore";
-    cleanup = await signin.render(main, context);
-    signInError = null;
+    cleanup = await signin.render(main, context, current.params || {});
+    state.set({ signInError: null });
     rendered = true;
     return;
   }
-  nav.hidden = false;
-  const current = route(location.pathname);
   for (const link of nav.querySelectorAll("a")) {
     if (link.dataset.route === current.name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -72,8 +77,9 @@ async function render(moved = false) {
   cleanup = await current.screen.render(main, context, current.params || {});
   const heading = main.querySelector("h1");
   document.title = `${heading ? heading.textContent : "pushcore"} · pushcore`;
-  // After a move, put keyboard and screen-reader focus on the new screen.
-  if (moved && rendered) main.focus();
+  // After a move, keyboard and screen-reader focus go to the new screen, without
+  // scrolling past the header (the screen may have scrolled to an entry it shows).
+  if (moved && rendered) main.focus({ preventScroll: true });
   rendered = true;
 }
 
@@ -92,34 +98,35 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("popstate", () => render(true));
 
-function showStatus() {
-  const reachable = session.isReachable();
-  const state = live.liveState();
+// Said within seconds of the live channel losing the server, gone as soon as it is back.
+function showStatus({ account, live: channel }) {
   let text = "";
-  if (!reachable) text = "Offline: the server can't be reached. New notifications appear when it is back.";
-  else if (session.currentAccount() && state === "reconnecting") text = "Reconnecting to the server…";
-  statusLine.textContent = text;
+  if (!session.isReachable()) {
+    text = "Offline: the server can't be reached. New notifications appear when it is back.";
+  } else if (account && channel === "offline") {
+    text = "Offline: the server can't be reached. New notifications appear when it is back.";
+  } else if (account && channel === "reconnecting") {
+    text = "Reconnecting to the server…";
+  }
+  if (statusLine.textContent !== text) statusLine.textContent = text;
   statusLine.hidden = !text;
 }
 
-session.on("connection", (reachable) => {
-  showStatus();
-  if (!reachable) return;
-  live.reconnect();
-  if (!session.currentAccount()) resumeSession();
-});
-live.listen(({ type }) => {
-  if (type === "state") showStatus();
-});
-
-session.on("session", async (account) => {
-  if (account) {
-    live.start();
-    registerLive().catch(() => {});
-  } else {
-    live.stop();
+state.watch((now, changed) => {
+  if (changed.has("reachable") || changed.has("live") || changed.has("account")) showStatus(now);
+  if (changed.has("reachable") && now.reachable) {
+    live.reconnect();
+    if (!now.account) resumeSession();
   }
-  if (!booting) await render(true);
+  if (changed.has("account")) {
+    if (now.account) {
+      live.start();
+      registerLive().catch(() => {});
+    } else {
+      live.stop();
+    }
+    if (!booting) render(true);
+  }
 });
 
 async function resumeSession() {
@@ -154,16 +161,16 @@ async function boot() {
     try {
       await session.signInWithCode(fragment.get("signin"));
     } catch (error) {
-      signInError = error.message;
+      state.set({ signInError: error.message });
     }
   } else if (fragment.has("signin-error")) {
     const reason = fragment.get("signin-error");
-    signInError = SIGN_IN_ERRORS[reason] || `Single sign-on failed (${reason}). Try again.`;
+    state.set({ signInError: SIGN_IN_ERRORS[reason] || `Single sign-on failed (${reason}). Try again.` });
   }
   if (!session.currentAccount()) await resumeSession();
   booting = false;
   await render();
-  showStatus();
+  showStatus(state.get());
 }
 
 boot();

@@ -1,10 +1,12 @@
 // Creating streams and sending to them take an API key (the pinned API), not the
 // session's token. The app makes one for itself when first needed, scoped to
 // notifications:write and expiring in 12 hours, keeps it in memory only and
-// revokes it at sign-out. It shows in Settings like any other key.
+// revokes it at sign-out. Settings leaves it (and those of earlier visits) out of
+// the person's keys: it is the app's, not theirs.
 import { api, apiWithKey } from "./api.js";
 
-const NAME = "Web app (publishing)";
+/** The name of the keys the app makes for itself. */
+export const NAME = "Web app (publishing)";
 const LIFETIME_MS = 12 * 3600 * 1000;
 let key = null; // {id, key, expiresAt}
 

@@ -1,19 +1,31 @@
-// Inbox: entries live from the channel, unread marked, Mark all read, older pages as you scroll.
+// Inbox: compact entries grouped by day, live from the channel; the stream's icon and
+// name, priority in words and colour, unread marked; each entry's actions behind a
+// menu; a filter by stream; older pages as you scroll.
 import { api } from "../api.js";
-import { fill, h, when } from "../dom.js";
+import { fill, h, menu, when } from "../dom.js";
+import { avatar, dayKey, dayLabel, entryTime, priorityLabel, sourceOf } from "../format.js";
 import * as live from "../live.js";
 
 const PAGE = 30;
-const APP_ICON = "/app/icons/icon-192.png";
+// A filtered view loads older pages by itself until it has this many entries to show,
+// or this many pages were read for it (the rest comes as you scroll).
+const FILTER_FILL = 15;
+const FILTER_PAGES = 5;
+const ALL = "";
+const DIRECT = "direct";
 
 export async function render(root) {
   const list = h("ul", { class: "inbox", "aria-label": "Notifications" });
   const unreadLine = h("p", { class: "muted", "aria-live": "polite" });
   const markAll = h("button", { type: "button", class: "secondary" }, "Mark all read");
-  const more = h("button", { type: "button", class: "secondary", hidden: true }, "Load older");
-  const empty = h("p", { class: "muted", hidden: true }, "Nothing yet. Notifications sent to you appear here as they arrive.");
+  const more = h("button", { type: "button", class: "secondary more", hidden: true }, "Load older");
+  const filter = h("select", { id: "inbox-filter", name: "stream" }, h("option", { value: ALL }, "All streams"));
+  const filterField = h("div", { class: "filter" }, h("label", { for: "inbox-filter" }, "Show"), filter);
+  const empty = emptyState();
+  const nothingHere = h("p", { class: "muted", hidden: true }, "Nothing from this stream among the entries loaded.");
   const problem = h("p", { class: "error", role: "alert", hidden: true });
   const entries = new Map(); // id -> {entry, element}
+  const icons = new Map(); // stream id -> icon URL
   let cursor = null;
   let loading = false;
   let unread = 0;
@@ -21,17 +33,29 @@ export async function render(root) {
 
   const setUnread = (count) => {
     unread = count;
-    unreadLine.textContent = count === 1 ? "1 unread" : `${count} unread`;
+    unreadLine.textContent = `${count} unread`;
     markAll.disabled = count === 0;
+  };
+
+  const actions = { read, dismiss };
+  const matches = (entry) =>
+    filter.value === ALL || (filter.value === DIRECT ? !entry.stream : entry.stream?.id === filter.value);
+
+  const addStream = (stream) => {
+    if (!stream || filter.querySelector(`option[value="${CSS.escape(stream.id)}"]`)) return;
+    filter.append(h("option", { value: stream.id }, stream.name));
   };
 
   const show = (entry, atTop) => {
     if (entries.has(entry.id)) return false;
-    const element = item(entry, { read, dismiss });
+    const element = item(entry, icons, actions);
+    element.hidden = !matches(entry);
     entries.set(entry.id, { entry, element });
+    addStream(entry.stream);
     if (atTop) list.prepend(element);
     else list.append(element);
-    empty.hidden = true;
+    days(element);
+    days(element.nextElementSibling);
     if (highlight && entry.notificationId === highlight) {
       element.classList.add("highlight");
       element.scrollIntoView({ block: "center" });
@@ -40,15 +64,23 @@ export async function render(root) {
     return true;
   };
 
+  const refreshEmpty = () => {
+    empty.hidden = entries.size > 0;
+    nothingHere.hidden = entries.size === 0 || [...entries.values()].some((e) => !e.element.hidden);
+  };
+
   const markRead = (ids) => {
     for (const id of ids) {
       const known = entries.get(id);
       if (!known || known.entry.readAt) continue;
       known.entry.readAt = new Date().toISOString();
-      const fresh = item(known.entry, { read, dismiss });
-      if (known.element.classList.contains("highlight")) fresh.classList.add("highlight");
-      known.element.replaceWith(fresh);
-      known.element = fresh;
+      known.element.classList.remove("unread");
+      known.element.querySelector(".unread-mark")?.remove();
+      const old = known.element.querySelector(".menu-wrap");
+      const focused = old.contains(document.activeElement);
+      const fresh = entryMenu(known.entry, actions);
+      old.replaceWith(fresh);
+      if (focused) fresh.querySelector("button").focus();
     }
   };
 
@@ -74,9 +106,11 @@ export async function render(root) {
   const remove = (id) => {
     const known = entries.get(id);
     if (!known) return;
+    const next = known.element.nextElementSibling;
     known.element.remove();
     entries.delete(id);
-    empty.hidden = entries.size > 0;
+    days(next);
+    refreshEmpty();
   };
 
   const fail = (error) => {
@@ -98,12 +132,21 @@ export async function render(root) {
       cursor = answer.nextCursor;
       more.hidden = !cursor;
       setUnread(answer.unread);
-      empty.hidden = entries.size > 0;
+      refreshEmpty();
       problem.hidden = true;
     } catch (error) {
       fail(error);
     } finally {
       loading = false;
+    }
+  }
+
+  // A narrow filter may match little of what is loaded: read a few pages more for it.
+  async function fillFiltered() {
+    for (let pages = 0; pages < FILTER_PAGES && cursor && filter.value !== ALL; pages += 1) {
+      const shown = [...entries.values()].filter((e) => !e.element.hidden).length;
+      if (shown >= FILTER_FILL) break;
+      await page();
     }
   }
 
@@ -119,27 +162,44 @@ export async function render(root) {
     }
   });
   more.addEventListener("click", page);
+  filter.addEventListener("change", async () => {
+    for (const { entry, element } of entries.values()) element.hidden = !matches(entry);
+    allDays(list);
+    refreshEmpty();
+    await fillFiltered();
+  });
 
   fill(
     root,
-    h("h1", {}, "Inbox"),
-    h("div", { class: "row" }, unreadLine, markAll),
+    h("div", { class: "screen-head" }, h("h1", {}, "Inbox"), unreadLine),
+    h("div", { class: "toolbar" }, filterField, markAll),
     problem,
     empty,
+    nothingHere,
     list,
     more,
   );
-  await page();
+  // The streams' icons and names, for the entries and the filter.
+  const [subscriptions] = await Promise.all([api("GET", "/api/streams/subscriptions").catch(() => []), page()]);
+  for (const { stream } of subscriptions) {
+    if (stream.iconUrl) icons.set(stream.id, stream.iconUrl);
+    addStream(stream);
+  }
+  filter.append(h("option", { value: DIRECT }, "Direct notifications"));
+  for (const { entry, element } of entries.values()) {
+    if (!entry.sender?.icon && icons.has(entry.stream?.id)) element.querySelector(".icon").replaceWith(icon(entry, icons));
+  }
 
   // History as you scroll: the next page when the end comes into view (the button stays for keyboards).
   const observer = new IntersectionObserver((seen) => {
-    if (seen.some((e) => e.isIntersecting) && cursor) page();
+    if (seen.some((e) => e.isIntersecting) && cursor) page().then(fillFiltered);
   });
   observer.observe(more);
 
   const stopListening = live.listen(({ type, data }) => {
     if (type === "notification") {
       if (show(data, true) && !data.readAt) setUnread(unread + 1);
+      refreshEmpty();
     } else if (type === "read") {
       markRead(data.ids || []);
       setUnread(data.unread);
@@ -153,34 +213,107 @@ export async function render(root) {
   };
 }
 
-function item(entry, actions) {
-  const from = entry.sender?.name || entry.stream?.name || null;
-  const icon = entry.sender?.icon || APP_ICON;
-  const unread = !entry.readAt;
+function emptyState() {
   return h(
+    "div",
+    { class: "empty", hidden: true },
+    h("h2", {}, "No notifications yet"),
+    h(
+      "p",
+      {},
+      "Follow a stream to see what it sends here: enter its code in Subscriptions, ",
+      "or open a share link someone sent you.",
+    ),
+    h("p", {}, h("a", { class: "button", href: "/app/subscriptions" }, "Follow a stream")),
+  );
+}
+
+/**
+ * Day headings: an entry that starts a day (among those shown) carries the day's
+ * heading. Called for each entry whose neighbour above may have changed.
+ */
+function days(start) {
+  let element = start;
+  while (element?.hidden) {
+    element.querySelector(":scope > .day")?.remove();
+    element = element.nextElementSibling;
+  }
+  if (!element) return;
+  element.querySelector(":scope > .day")?.remove();
+  let above = element.previousElementSibling;
+  while (above?.hidden) above = above.previousElementSibling;
+  const day = element.dataset.day;
+  if (above && above.dataset.day === day) return;
+  element.prepend(h("h2", { class: "day" }, dayLabel(new Date(element.dataset.at))));
+  // The entry below may have carried this day's heading until now.
+  let below = element.nextElementSibling;
+  while (below?.hidden) below = below.nextElementSibling;
+  if (below && below.dataset.day === day) below.querySelector(":scope > .day")?.remove();
+}
+
+/** Day headings over the whole list, in one pass (after the filter changed). */
+function allDays(list) {
+  let day = null;
+  for (const element of list.children) {
+    element.querySelector(":scope > .day")?.remove();
+    if (element.hidden || element.dataset.day === day) continue;
+    day = element.dataset.day;
+    element.prepend(h("h2", { class: "day" }, dayLabel(new Date(element.dataset.at))));
+  }
+}
+
+function icon(entry, icons) {
+  const url = entry.sender?.icon || icons.get(entry.stream?.id);
+  if (url) {
+    return h("img", { class: "icon", src: url, alt: "", width: 40, height: 40, loading: "lazy", referrerpolicy: "no-referrer" });
+  }
+  const { letter, shade } = avatar(entry.stream?.name || entry.sender?.name || entry.title);
+  return h("span", { class: `icon avatar shade-${shade}`, "aria-hidden": "true" }, letter);
+}
+
+function entryMenu(entry, actions) {
+  const items = [];
+  if (!entry.readAt) items.push(["Mark read", () => actions.read([entry.id])]);
+  items.push(["Dismiss", () => actions.dismiss(entry.id)]);
+  return menu(`Actions for ${entry.title}`, items);
+}
+
+function item(entry, icons, actions) {
+  const unread = !entry.readAt;
+  const priority = priorityLabel(entry.priority);
+  const delivered = new Date(entry.deliveredAt);
+  const element = h(
     "li",
-    { class: `card entry${unread ? " unread" : ""}`, dataset: { id: entry.id, notification: entry.notificationId } },
-    h("img", { class: "icon", src: icon, alt: "", width: 40, height: 40, loading: "lazy", referrerpolicy: "no-referrer" }),
+    {
+      class: `entry${unread ? " unread" : ""}${priority ? ` priority-${entry.priority}` : ""}`,
+      dataset: { id: entry.id, notification: entry.notificationId, day: dayKey(delivered), at: entry.deliveredAt },
+    },
     h(
       "div",
-      {},
-      unread ? h("span", { class: "badge" }, "Unread") : null,
-      h("h2", {}, entry.title),
-      entry.body ? h("p", {}, entry.body) : null,
-      h(
-        "p",
-        { class: "muted small" },
-        from ? `${from} · ` : "",
-        when(entry.deliveredAt),
-      ),
+      { class: "entry-row" },
+      icon(entry, icons),
       h(
         "div",
-        { class: "row" },
-        unread
-          ? h("button", { type: "button", class: "secondary", onclick: () => actions.read([entry.id]) }, "Mark read")
-          : null,
-        h("button", { type: "button", class: "secondary", onclick: () => actions.dismiss(entry.id) }, "Dismiss"),
+        { class: "entry-text" },
+        h(
+          "p",
+          { class: "entry-meta" },
+          // A dot on screen; the word for screen readers (and for the tests).
+          unread ? h("span", { class: "unread-mark" }, h("span", { class: "sr-only" }, "Unread")) : null,
+          h("span", { class: "source" }, sourceOf(entry)),
+          h("span", { "aria-hidden": "true" }, " · "),
+          when(entry.deliveredAt, (date) => entryTime(date)),
+        ),
+        h("h3", { class: "entry-title" }, priority ? [h("span", { class: "priority" }, priority), " "] : null, entry.title),
+        entry.body ? h("p", { class: "entry-body" }, entry.body) : null,
       ),
+      entryMenu(entry, actions),
     ),
   );
+  // A tap on an unread entry reads it, as in a mail or chat app (the menu is the keyboard's way).
+  element.addEventListener("click", (event) => {
+    if (!element.classList.contains("unread") || event.target.closest(".menu-wrap, a")) return;
+    actions.read([entry.id]);
+  });
+  return element;
 }

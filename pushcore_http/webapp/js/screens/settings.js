@@ -1,9 +1,17 @@
-// Settings: API keys (create, shown once, revoke), this browser's devices, password, sign out.
-import { api, changePassword } from "../api.js";
+// Settings: who is signed in and Sign out first; API keys (create, shown once, revoke),
+// this browser's devices, password.
+import { api, changePassword, currentAccount } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
-import { currentEndpoint, enablePush, isLiveToken, pushSupported } from "../device.js";
+import { currentEndpoint, enablePush, isLiveToken, pushUnavailable } from "../device.js";
+import { NAME as APP_KEY } from "../publisher.js";
 
-const SCOPES = ["notifications:read", "notifications:write", "devices:read", "devices:write"];
+// Each scope in words, beside its name (the name is the checkbox's label).
+const SCOPES = {
+  "notifications:read": "Read your inbox and the notifications you sent.",
+  "notifications:write": "Send notifications, publish to your streams, mark your inbox read.",
+  "devices:read": "See the devices that receive your notifications.",
+  "devices:write": "Add and remove devices.",
+};
 
 export async function render(root, context) {
   const keys = h("ul", { class: "list", "aria-label": "API keys" });
@@ -15,8 +23,26 @@ export async function render(root, context) {
   };
   const loadKeys = async () => {
     try {
-      const all = await api("GET", "/api/keys");
-      fill(keys, all.length ? all.map((k) => keyItem(k, loadKeys, fail)) : h("li", { class: "muted" }, "No API key yet."));
+      // The app's own publishing keys are the app's business, not the person's.
+      const all = (await api("GET", "/api/keys")).filter((k) => k.name !== APP_KEY);
+      const gone = all.filter((k) => !usable(k));
+      const active = all.filter(usable);
+      fill(
+        keys,
+        active.length ? active.map((k) => keyItem(k, loadKeys, fail)) : h("li", { class: "muted" }, "No API key yet."),
+        gone.length
+          ? h(
+              "li",
+              {},
+              h(
+                "details",
+                { class: "gone" },
+                h("summary", {}, `Revoked and expired keys (${gone.length})`),
+                h("ul", { class: "list" }, gone.map((k) => keyItem(k, loadKeys, fail))),
+              ),
+            )
+          : null,
+      );
     } catch (error) {
       fail(error);
     }
@@ -34,6 +60,12 @@ export async function render(root, context) {
   fill(
     root,
     h("h1", {}, "Settings"),
+    h(
+      "section",
+      { class: "card account", "aria-label": "Signed in" },
+      h("p", {}, "Signed in as ", h("strong", {}, currentAccount()?.id || "")),
+      signOut,
+    ),
     problem,
     h("h2", {}, "API keys"),
     keyForm(loadKeys),
@@ -43,8 +75,6 @@ export async function render(root, context) {
     devices,
     h("h2", {}, "Password"),
     passwordForm(),
-    h("h2", {}, "Session"),
-    signOut,
   );
   await Promise.all([loadKeys(), loadDevices()]);
 }
@@ -52,9 +82,20 @@ export async function render(root, context) {
 function keyForm(created) {
   const name = field("Name", "name", { type: "text", required: true, maxlength: 100 });
   const legendId = uid("scopes");
-  const boxes = SCOPES.map((scope) => {
+  const boxes = Object.entries(SCOPES).map(([scope, words]) => {
     const id = uid("scope");
-    return h("label", { class: "check", for: id }, h("input", { type: "checkbox", id, name: "scopes", value: scope }), scope);
+    const about = `${id}-about`;
+    return h(
+      "div",
+      { class: "scope" },
+      h(
+        "label",
+        { class: "check", for: id },
+        h("input", { type: "checkbox", id, name: "scopes", value: scope, "aria-describedby": about }),
+        h("code", {}, scope),
+      ),
+      h("p", { id: about, class: "muted small" }, words),
+    );
   });
   const scopes = h(
     "fieldset",
@@ -117,6 +158,10 @@ function newKey(key) {
   );
 }
 
+function usable(key) {
+  return key.isActive && !(key.expiresAt && new Date(key.expiresAt) < new Date());
+}
+
 function keyItem(key, reload, fail) {
   const revoke = action(
     "Revoke",
@@ -127,22 +172,20 @@ function keyItem(key, reload, fail) {
     },
     fail,
   );
-  const expired = key.expiresAt && new Date(key.expiresAt) < new Date();
-  const state = !key.isActive ? "revoked" : expired ? "expired" : null;
+  const state = !key.isActive ? "revoked" : !usable(key) ? "expired" : null;
   return h(
     "li",
     { class: "card stack" },
     h("h3", {}, key.name, state ? h("span", { class: "muted" }, ` (${state})`) : null),
     h("p", { class: "small" }, h("code", {}, `${key.keyPrefix}…`), ` · ${key.scopes.join(", ")}`),
     h("p", { class: "muted small" }, "Last used ", when(key.lastUsedAt), key.expiresAt ? [" · expires ", when(key.expiresAt)] : null),
-    key.isActive ? h("div", { class: "row" }, revoke) : null,
+    usable(key) ? h("div", { class: "row" }, revoke) : null,
   );
 }
 
 function pushControl(changed) {
-  if (!pushSupported()) {
-    return h("p", { class: "muted" }, "This browser cannot receive notifications from the web. On iPhone and iPad, add the app to the home screen first.");
-  }
+  const why = pushUnavailable();
+  if (why) return h("p", { class: "notice-line" }, why);
   const button = h("button", { type: "button" }, "Enable notifications");
   const message = h("p", { class: "error", role: "alert", hidden: true });
   button.addEventListener("click", () =>

@@ -1,6 +1,9 @@
 // Sign in: Account, Password, Sign in; the provider's button with OIDC; Create account with sign-up.
+// Opened from a share link, it names the stream first ("Sign in to follow ..."), and
+// the share link's screen follows the sign-in (the address stays the link's).
 import * as session from "../api.js";
 import { busy, field, fill, formError, h, showError } from "../dom.js";
+import * as state from "../state.js";
 
 let methods = null;
 
@@ -15,8 +18,51 @@ async function loadMethods() {
   return methods || { password: true, signup: false, oidc: null };
 }
 
-export async function render(root, context) {
-  const offered = await loadMethods();
+/**
+ * The stream a share link names, asked without a credential: {name, description,
+ * iconUrl}, or null where the server wants one (then the page names the code).
+ */
+async function sharedStream(code) {
+  try {
+    const response = await fetch(`/api/streams/lookup/${encodeURIComponent(code)}`, {
+      credentials: "omit",
+    });
+    if (response.ok) return { found: await response.json() };
+    if (response.status === 404) return { missing: true };
+  } catch {
+    // Unreachable: the page names the code; signing in will say what is wrong.
+  }
+  return {};
+}
+
+function invitation(code, { found, missing }) {
+  if (missing) {
+    return [h("h1", {}, "Sign in"), h("p", { class: "error" }, `No stream has the code ${code}.`)];
+  }
+  if (!found) {
+    return [
+      h("h1", {}, "Sign in to follow this stream"),
+      h("p", { class: "muted" }, "Stream code ", h("code", {}, code)),
+    ];
+  }
+  return [
+    h(
+      "div",
+      { class: "invite" },
+      found.iconUrl
+        ? h("img", { src: found.iconUrl, alt: "", width: 48, height: 48, referrerpolicy: "no-referrer" })
+        : null,
+      h("h1", {}, `Sign in to follow ${found.name}`),
+    ),
+    found.description ? h("p", {}, found.description) : null,
+  ];
+}
+
+export async function render(root, _context, params = {}) {
+  const [offered, shared] = await Promise.all([
+    loadMethods(),
+    params.code ? sharedStream(params.code) : null,
+  ]);
   const account = field("Account", "account", {
     type: "text",
     autocomplete: "username",
@@ -33,7 +79,7 @@ export async function render(root, context) {
   const signInButton = h("button", { type: "submit" }, "Sign in");
   const form = h(
     "form",
-    { class: "stack card", novalidate: true },
+    { class: "stack card narrow", novalidate: true },
     account.wrap,
     password.wrap,
     error,
@@ -81,14 +127,15 @@ export async function render(root, context) {
         ),
       )
     : null;
-  const problem = context.signInError();
+  const { signInError: problem, notice } = state.get();
   if (problem) {
     error.textContent = problem;
     error.hidden = false;
   }
   fill(
     root,
-    h("h1", {}, "Sign in"),
+    notice ? h("p", { class: "notice", role: "status" }, notice) : null,
+    shared ? invitation(params.code, shared) : h("h1", {}, "Sign in"),
     offered.password === false ? null : form,
     sso,
   );

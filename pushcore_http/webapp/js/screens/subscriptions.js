@@ -1,6 +1,7 @@
 // Subscriptions: Stream code + Subscribe, each with Unsubscribe; and the share link's screen.
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError } from "../dom.js";
+import { avatar } from "../format.js";
 
 const CODE_ALIASES = { code: "code", not_found: "code", own_stream: "code", already_subscribed: "code" };
 
@@ -69,12 +70,26 @@ function item(subscription, reload, problem) {
   );
   return h(
     "li",
-    { class: "card" },
-    h("h3", {}, stream.name),
-    stream.description ? h("p", {}, stream.description) : null,
-    h("p", { class: "muted small" }, h("code", {}, stream.code), ` · ${subscribers(stream.subscribers)}`),
+    { class: "card follow" },
+    streamIcon(stream),
+    h(
+      "div",
+      { class: "follow-text" },
+      h("h3", {}, stream.name),
+      stream.description ? h("p", { class: "small" }, stream.description) : null,
+      h("p", { class: "muted small" }, h("code", {}, stream.code), ` · ${subscribers(stream.subscribers)}`),
+    ),
     button,
   );
+}
+
+/** A stream's icon, or its initial on a colour of its own. */
+export function streamIcon(stream) {
+  if (stream.iconUrl) {
+    return h("img", { class: "icon", src: stream.iconUrl, alt: "", width: 40, height: 40, referrerpolicy: "no-referrer" });
+  }
+  const { letter, shade } = avatar(stream.name);
+  return h("span", { class: `icon avatar shade-${shade}`, "aria-hidden": "true" }, letter);
 }
 
 export function subscribers(count) {

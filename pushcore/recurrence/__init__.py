@@ -1,0 +1,1 @@
+"""Adapters of the recurrence port (pushcore/ports/recurrence.py)."""
