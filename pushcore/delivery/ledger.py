@@ -30,6 +30,7 @@ from pushcore.domain.outcomes import (
     is_redelivery,
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
+from pushcore.events import failure_changes, record_events
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
@@ -187,6 +188,8 @@ class Ledger:
                     tx.devices.deactivate(delivery.device_id)
                     said.append(functools.partial(say_deactivated, dispatch, outcome))
             tx.deliveries.to_roll_up(settled, now)
+            # delivery.failed and device.deactivated, in this transaction (the outbox).
+            record_events(tx, failure_changes(decided, settled), now)
         for say in said:
             say()
         return earliest

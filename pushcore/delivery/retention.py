@@ -75,6 +75,9 @@ class Retention:
             deleted += self._remove_stale_live_devices(tx, now)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
+                # The event log is kept as long as the notifications it tells of; a
+                # batch each sweep (not counted: the pace follows the notifications).
+                tx.events.delete_before(now - self.config.keep, self.config.batch)
         return deleted
 
     def _remove_stale_live_devices(self, tx: Transaction, now: datetime) -> int:

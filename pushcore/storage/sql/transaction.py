@@ -10,6 +10,7 @@ from typing import Any
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.counters import flush
 from pushcore.storage.sql.dialect import Dialect, Sql
+from pushcore.storage.sql.events import Events, Webhooks
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
 from pushcore.storage.sql.notifications import Notifications, Progress
@@ -123,6 +124,8 @@ class Transaction:
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
+        self.webhooks = Webhooks(sql)
+        self.events = Events(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
