@@ -11,6 +11,7 @@ Other features add their events with one call: ``record_event(tx, ...)``.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,10 +36,24 @@ class Change:
     notification_id: str | None = None
 
 
-def new_event_id(at: datetime) -> str:
-    """``evt_`` and a ULID of ``at``: ids sort by when their events were made."""
-    ms = int(at.timestamp() * 1000)
-    return "evt_" + encode_ulid((ms << 80) | secrets.randbits(80))
+class _EventIds:
+    """ULIDs of the events' times, increasing within this process: the event log's
+    order (``after``) is the order a process made its events in, even within a
+    millisecond."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def new(self, at: datetime) -> str:
+        candidate = (int(at.timestamp() * 1000) << 80) | secrets.randbits(80)
+        with self._lock:
+            candidate = self._last = max(candidate, self._last + 1)
+        return "evt_" + encode_ulid(candidate)
+
+
+new_event_id = _EventIds().new
+"""``evt_`` and a ULID of the given time: ids sort by when their events were made."""
 
 
 def record_events(tx: Transaction, changes: Iterable[Change], at: datetime) -> list[Event]:

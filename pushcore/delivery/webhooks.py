@@ -29,6 +29,8 @@ from typing import TypeVar
 import aiohttp
 import attrs
 
+from pushcore.converter import to_json
+from pushcore.converter.events import EventView
 from pushcore.domain.events import (
     ANSWER_WITHIN,
     Attempt,
@@ -99,6 +101,7 @@ class EventSender:
                     await self._clock.sleep_until(self._clock.now() + self.config.idle)
         finally:
             await self.aclose()
+            self._thread.shutdown(wait=False)
 
     async def round(self) -> int:
         """Claim what is due and start posting it (in the background); how many."""
@@ -123,7 +126,6 @@ class EventSender:
         if self._session is not None:
             await self._session.close()
             self._session = None
-        self._thread.shutdown(wait=False)
 
     def _claim(self) -> list[tuple[Attempt, Event, WebhookEndpoint]]:
         now = self._clock.now()
@@ -162,17 +164,7 @@ class EventSender:
                 self._busy.pop(endpoint.id, None)
 
     async def _send(self, event: Event, endpoint: WebhookEndpoint) -> AttemptResult:
-        body = json.dumps(
-            {
-                "id": event.id,
-                "type": event.type,
-                "timestamp": event.created_at.isoformat(timespec="milliseconds").replace(
-                    "+00:00", "Z"
-                ),
-                "data": dict(event.data),
-            },
-            separators=(",", ":"),
-        ).encode()
+        body = json.dumps(to_json(EventView.of(event)), separators=(",", ":")).encode()
         now = self._clock.now()
         stamp = int(now.timestamp())
         signatures = " ".join(
