@@ -27,14 +27,17 @@ ALICE = "alice"
 class World:
     """The app, its services and clock, a sender and ways to reach them."""
 
-    def __init__(self, services: Services, client: TestClient, clock: FakeClock) -> None:
+    def __init__(
+        self, services: Services, client: TestClient, clock: FakeClock, guard: NetworkGuard
+    ) -> None:
         self.services = services
         self.client = client
         self.clock = clock
+        # The services' and the sender's SSRF guard: a test may forbid private addresses.
+        self.guard = guard
         self.sender = EventSender(
-            services.store, clock, NetworkGuard(allow_private=True), "sender-1",
-            SenderConfig(timeout=2.0),
-        )  # fmt: skip
+            services.store, clock, guard, "sender-1", SenderConfig(timeout=2.0)
+        )
 
     def auth(self, account: str = ALICE) -> dict[str, str]:
         """A JWT for ``account`` (a JWT has every scope)."""
@@ -75,10 +78,11 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         jwt_secret="s" * 32,
     )
     clock = FakeClock(datetime.now(UTC).replace(microsecond=0))
-    services = build_services(settings, clock=clock)
+    guard = NetworkGuard(allow_private=True)
+    services = build_services(settings, clock=clock, guard=guard)
     services.accounts.set_plan(ALICE, Plan.FREE)
     with TestClient(create_app(services, run_engine=False), raise_server_exceptions=False) as c:
-        yield World(services, c, clock)
+        yield World(services, c, clock, guard)
     services.close()
 
 

@@ -98,8 +98,7 @@ def test_bad_input_is_a_400_naming_each_field_and_stores_nothing(world: World) -
 
 
 def test_the_ssrf_guard_refuses_private_addresses(world: World) -> None:
-    guard = world.services.webhooks._guard  # type: ignore[attr-defined]
-    guard.allow_private = False
+    world.guard.allow_private = False
     for url in ("http://127.0.0.1:8080/h", "http://169.254.169.254/latest", "http://[::1]/h"):
         answer = world.client.post(
             "/api/webhooks", json={"url": url, "events": ["*"]}, headers=world.auth()
@@ -122,7 +121,7 @@ def test_the_sender_checks_the_address_again_when_it_posts(
     # Allowed when created (a name that resolved publicly then, say), loopback when sent.
     made = world.create(receiver.url())
     world.client.post(f"/api/webhooks/{made['id']}/test", headers=world.auth())
-    world.sender._guard.allow_private = False  # type: ignore[attr-defined]
+    world.guard.allow_private = False
     world.pump()
     assert receiver.requests == []
     (attempt,) = world.client.get(
