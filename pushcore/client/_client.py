@@ -17,6 +17,7 @@ from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
 from pushcore.client.resources.notifications import Notifications
 from pushcore.client.resources.streams import Streams
+from pushcore.client.resources.webhooks import Events, Webhooks
 from pushcore.converter import SessionView
 
 HEADERS = {"User-Agent": "pushcore-client", "Accept": "application/json"}
@@ -63,6 +64,8 @@ class Client:
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
+        self.webhooks = Webhooks(sender)
+        self.events = Events(sender)
 
     @classmethod
     def login(
@@ -144,6 +147,8 @@ class AsyncClient:
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
+        self.webhooks = Webhooks(sender)
+        self.events = Events(sender)
 
     @classmethod
     async def login(
