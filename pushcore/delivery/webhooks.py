@@ -16,7 +16,6 @@ after which the endpoint is disabled with its ``disabledReason``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import ssl
@@ -31,6 +30,7 @@ import attrs
 
 from pushcore.converter import to_json
 from pushcore.converter.events import EventView
+from pushcore.delivery.retention import finish_in_thread
 from pushcore.domain.events import (
     ANSWER_WITHIN,
     Attempt,
@@ -233,10 +233,4 @@ class EventSender:
             log.warning("webhook endpoint %s disabled: %s", endpoint.id, disable)
 
     async def _db(self, work: Callable[[], T]) -> T:
-        running = self._thread.submit(work)
-        try:
-            return await asyncio.shield(asyncio.wrap_future(running))
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.wrap_future(running)
-            raise
+        return await finish_in_thread(self._thread, work)
