@@ -97,7 +97,11 @@ def _subscriptions(value: Sequence[str]) -> None:
 
 subscriptions_rule = v.Rule(
     _subscriptions,
-    {"items": {"type": "string", "enum": list(SUBSCRIPTIONS)}, "minItems": 1},
+    {
+        "items": {"type": "string", "enum": list(SUBSCRIPTIONS)},
+        "minItems": 1,
+        "maxItems": len(SUBSCRIPTIONS),
+    },
 )
 
 _URL_ABOUT = v.about(

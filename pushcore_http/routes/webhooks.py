@@ -162,7 +162,11 @@ async def test(request: Request) -> Response:
     "/api/webhooks/{webhook_id}/attempts",
     "List an endpoint's attempts",
     _READ,
-    answer(200, "One page, newest event first.", AttemptPageView),
+    answer(200, "One page, newest event first.", AttemptPageView)
+    | refusal(
+        e.ValidationError([e.FieldError("limit", f"must be 1 to {EVENTS_PAGE_MAX}")]),
+        "A bad limit.",
+    ),
     "Each event sent (or to be sent) to the endpoint, with its latest try.",
     parameters=[
         query("limit", "Page size.", _LIMIT | {"default": EVENTS_PAGE_DEFAULT}),
@@ -189,7 +193,11 @@ _TYPES = [t.value for t in EventType]
     "/api/events",
     "List events",
     either(Scope.NOTIFICATIONS_READ),
-    answer(200, "One page, oldest first.", EventPageView),
+    answer(200, "One page, oldest first.", EventPageView)
+    | refusal(
+        e.ValidationError([e.FieldError("type", "unknown event type: 'nope'")]),
+        "An unknown type or a bad limit.",
+    ),
     "The account's events, kept as long as its notifications (`PUSHCORE_RETENTION`), oldest "
     "first after the event id `after` (`nextCursor` is the last id of the page; `cursor` is "
     "taken as `after` too). `type` (repeatable or comma-separated) narrows them.",

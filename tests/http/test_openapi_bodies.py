@@ -25,6 +25,7 @@ from schemathesis import GenerationMode
 
 from pushcore.converter import structure_batch, structure_request
 from pushcore.domain.errors import ValidationError
+from pushcore.domain.events import NewWebhook, WebhookChange
 from pushcore.domain.inputs import (
     InboxRead,
     NewApiKey,
@@ -59,6 +60,8 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "SignUp": partial(structure_request, SignUp),
     "SessionRefresh": partial(structure_request, SessionRefresh),
     "PasswordChange": partial(structure_request, PasswordChange),
+    "NewWebhook": partial(structure_request, NewWebhook),
+    "WebhookChange": partial(structure_request, WebhookChange),
 }
 
 DOCUMENT = openapi_document()
