@@ -76,9 +76,9 @@ class EventRepository(Protocol):
         per_endpoint: int,
         busy: Sequence[str],
     ) -> list[Attempt]:
-        """Lease due pending attempts (and those whose lease ran out) to ``owner``, each to
-        one claimer only: up to ``limit``, at most ``per_endpoint`` per endpoint, none for
-        the endpoints in ``busy``."""
+        """Lease due pending attempts (and those whose lease ran out) of enabled endpoints
+        to ``owner``, each to one claimer only: up to ``limit``, at most ``per_endpoint``
+        per endpoint, none for the endpoints in ``busy``."""
         ...
 
     def record(self, attempt: Attempt, owner: str) -> bool:

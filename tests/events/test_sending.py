@@ -178,3 +178,18 @@ def test_a_slow_endpoint_delays_only_its_own_events(world: World, receiver: Rece
         assert took < 1.0
         # At most per_endpoint POSTs at once went to the slow one.
         assert max(slow.peak.values()) <= world.sender.config.per_endpoint
+
+
+def test_a_paused_endpoint_gets_nothing_until_enabled_again(
+    world: World, receiver: Receiver
+) -> None:
+    made = world.create(receiver.url())
+    world.client.post(f"/api/webhooks/{made['id']}/test", headers=world.auth())
+    off = {"enabled": False}
+    world.client.patch(f"/api/webhooks/{made['id']}", json=off, headers=world.auth())
+    assert world.pump() == 0
+    assert receiver.requests == []
+    on = {"enabled": True}
+    world.client.patch(f"/api/webhooks/{made['id']}", json=on, headers=world.auth())
+    assert world.pump() == 1
+    assert len(receiver.requests) == 1

@@ -194,7 +194,8 @@ class Events(Repository):
             " ORDER BY next_attempt_at, event_id) AS turn FROM (SELECT endpoint_id, event_id,"
             " next_attempt_at FROM webhook_attempts WHERE status = 'pending'"
             " AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)"
-            " AND NOT (endpoint_id = ANY(?)) ORDER BY next_attempt_at, event_id LIMIT ?"
+            " AND NOT (endpoint_id = ANY(?)) AND endpoint_id IN (SELECT id FROM"
+            " webhook_endpoints WHERE enabled) ORDER BY next_attempt_at, event_id LIMIT ?"
             + self._sql.lock("FOR UPDATE SKIP LOCKED")
             + ") AS due) AS numbered WHERE turn <= ?)"
             f" RETURNING {_ATTEMPT}",
