@@ -84,9 +84,13 @@ class EventSender:
         self._tls = tls
         self._session: aiohttp.ClientSession | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-events")
-        # Endpoints with a POST in flight here, and those POSTs.
+        # Attempts claimed here and not yet recorded, by endpoint; each endpoint's gate
+        # lets per_endpoint of them post at once; the POSTs' tasks.
         self._busy: dict[str, int] = {}
+        self._gates: dict[str, asyncio.Semaphore] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Set when an attempt is recorded: an endpoint may have room again.
+        self._progress = asyncio.Event()
 
     async def run(self) -> None:
         """Claim and post until cancelled; a failed round is logged and tried again."""
@@ -98,16 +102,30 @@ class EventSender:
                     log.exception("claiming events to post failed")
                     started = 0
                 if not started:
-                    await self._clock.sleep_until(self._clock.now() + self.config.idle)
+                    await self._rest()
         finally:
             await self.aclose()
             self._thread.shutdown(wait=False)
+
+    async def _rest(self) -> None:
+        """Until a POST ends (its endpoint may take more) or ``idle`` passes (work may
+        have come, from this process or another)."""
+        self._progress.clear()
+        sleep = asyncio.ensure_future(self._clock.sleep_until(self._clock.now() + self.config.idle))
+        woken = asyncio.ensure_future(self._progress.wait())
+        try:
+            await asyncio.wait([sleep, woken], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleep.cancel()
+            woken.cancel()
 
     async def round(self) -> int:
         """Claim what is due and start posting it (in the background); how many."""
         claimed = await self._db(self._claim)
         for attempt, event, endpoint in claimed:
             self._busy[endpoint.id] = self._busy.get(endpoint.id, 0) + 1
+            if endpoint.id not in self._gates:
+                self._gates[endpoint.id] = asyncio.Semaphore(self.config.per_endpoint)
             task = asyncio.get_running_loop().create_task(self._post(attempt, event, endpoint))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -137,7 +155,8 @@ class EventSender:
                 now + config.lease,
                 config.batch,
                 config.per_endpoint,
-                sorted(self._busy),
+                # Endpoints with their share claimed here take no more until some ends.
+                sorted(e for e, n in self._busy.items() if n >= config.per_endpoint),
             )
             if not attempts:
                 return []
@@ -152,7 +171,8 @@ class EventSender:
 
     async def _post(self, attempt: Attempt, event: Event, endpoint: WebhookEndpoint) -> None:
         try:
-            result = await self._send(event, endpoint)
+            async with self._gates[endpoint.id]:
+                result = await self._send(event, endpoint)
             await self._db(lambda: self._record(attempt, endpoint, result))
         except Exception:
             log.exception("posting event %s to %s failed", event.id, endpoint.id)
@@ -162,6 +182,8 @@ class EventSender:
                 self._busy[endpoint.id] = left
             else:
                 self._busy.pop(endpoint.id, None)
+                self._gates.pop(endpoint.id, None)
+            self._progress.set()
 
     async def _send(self, event: Event, endpoint: WebhookEndpoint) -> AttemptResult:
         body = json.dumps(to_json(EventView.of(event)), separators=(",", ":")).encode()
