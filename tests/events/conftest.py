@@ -36,7 +36,11 @@ class World:
         # The services' and the sender's SSRF guard: a test may forbid private addresses.
         self.guard = guard
         self.sender = EventSender(
-            services.store, clock, guard, "sender-1", SenderConfig(timeout=2.0)
+            services.store,
+            clock,
+            guard,
+            "sender-1",
+            SenderConfig(timeout=2.0, per_endpoint=2, claimed_per_endpoint=4),
         )
 
     def auth(self, account: str = ALICE) -> dict[str, str]:
