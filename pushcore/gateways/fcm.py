@@ -138,6 +138,12 @@ def message_data(notification: Notification) -> dict[str, str]:
     if notification.stream is not None:
         data["streamName"] = notification.stream.name
         data["streamCode"] = notification.stream.code
+    if notification.collapse_key is not None:
+        data["collapseKey"] = notification.collapse_key
+    if not notification.renotify:
+        # A quiet replacement: the app plays no sound for it.
+        del data["sound"]
+        data["renotify"] = "false"
     return data
 
 
@@ -169,13 +175,11 @@ async def _already(outcome: Outcome) -> Outcome:
 
 def fcm_message(token: str, data: Mapping[str, str], priority: Priority) -> dict[str, Any]:
     """The body POSTed to ``messages:send`` for one device."""
-    return {
-        "message": {
-            "token": token,
-            "data": dict(data),
-            "android": {"priority": android_priority(priority)},
-        }
-    }
+    android: dict[str, Any] = {"priority": android_priority(priority)}
+    if "collapseKey" in data:
+        # FCM keeps only the latest message with this key for an offline device.
+        android["collapse_key"] = data["collapseKey"]
+    return {"message": {"token": token, "data": dict(data), "android": android}}
 
 
 @attrs.frozen

@@ -64,4 +64,12 @@ def test_the_payload_has_exactly_api_mds_fields() -> None:
         "sender",
         "stream",
         "scheduledAt",
+        # API.md, "After sending": what a replacement needs (expiresAt: the expiry's).
+        "event",
+        "collapseKey",
+        "revision",
+        "renotify",
+        "receipt",
     }
+    assert payload["event"] == "notification"
+    assert payload["receipt"] is None
