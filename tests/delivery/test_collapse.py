@@ -121,7 +121,7 @@ def test_a_sent_one_is_replaced_in_the_inbox(db: Harness) -> None:
 def test_renotify_false_keeps_read_entries_read_and_dismissed_ones_away(db: Harness) -> None:
     h = db
     engine = h.engine()
-    quiet = {"collapseKey": "score", "renotify": False}
+    quiet: dict[str, Any] = {"collapseKey": "score", "renotify": False}
     read = h.notify(title="1-0", **quiet)
     dismissed = h.notify(title="x", collapseKey="alarm")
     h.step(engine, DUE)
