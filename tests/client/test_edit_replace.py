@@ -24,7 +24,7 @@ def test_update_with_if_revision_and_replace(server: Server, account: Account) -
         with pytest.raises(pushcore.RevisionMismatch):
             client.notifications.update(n.id, if_revision=1, body="stale")
         with pytest.raises(TypeError):
-            client.notifications.update(n.id, nope="x")  # type: ignore[call-arg]
+            client.notifications.update(n.id, nope="x")
         new = client.notifications.replace(n.id, body="failed")
         assert (new.supersedes, new.collapse_key, new.body) == (n.id, "build-7", "failed")
         old = client.notifications.get(n.id)

@@ -96,7 +96,7 @@ def test_the_async_client_takes_every_field(server: Server, account: Account, ic
 
 def test_every_stream_field_is_sent(server: Server, account: Account, icon: str) -> None:
     stream_fields = {"name": "Deploys", "description": "main deploys", "icon_url": icon}
-    send_fields = {
+    send_fields: dict[str, Any] = {
         "title": "v2",
         "body": "notes",
         "sound": pushcore.Sound.SOFT,
