@@ -1,4 +1,5 @@
-"""pushctl send, and pushctl notifications: list, show, cancel, stats."""
+"""pushctl send, and pushctl notifications: list, show, cancel, stats (edit and replace:
+commands/edits.py)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
 
 
-def _record(n: NotificationView) -> list[tuple[str, str | None]]:
+def record(n: NotificationView) -> list[tuple[str, str | None]]:
     stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
     metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
     return [
@@ -112,6 +113,8 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
         ("stream", stream),
         ("metadata", metadata),
         ("devices targeted", str(n.devices_targeted)),
+        ("collapse key", n.collapse_key),
+        ("revision", str(n.revision)),
         ("deliveries", _counts_text(n.deliveries)),
         ("failure reason", n.failure_reason),
         ("created", format_timestamp(n.created_at)),
@@ -343,7 +346,7 @@ def show(
     if json_output:
         output.print_json(to_json(found))
     else:
-        output.print_record(_record(found))
+        output.print_record(record(found))
 
 
 @app.command("cancel")
@@ -361,7 +364,7 @@ def cancel(
     if json_output:
         output.print_json(to_json(cancelled))
     else:
-        output.print_record(_record(cancelled))
+        output.print_record(record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
 
 
@@ -396,3 +399,14 @@ def stats(
             ),
         ]
     )
+
+
+def _register_edits() -> None:
+    # Here, at the end: edits.py builds on this module's helpers.
+    from pushcore_cli.commands import edits
+
+    app.command("edit")(edits.edit)
+    app.command("replace")(edits.replace)
+
+
+_register_edits()
