@@ -34,6 +34,9 @@ def supersede_older(tx: Transaction, newer: Notification, now: datetime) -> list
     key = newer.collapse_key
     if key is None:
         return []
+    # Two creates with the key at once (PostgreSQL): the later to take this lock sees
+    # the earlier, committed, and supersedes it; each would miss the other without it.
+    tx.locks.collapse_key(newer.account_id, key)
     superseded: list[Notification] = []
     for older in tx.notifications.open_with_key(newer.account_id, key, newer.id):
         if tx.progress.counts(older.id).handed:
@@ -58,6 +61,7 @@ def supersede_in_batch(
     supersedes the earlier ones (of the batch or not); ``created`` as it now stands."""
     last = {n.collapse_key: n for n in created if n.collapse_key is not None}
     cancelled: dict[str, Notification] = {}
-    for newest in last.values():
+    # In key order: two batches take their keys' locks in one order, and cannot deadlock.
+    for _, newest in sorted(last.items()):
         cancelled |= {n.id: n for n in supersede_older(tx, newest, now)}
     return [cancelled.get(n.id, n) for n in created]

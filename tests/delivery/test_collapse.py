@@ -231,6 +231,33 @@ def test_a_create_at_the_due_instant_is_either_superseding_or_replacing(db: Harn
     assert len(h.gateway.sent) == len(olds) * 2 - superseded
 
 
+def test_of_creates_with_one_key_at_once_exactly_one_stays(db: Harness) -> None:
+    h = db
+    h.device("tok-a")
+    # Two API processes on one database: each has its own writer, so their creates
+    # run at once (within one process the group writer takes them in turn).
+    other = build_services(h.services.settings, clock=h.clock)
+    start = threading.Barrier(8)
+
+    def create(i: int) -> Notification:
+        services = h.services if i % 2 else other
+        request = structure_request(
+            NewNotification, {"title": f"at once {i}", "collapseKey": "one", "delay": "1h"}
+        )
+        start.wait(10)
+        return asyncio.run(services.notifications.create(ALICE, request))
+
+    try:
+        for _ in range(3):
+            with ThreadPoolExecutor(8) as pool:
+                created = list(pool.map(create, range(8)))
+            found = [h.get(n).notification for n in created]
+            assert [n.status for n in found].count(NotificationStatus.QUEUED) == 1
+            assert all(n.failure_reason == "superseded" for n in found if n.status != "QUEUED")
+    finally:
+        other.close()
+
+
 def _new_stream() -> Any:
     from pushcore.domain.inputs import NewStream
 
