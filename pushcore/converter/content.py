@@ -15,6 +15,7 @@ import attrs
 
 from pushcore.converter._views import View, copy_fields, ident, to_json
 from pushcore.converter.streams import StreamLabelView
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME
 from pushcore.domain.model import IconStyle, Notification, Priority, Sound
 from pushcore.domain.validation import about
 
@@ -57,6 +58,12 @@ class DeliveryPayloadView(ContentView):
     notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
     stream: StreamLabelView | None = attrs.field(metadata=about("The stream of a stream send."))
     scheduled_at: datetime = attrs.field(metadata=about("The due time."))
+    expires_at: datetime | None = attrs.field(
+        metadata=about(
+            "When it expires (a receiver may drop it after); null: never.",
+            example=EXAMPLE_FUTURE_TIME,
+        )
+    )
 
     @classmethod
     def of(cls, n: Notification) -> DeliveryPayloadView:

@@ -17,6 +17,7 @@ import attrs
 
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
+from pushcore.domain.expiry import TTL_MAX, TTL_MIN
 from pushcore.domain.inbox import is_entry_id
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
@@ -219,6 +220,25 @@ def _sender_icon(description: str, default: str = "") -> Any:
     return attrs.field(default=None, validator=v.http_url, metadata=about)
 
 
+def _ttl() -> Any:
+    return attrs.field(
+        default=None,
+        validator=v.int_range(TTL_MIN, TTL_MAX),
+        metadata=v.about(
+            "Seconds from the due time after which it is not delivered any more (and "
+            "leaves the inbox); not with `expiresAt`.",
+            short="Seconds after the due time it expires.",
+        ),
+    )
+
+
+_EXPIRES_AT = v.about(
+    "When it expires (after the due time); not with `ttl`.",
+    example=EXAMPLE_FUTURE_TIME,
+    short="When it expires.",
+)
+
+
 @attrs.frozen
 class NewNotification:
     """A request to schedule a notification (POST /api/notifications)."""
@@ -272,6 +292,8 @@ class NewNotification:
     )
     sender_name: str | None = _sender_name("A sender name shown instead of the app's own.")
     sender_icon: str | None = _sender_icon("")
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen
@@ -319,6 +341,8 @@ class StreamSend:
     sender_icon: str | None = _sender_icon(
         "Default: the stream's icon.", "; default the stream's icon"
     )
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen

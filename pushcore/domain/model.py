@@ -173,6 +173,10 @@ class Notification:
     wake_at: datetime | None = None
     settled_at: datetime | None = None
     revision: int = 1  # +1 on each PATCH: what `If-Match` names
+    # Expiry (domain/expiry.py): ttl as given, expires_at resolved from it or given.
+    ttl: int | None = None
+    expires_at: datetime | None = None
+    withdrawn_at: datetime | None = None  # POST .../withdraw, once
 
 
 @attrs.frozen
@@ -227,6 +231,8 @@ class Delivery:
     lease_expires_at: datetime | None = None
     failure_reason: str | None = None
     settled_at: datetime | None = None
+    # What its next send carries: the notification, or its withdrawal (domain/withdraw.py).
+    kind: str = "notification"
 
 
 @attrs.frozen

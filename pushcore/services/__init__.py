@@ -28,6 +28,7 @@ from pushcore.services.people import AccountSummary, PeopleService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
+from pushcore.services.withdraw import WithdrawService
 
 
 @attrs.frozen
@@ -58,6 +59,11 @@ class Services:
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
+
+    @property
+    def withdrawals(self) -> WithdrawService:
+        """Withdrawing notifications (stateless: made on each use)."""
+        return WithdrawService(self.writes, self.clock, self.wakes, self.live)
 
     @property
     def vapid_public_key(self) -> str:

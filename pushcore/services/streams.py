@@ -18,6 +18,7 @@ from pushcore.domain.errors import (
     PlanLimit,
     ValidationError,
 )
+from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.model import (
     IconStyle,
@@ -144,6 +145,9 @@ class StreamService:
         The sender icon is checked on the event loop (ValidationError
         ``senderIcon``); the fan-out runs in a worker thread.
         """
+        errors = expiry_errors(self._clock.now(), request.ttl, request.expires_at)
+        if errors:
+            raise ValidationError(errors)
         await self._refuse_bad_icons(account_id, {"senderIcon": request.sender_icon})
         return await _in_thread(partial(self._fan_out, account_id, stream_id, request))
 
@@ -174,6 +178,8 @@ class StreamService:
                 created_at=now,
                 devices_targeted=0,
                 stream=StreamRef(stream.id, stream.name, stream.code),
+                ttl=request.ttl,
+                expires_at=expires_at_of(now, request.ttl, request.expires_at),
             )
             tx.notifications.add(notification)
             sent = tx.schedule.fan_out(notification, stream.id, now)

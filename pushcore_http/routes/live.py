@@ -19,7 +19,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
-from pushcore.domain.inbox import InboxItem, Read
+from pushcore.converter.inbox import WithdrawnEventView
+from pushcore.domain.inbox import InboxItem, Read, Withdrawn
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
@@ -63,6 +64,8 @@ def change_frame(change: object) -> bytes:
     """A `read` or `dismissed` event: no id, so the client's resume point stays."""
     if isinstance(change, Read):
         name, view = "read", to_json(ReadEventView(change.ids, change.unread))
+    elif isinstance(change, Withdrawn):
+        name, view = "withdrawn", to_json(WithdrawnEventView(change.ids))
     else:
         name, view = "dismissed", to_json(DismissedEventView(getattr(change, "id", "")))
     return f"event: {name}\ndata: {_COMPACT.encode(view)}\n\n".encode()
@@ -102,11 +105,13 @@ _STREAM = {
     "type": "string",
     "description": "`retry: 2000` first; then per entry `id:`, `event: notification` and "
     "`data:` (an InboxEntry); `event: read` (ReadEvent) and `event: dismissed` "
-    "(DismissedEvent) without an id; a `: keepalive` comment at least every 15 s.",
+    "(DismissedEvent) and `event: withdrawn` (WithdrawnEvent) without an id; a "
+    "`: keepalive` comment at least every 15 s.",
     "x-event-data": {
         "notification": ref(InboxEntryView),
         "read": ref(ReadEventView),
         "dismissed": ref(DismissedEventView),
+        "withdrawn": ref(WithdrawnEventView),
     },
 }
 _RESUME = {"name": "Last-Event-ID", "in": "header", "schema": ENTRY_ID}

@@ -112,6 +112,7 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
         "sender": {"name": "CI", "icon": None},
         "stream": None,
         "scheduledAt": created["scheduledAt"],
+        "expiresAt": None,
     }
     assert message.headers["urgency"] == "high"
     assert message.headers["ttl"] == "86400"

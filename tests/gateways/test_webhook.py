@@ -133,6 +133,7 @@ def test_posts_the_neutral_payload_as_json(receiver: Receiver) -> None:
         "sender": {"name": "CI", "icon": "https://cdn.example/ci.png"},
         "stream": {"name": "Deploys", "code": "DEPLOY42"},
         "scheduledAt": "2026-11-21T10:15:30.123Z",
+        "expiresAt": None,
     }
     assert request.headers["content-type"] == "application/json"
     assert request.headers["user-agent"] == USER_AGENT

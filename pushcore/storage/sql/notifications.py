@@ -38,6 +38,8 @@ CONTENT = NOTIFICATIONS.part(
     "devices_targeted",
     "wake_at",
     "revision",
+    "ttl",
+    "expires_at",
     "id",
 )
 _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608
