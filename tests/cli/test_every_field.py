@@ -45,6 +45,9 @@ OPTION_VALUES: dict[str, tuple[str, Any]] = {
     "scheduled_at": (AT.isoformat(), format_timestamp(AT)),
     "sender_name": ("CI", "CI"),
     "sender_icon": (ICON, ICON),
+    # --ttl says either as a duration: the send with --at expires an hour after AT.
+    "ttl": ("1h", 3600),
+    "expires_at": ("1h", format_timestamp(AT + timedelta(hours=1))),
 }
 
 

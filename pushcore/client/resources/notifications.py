@@ -63,6 +63,13 @@ def cancel(notification_id: str) -> Call[NotificationView]:
     return Call("DELETE", url, Auth.KEY, one(NotificationView))
 
 
+def withdraw(notification_id: str) -> Call[NotificationView]:
+    """Take a notification back from every inbox and device that got it (cancelled when
+    none has yet); again, the same answer and nothing sent again."""
+    url = path("/api/notifications/{}/withdraw", notification_id)
+    return Call("POST", url, Auth.KEY, one(NotificationView))
+
+
 def stats() -> Call[StatsView]:
     """The account's counts by status and delivery, and for the last 24 hours."""
     return Call("GET", "/api/notifications/stats", Auth.KEY, one(StatsView))
@@ -94,6 +101,7 @@ class Notifications(Resource[S_co]):
     create_many = endpoint(create_many)
     get = endpoint(get)
     cancel = endpoint(cancel)
+    withdraw = endpoint(withdraw)
     stats = endpoint(stats)
     page = endpoint(page)
     list = listing(all_)
