@@ -244,7 +244,9 @@ class Ledger:
                 if isinstance(o, Failed | TokenInvalid | Retry)
             }
             unique = list({d.notification.id: d.notification for d, _ in mine}.values())
-            reconcile(tx, tx.notifications.refresh(unique, for_update=True), now, reasons)
+            current = tx.notifications.refresh(unique, for_update=True)
+            _withdraw_late(tx, current, now)
+            reconcile(tx, current, now, reasons)
 
     def roll_up_leftovers(self, before: datetime | None) -> int:
         """Roll up the notes recorded before ``before`` (None: all) that nobody rolled up
@@ -257,7 +259,9 @@ class Ledger:
                     return done
                 now = self._clock.now()
                 found = tx.notifications.by_ids(ids)
-                reconcile(tx, tx.notifications.refresh(found, for_update=True), now)
+                current = tx.notifications.refresh(found, for_update=True)
+                _withdraw_late(tx, current, now)
+                reconcile(tx, current, now)
                 done += len(ids)
 
     def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
@@ -284,3 +288,11 @@ def _until_expiry(dispatch: Dispatch, due: datetime) -> datetime:
     if expires_at is None or is_withdrawal(dispatch.delivery):
         return due
     return min(due, expires_at)
+
+
+def _withdraw_late(tx: Transaction, notifications: Sequence[Notification], now: datetime) -> None:
+    """Queue the withdrawal of deliveries a gateway took while their notification was
+    being withdrawn (in flight then, delivered since). Under the notification's lock:
+    the withdrawal's own transaction queues what was delivered before it, this what
+    was delivered after; none is missed."""
+    tx.withdrawals.queue_withdrawn([n.id for n in notifications], now)

@@ -98,6 +98,10 @@ class WithdrawalRepository(Protocol):
         WITHDRAWN at once); how many were queued for a gateway."""
         ...
 
+    def queue_withdrawn(self, notification_ids: Sequence[str], due: datetime) -> int:
+        """:meth:`queue` for those of these notifications that are withdrawn; how many."""
+        ...
+
 
 class Transaction(Protocol):
     """One unit of work: the repositories, seeing and changing one consistent state."""

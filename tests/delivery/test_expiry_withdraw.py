@@ -9,6 +9,7 @@ withdrawal to each device it reached, durably, once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ from pushcore.domain.errors import NotFound
 from pushcore.domain.inbox import Withdrawn
 from pushcore.domain.outcomes import Failed, Retry
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, BOB, DUE, Harness, at
+from tests.delivery.conftest import ALICE, BOB, DUE, Harness, at, until
 from tests.fakes.clock import FakeClock
 
 N = NotificationStatus
@@ -187,6 +188,7 @@ def test_withdrawing_a_delivered_one_sends_each_device_the_withdrawal_once(h: Ha
     withdrawals = [s for s in h.gateway.sent if s.kind == "withdrawal"]
     assert sorted(s.token for s in withdrawals) == ["tok-a", "tok-b"]
     assert h.delivery_statuses(n) == [D.WITHDRAWN, D.WITHDRAWN]
+    assert inbox_titles(h) == []  # the claim of the withdrawals brought no entry back
     # A third withdrawal, and more ticks, send nothing more.
     h.services.withdrawals.withdraw(ALICE, n.id)
     h.step(engine, DUE + timedelta(minutes=5))
@@ -220,6 +222,27 @@ def test_a_withdrawal_the_gateway_refuses_is_retried_then_settled(h: Harness) ->
     assert [s.kind for s in h.gateway.sent] == ["notification", "withdrawal", "withdrawal"]
     [delivery] = h.deliveries(n)
     assert (delivery.status, delivery.failure_reason) == (D.WITHDRAWN, "HTTP 400")
+
+
+def test_a_delivery_in_flight_at_the_withdrawal_is_withdrawn_once_it_lands(h: Harness) -> None:
+    h.device("tok-a")
+    n = h.notify()
+    engine = h.engine()
+    h.clock.set(DUE)
+
+    async def withdraw_while_sending() -> None:
+        h.gateway.hold()
+        await engine.tick()
+        await until(lambda: h.gateway.waiting == 1)
+        await asyncio.to_thread(h.services.withdrawals.withdraw, ALICE, n.id)
+        h.gateway.let_go()
+        await engine.drain()
+
+    asyncio.run(withdraw_while_sending())
+    h.step(engine)
+
+    assert [s.kind for s in h.gateway.sent] == ["notification", "withdrawal"]
+    assert h.delivery_statuses(n) == [D.WITHDRAWN]
 
 
 def test_withdrawing_a_failed_one_answers_and_sends_nothing(h: Harness) -> None:

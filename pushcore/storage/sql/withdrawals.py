@@ -8,11 +8,13 @@ A `live` device's delivery was its inbox entry: it is WITHDRAWN at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.storage.sql.accounts import Repository
 
 _LIVE = "(SELECT id FROM devices WHERE platform = 'live')"
+_WITHDRAWN = "SELECT id FROM notifications WHERE id = ANY(?) AND withdrawn_at IS NOT NULL"
 
 
 class Withdrawals(Repository):
@@ -37,19 +39,28 @@ class Withdrawals(Repository):
     def queue(self, notification_id: str, due: datetime) -> int:
         """Queue a withdrawal for every device the notification was delivered to; how
         many go through a gateway (a live device's is WITHDRAWN now)."""
+        return self.queue_withdrawn([notification_id], due)
+
+    def queue_withdrawn(self, notification_ids: Sequence[str], due: datetime) -> int:
+        """:meth:`queue` for those of these notifications that are withdrawn (their
+        deliveries delivered since the withdrawal); how many were queued."""
+        if not notification_ids:
+            return 0
+        ids = self._dialect.array(sorted(notification_ids))
         live = self._sql.all(
             "UPDATE deliveries SET status = 'WITHDRAWN', kind = 'withdrawal'"  # noqa: S608
-            f" WHERE notification_id = ? AND status = 'DELIVERED' AND device_id IN {_LIVE}"
-            " RETURNING account_id",
-            (notification_id,),
+            f" WHERE notification_id IN ({_WITHDRAWN}) AND status = 'DELIVERED'"
+            f" AND device_id IN {_LIVE} RETURNING account_id",
+            (ids,),
         )
         self._sql.tally.moved(live, "DELIVERED", "WITHDRAWN")
         queued = self._sql.all(
-            "UPDATE deliveries SET status = 'PENDING', kind = 'withdrawal', due_at = ?,"
+            "UPDATE deliveries SET status = 'PENDING', kind = 'withdrawal', due_at = ?,"  # noqa: S608
             " attempts = 0, failure_reason = NULL, settled_at = NULL,"
             " lease_owner = NULL, lease_until = NULL"
-            " WHERE notification_id = ? AND status = 'DELIVERED' RETURNING account_id",
-            (self._dialect.time(due), notification_id),
+            f" WHERE notification_id IN ({_WITHDRAWN}) AND status = 'DELIVERED'"
+            " RETURNING account_id",
+            (self._dialect.time(due), ids),
         )
         self._sql.tally.moved(queued, "DELIVERED", "PENDING")
         return len(queued)
