@@ -376,7 +376,9 @@ def build_engine(
         gateways = build_gateways(settings, services.clock)
     if metrics is not None:
         gateways = metrics.timed(gateways)
-    retention = Retention(services.store, services.clock, RetentionConfig(keep=settings.retention))
+    retention = Retention(
+        services.store, services.clock, RetentionConfig(keep=settings.retention), services.live
+    )
     engine = DeliveryEngine(
         services.store,
         services.clock,

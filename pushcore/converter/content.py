@@ -15,6 +15,7 @@ import attrs
 
 from pushcore.converter._views import View, copy_fields, ident, to_json
 from pushcore.converter.streams import StreamLabelView
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME
 from pushcore.domain.model import IconStyle, Notification, Priority, Sound
 from pushcore.domain.validation import about
 
@@ -64,6 +65,12 @@ class DeliveryPayloadView(ContentView):
     revision: int = attrs.field(metadata=about("The notification's revision (PATCH)."))
     renotify: bool = attrs.field(metadata=about("False: replace quietly (no sound, no alert)."))
     receipt: str | None = attrs.field(metadata=about("A token for this delivery; null: none."))
+    expires_at: datetime | None = attrs.field(
+        metadata=about(
+            "When it expires (a receiver may drop it after); null: never.",
+            example=EXAMPLE_FUTURE_TIME,
+        )
+    )
 
     @classmethod
     def of(cls, n: Notification) -> DeliveryPayloadView:

@@ -101,6 +101,8 @@ class DismissedEventView(View):
 
 @attrs.frozen
 class WithdrawnEventView(View):
-    """The data of a live channel's `withdrawn` event: entries that left the inbox."""
+    """The data of a live channel's `withdrawn` event."""
 
-    ids: tuple[str, ...] = attrs.field(metadata=about("The entries' ids."))
+    ids: tuple[str, ...] = attrs.field(
+        metadata=about("The entries taken out of the inbox (withdrawn or expired).")
+    )

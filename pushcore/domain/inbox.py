@@ -110,4 +110,11 @@ class Dismissed:
     id: str
 
 
-InboxChange = Read | Dismissed
+@attrs.frozen
+class Withdrawn:
+    """Entries taken out of an account's inbox: their notification was withdrawn or expired."""
+
+    ids: tuple[str, ...]
+
+
+InboxChange = Read | Dismissed | Withdrawn

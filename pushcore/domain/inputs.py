@@ -18,6 +18,7 @@ import attrs
 from pushcore.domain import validation as v
 from pushcore.domain.collapse import COLLAPSE_KEY, COLLAPSE_KEY_MAX, is_collapse_key
 from pushcore.domain.errors import FieldError
+from pushcore.domain.expiry import TTL_MAX, TTL_MIN
 from pushcore.domain.inbox import is_entry_id
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
@@ -249,6 +250,25 @@ def _renotify_field() -> Any:
     )
 
 
+def _ttl() -> Any:
+    return attrs.field(
+        default=None,
+        validator=v.int_range(TTL_MIN, TTL_MAX),
+        metadata=v.about(
+            "Seconds from the due time after which it is not delivered any more (and "
+            "leaves the inbox); not with `expiresAt`.",
+            short="Seconds after the due time it expires.",
+        ),
+    )
+
+
+_EXPIRES_AT = v.about(
+    "When it expires (after the due time); not with `ttl`.",
+    example=EXAMPLE_FUTURE_TIME,
+    short="When it expires.",
+)
+
+
 @attrs.frozen
 class NewNotification:
     """A request to schedule a notification (POST /api/notifications)."""
@@ -304,6 +324,8 @@ class NewNotification:
     sender_icon: str | None = _sender_icon("")
     collapse_key: str | None = _collapse_key_field()
     renotify: bool = _renotify_field()
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen
@@ -353,6 +375,8 @@ class StreamSend:
     )
     collapse_key: str | None = _collapse_key_field()
     renotify: bool = _renotify_field()
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen

@@ -81,6 +81,15 @@ class InboxRepository(Protocol):
         """Take the entry out of the account's inbox; False when it has no such entry."""
         ...
 
+    def withdraw(self, notification_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Take these notifications' entries out of every inbox; the entry ids by account."""
+        ...
+
+    def expire(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """Take up to ``limit`` entries whose notification expired by ``now`` out of the
+        inboxes; the entry ids by account."""
+        ...
+
     def announce(self, account_id: str, change: InboxChange) -> bool:
         """Tell the live channels of every process sharing the database of a read or a
         dismissal, at COMMIT (PostgreSQL's NOTIFY); False where the database cannot

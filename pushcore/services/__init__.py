@@ -29,6 +29,7 @@ from pushcore.services.replacements import ReplacementService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
+from pushcore.services.withdraw import WithdrawService
 
 
 @attrs.frozen
@@ -60,6 +61,11 @@ class Services:
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
     replacements: ReplacementService
+
+    @property
+    def withdrawals(self) -> WithdrawService:
+        """Withdrawing notifications (stateless: made on each use)."""
+        return WithdrawService(self.writes, self.clock, self.wakes, self.live)
 
     @property
     def vapid_public_key(self) -> str:

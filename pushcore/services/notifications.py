@@ -17,6 +17,7 @@ from pushcore.domain.errors import (
     RevisionMismatch,
     ValidationError,
 )
+from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import (
     Delivery,
@@ -76,6 +77,15 @@ def _item_index(error: FieldError) -> int:
     return int(index) if index.isdigit() else -1
 
 
+def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
+    """A request's timing and expiry problems (the expiry once its due time is known)."""
+    errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+    if errors:
+        return errors
+    due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+    return expiry_errors(due, request.ttl, request.expires_at)
+
+
 class WakeRelay:
     """Forwards wake-ups to the engine of this process, once one runs.
 
@@ -127,7 +137,7 @@ class NotificationService:
     ) -> Callable[[Transaction], Notification]:
         """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
-        errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+        errors = _request_errors(now, request)
         errors += bad_icons
         if errors:
             raise ValidationError(errors)
@@ -179,7 +189,7 @@ class NotificationService:
         now = self._clock.now()
         errors: list[FieldError] = []
         for i, request in enumerate(requests):
-            found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+            found = _request_errors(now, request)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
         errors += bad_icons
         if errors:
@@ -254,6 +264,7 @@ class NotificationService:
                 "delay": request.delay or DEFAULT_DELAY.value,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
+                "expires_at": expires_at_of(due, request.ttl, request.expires_at),
             },
             id=self._ids.new_id("ntf"),
             account_id=account_id,
@@ -376,6 +387,9 @@ class NotificationService:
             due = in_milliseconds(
                 resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
             )
+        errors = expiry_errors(due, request.ttl, request.expires_at)
+        if errors:
+            raise ValidationError(errors)
         given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
         edited = attrs.evolve(
             found,
@@ -385,6 +399,7 @@ class NotificationService:
                 "custom_delay": request.custom_delay if timed else found.custom_delay,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
+                "expires_at": expires_at_of(due, request.ttl, request.expires_at),
             },
             # A notification with no delivery yet is looked at again at its due time.
             wake_at=due if found.wake_at == found.scheduled_at else found.wake_at,

@@ -18,6 +18,7 @@ from pushcore.domain.errors import (
     PlanLimit,
     ValidationError,
 )
+from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.model import (
     IconStyle,
@@ -145,6 +146,9 @@ class StreamService:
         The sender icon is checked on the event loop (ValidationError
         ``senderIcon``); the fan-out runs in a worker thread.
         """
+        errors = expiry_errors(self._clock.now(), request.ttl, request.expires_at)
+        if errors:
+            raise ValidationError(errors)
         await self._refuse_bad_icons(account_id, {"senderIcon": request.sender_icon})
         return await _in_thread(partial(self._fan_out, account_id, stream_id, request))
 
@@ -177,6 +181,8 @@ class StreamService:
                 stream=StreamRef(stream.id, stream.name, stream.code),
                 collapse_key=request.collapse_key,
                 renotify=request.renotify,
+                ttl=request.ttl,
+                expires_at=expires_at_of(now, request.ttl, request.expires_at),
             )
             tx.notifications.add(notification)
             supersede_older(tx, notification, now)

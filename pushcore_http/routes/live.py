@@ -25,7 +25,7 @@ from pushcore.converter import (
     WithdrawnEventView,
     to_json,
 )
-from pushcore.domain.inbox import InboxItem, Read
+from pushcore.domain.inbox import InboxItem, Read, Withdrawn
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
@@ -81,6 +81,8 @@ def change_frame(change: object) -> bytes:
     """A `read` or `dismissed` event: no id, so the client's resume point stays."""
     if isinstance(change, Read):
         name, view = "read", to_json(ReadEventView(change.ids, change.unread))
+    elif isinstance(change, Withdrawn):
+        name, view = "withdrawn", to_json(WithdrawnEventView(change.ids))
     else:
         name, view = "dismissed", to_json(DismissedEventView(getattr(change, "id", "")))
     return f"event: {name}\ndata: {_COMPACT.encode(view)}\n\n".encode()
@@ -120,7 +122,8 @@ _STREAM = {
     "type": "string",
     "description": "`retry: 2000` first; then per entry `id:`, `event: notification` and "
     "`data:` (an InboxEntry); `event: read` (ReadEvent) and `event: dismissed` "
-    "(DismissedEvent) without an id; a `: keepalive` comment at least every 15 s.",
+    "(DismissedEvent) and `event: withdrawn` (WithdrawnEvent) without an id; a "
+    "`: keepalive` comment at least every 15 s.",
     "x-event-data": {
         "notification": ref(InboxEntryView),
         "read": ref(ReadEventView),

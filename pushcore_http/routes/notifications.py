@@ -259,3 +259,23 @@ async def replace(request: Request) -> Response:
     created = await replacements.replace(caller.account_id, original, new)
     detail = await run_in_threadpool(services.notifications.get, caller.account_id, created.id)
     return view_response(views.NotificationView.of(detail.notification, detail.deliveries), 201)
+
+
+@routes.post(
+    "/api/notifications/{notification_id}/withdraw",
+    "Withdraw a notification",
+    _WRITE,
+    answer(200, "The notification, with `withdrawnAt`.", ref("NotificationDetail")),
+    "No body. Takes it back from every inbox and open live channel (`event: withdrawn`) "
+    "and sends a withdrawal to each device it reached (APNs a background push, FCM data "
+    "`type: withdrawn`, Web Push and webhook devices `{event: withdrawn, notificationId, "
+    "collapseKey}`). Not yet taken by a gateway: cancelled (CANCELLED). Again: the same "
+    "answer, nothing sent again.",
+)
+async def withdraw(request: Request) -> Response:
+    """Withdraw: 200 with `withdrawnAt`; again, the same 200 and nothing sent again."""
+    services, caller = served(request)
+    notification_id = request.path_params["notification_id"]
+    await run_in_threadpool(services.withdrawals.withdraw, caller.account_id, notification_id)
+    detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries))

@@ -47,6 +47,9 @@ OPTION_VALUES: dict[str, tuple[str, Any]] = {
     "sender_icon": (ICON, ICON),
     "collapse_key": ("build-7", "build-7"),
     "renotify": ("--no-renotify", False),  # a flag: given alone
+    # --ttl says either as a duration: the send with --at expires an hour after AT.
+    "ttl": ("1h", 3600),
+    "expires_at": ("1h", format_timestamp(AT + timedelta(hours=1))),
 }
 
 

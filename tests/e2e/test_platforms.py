@@ -117,6 +117,7 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
         "revision": 1,
         "renotify": True,
         "receipt": None,
+        "expiresAt": None,
     }
     assert "topic" not in message.headers
     assert message.headers["urgency"] == "high"

@@ -144,6 +144,7 @@ def test_posts_the_neutral_payload_as_json(receiver: Receiver) -> None:
         "revision": 1,
         "renotify": False,
         "receipt": None,
+        "expiresAt": None,
     }
     assert request.headers["content-type"] == "application/json"
     assert request.headers["user-agent"] == USER_AGENT

@@ -248,6 +248,7 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("delete", "/api/notifications/{notification_id}", "alice-key", 409)
     call("patch", "/api/notifications/{notification_id}", "alice-key", 409, {"title": "Late"})
     call("post", "/api/notifications/{notification_id}/replace", "alice-key", 201, {"body": "New"})
+    call("post", "/api/notifications/{notification_id}/withdraw", "alice-key", 200)
     call("post", "/api/notifications", "alice-key", 400, {"title": ""})
     call("post", "/api/notifications", "alice-key", 404, {"title": "t", "targetDeviceToken": "?"})
     call("post", "/api/notifications/batch", "alice-key", 201)

@@ -70,6 +70,7 @@ def test_the_payload_has_exactly_api_mds_fields() -> None:
         "revision",
         "renotify",
         "receipt",
+        "expiresAt",
     }
     assert payload["event"] == "notification"
     assert payload["receipt"] is None

@@ -84,6 +84,13 @@ def replace(notification_id: str, **fields: Any) -> Call[NotificationView]:
     return Call("POST", url, Auth.KEY, one(NotificationView), json_body(**fields))
 
 
+def withdraw(notification_id: str) -> Call[NotificationView]:
+    """Take a notification back from every inbox and device that got it (cancelled when
+    none has yet); again, the same answer and nothing sent again."""
+    url = path("/api/notifications/{}/withdraw", notification_id)
+    return Call("POST", url, Auth.KEY, one(NotificationView))
+
+
 def stats() -> Call[StatsView]:
     """The account's counts by status and delivery, and for the last 24 hours."""
     return Call("GET", "/api/notifications/stats", Auth.KEY, one(StatsView))
@@ -121,6 +128,7 @@ class Notifications(Resource[S_co]):
     cancel = endpoint(cancel)
     update = endpoint(update)
     replace = endpoint(replace)
+    withdraw = endpoint(withdraw)
     stats = endpoint(stats)
     page = endpoint(page)
     list = listing(all_)

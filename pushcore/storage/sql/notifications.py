@@ -39,6 +39,8 @@ CONTENT = NOTIFICATIONS.part(
     "wake_at",
     "revision",
     "renotify",
+    "ttl",
+    "expires_at",
     "id",
 )
 _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608

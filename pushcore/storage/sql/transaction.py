@@ -20,6 +20,7 @@ from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.schedules import Occurrences
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
+from pushcore.storage.sql.withdrawals import Withdrawals
 
 # Namespaces (the first key of an advisory lock) of the decisions that must
 # be serialised across processes but have no row to lock yet. "push" in
@@ -128,6 +129,7 @@ class Transaction:
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
+        self.withdrawals = Withdrawals(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
