@@ -138,6 +138,7 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
     hook = {"url": "https://93.184.215.14/hook", "events": ["*"]}
     user = api.token("alice")  # the key above has no webhooks:write
     endpoint = api.client.post("/api/webhooks", json=hook, headers=user).json()
+    sent = api.client.post("/api/notifications", json=notification, headers=alice).json()
     return {
         "/api/keys": ("/api/keys", api.token("alice"), {"name": "ci", "scopes": ["devices:read"]}),
         "/api/devices": ("/api/devices", alice, {"platform": "ios", "token": "a1" * 32}),
@@ -161,6 +162,11 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
             {},
         ),
         "/api/webhooks/{webhook_id}/test": (f"/api/webhooks/{endpoint['id']}/test", user, {}),
+        "/api/notifications/{notification_id}/withdraw": (
+            f"/api/notifications/{sent['id']}/withdraw",
+            alice,
+            {},
+        ),
         # An entry id of nobody's: passed over, the unread count answered.
         "/api/inbox/read": (
             "/api/inbox/read",
