@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from pushcore.domain.events import Event, EventType, matches
-from pushcore.domain.model import Notification
+from pushcore.domain.model import Delivery, Device, Notification
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Transaction
@@ -150,3 +150,15 @@ def failure_changes(
                 )
             )
     return changes
+
+
+def expired_change(delivery: Delivery, device: Device | None, reason: str) -> Change:
+    """``delivery.expired`` for a delivery that passed its notification's expiresAt unsent."""
+    own = device is not None and device.account_id == delivery.account_id
+    data = {
+        "deliveryId": delivery.id,
+        "deviceId": delivery.device_id if own else None,
+        "status": "EXPIRED",
+        "reason": reason,
+    }
+    return Change(delivery.account_id, EventType.DELIVERY_EXPIRED, data, delivery.notification_id)

@@ -33,7 +33,7 @@ from pushcore.domain.outcomes import (
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.domain.withdraw import is_withdrawal, settled_as
-from pushcore.events import failure_changes, record_events
+from pushcore.events import expired_change, failure_changes, record_events
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
@@ -110,6 +110,8 @@ class Ledger:
                     # The device went away between scheduling and now: nothing to send.
                     reason = "Device inactive" if device is not None else "Device removed"
                 tx.deliveries.settle(delivery.id, self.owner, status, reason, now)
+                if status is DeliveryStatus.EXPIRED:
+                    record_events(tx, [expired_change(delivery, device, reason)], now)
                 orphaned[delivery.notification_id] = reason
             if orphaned:
                 reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)

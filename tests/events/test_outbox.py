@@ -105,3 +105,20 @@ def test_the_engine_reports_settled_notifications_failed_deliveries_and_dead_dev
     while world.pump():
         pass
     assert sorted(r.body["id"] for r in receiver.requests) == sorted(e["id"] for e in events(world))
+
+
+def test_a_withdrawal_is_an_event_in_its_transaction(world: World, receiver: Receiver) -> None:
+    world.create(receiver.url(), ["notification.withdrawn"])
+    made = world.client.post(
+        "/api/keys",
+        json={"name": "k", "scopes": ["notifications:write", "notifications:read"]},
+        headers=world.auth(),
+    )
+    key = {"X-API-Key": made.json()["key"]}
+    sent = world.client.post("/api/notifications", json={"title": "Oops"}, headers=key).json()
+    answer = world.client.post(f"/api/notifications/{sent['id']}/withdraw", headers=key)
+    assert answer.status_code == 200, answer.text
+    (event,) = [e for e in events(world) if e["type"] == "notification.withdrawn"]
+    assert event["data"] == {"notificationId": sent["id"], "status": "WITHDRAWN"}
+    assert world.pump() == 1
+    assert receiver.requests[0].body["type"] == "notification.withdrawn"
