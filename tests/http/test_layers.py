@@ -139,6 +139,7 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
     user = api.token("alice")  # the key above has no webhooks:write
     endpoint = api.client.post("/api/webhooks", json=hook, headers=user).json()
     sent = api.client.post("/api/notifications", json=notification, headers=alice).json()
+    original = api.client.post("/api/notifications", json=notification, headers=alice).json()
     return {
         "/api/keys": ("/api/keys", api.token("alice"), {"name": "ci", "scopes": ["devices:read"]}),
         "/api/devices": ("/api/devices", alice, {"platform": "ios", "token": "a1" * 32}),
@@ -162,6 +163,11 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
             {},
         ),
         "/api/webhooks/{webhook_id}/test": (f"/api/webhooks/{endpoint['id']}/test", user, {}),
+        "/api/notifications/{notification_id}/replace": (
+            f"/api/notifications/{original['id']}/replace",
+            alice,
+            {"body": "again"},
+        ),
         "/api/notifications/{notification_id}/withdraw": (
             f"/api/notifications/{sent['id']}/withdraw",
             alice,
