@@ -52,6 +52,9 @@ def every_field(icon: str) -> dict[str, Any]:
         "scheduled_at": AT,
         "sender_name": "CI",
         "sender_icon": icon,
+        # ttl and expiresAt exclude each other: sent as expiresAt, the ttl has its own test.
+        "ttl": None,
+        "expires_at": AT + timedelta(minutes=10),
     }
 
 
@@ -94,16 +97,19 @@ def test_the_async_client_takes_every_field(server: Server, account: Account, ic
 
 def test_every_stream_field_is_sent(server: Server, account: Account, icon: str) -> None:
     stream_fields = {"name": "Deploys", "description": "main deploys", "icon_url": icon}
-    send_fields = {
+    send_fields: dict[str, Any] = {
         "title": "v2",
         "body": "notes",
         "sound": pushcore.Sound.SOFT,
         "priority": pushcore.Priority.HIGH,
         "sender_name": "CI",
         "sender_icon": icon,
+        "ttl": 60,
+        "expires_at": None,  # not with ttl
     }
     assert list(stream_fields) == names(NewStream), "give the new field a value"
     assert list(send_fields) == names(StreamSend), "give the new field a value"
+    del send_fields["expires_at"]
     with pushcore.Client(server.base, api_key=account.api_key) as client:
         stream = client.streams.create(**stream_fields)
         assert (stream.name, stream.description, stream.icon_url) == tuple(stream_fields.values())

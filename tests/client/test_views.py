@@ -155,6 +155,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "failureReason": n.failure_reason,
         "settledAt": ts(n.settled_at),
         "revision": n.revision,
+        "ttl": n.ttl,
+        "expiresAt": ts(n.expires_at),
+        "withdrawnAt": ts(n.withdrawn_at),
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {
