@@ -34,11 +34,12 @@ class InboxEntryView(ContentView):
         metadata=about("When it reached the inbox (its due time).")
     )
     read_at: datetime | None
+    replaces: str | None = attrs.field(
+        metadata=about("The entry this one took the place of (same collapse key); else null.")
+    )
+    collapse_key: str | None = attrs.field(metadata=about("The notification's collapse key."))
     expires_at: datetime | None = attrs.field(
-        metadata=about(
-            "When it leaves the inbox (`event: withdrawn`); null: never.",
-            example=EXAMPLE_FUTURE_TIME,
-        )
+        metadata=about("When it leaves the inbox; null: never.", example=EXAMPLE_FUTURE_TIME)
     )
 
     @classmethod
@@ -53,6 +54,8 @@ class InboxEntryView(ContentView):
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
             delivered_at=item.entry.delivered_at,
             read_at=item.entry.read_at,
+            replaces=item.entry.replaces,
+            expires_at=getattr(n, "expires_at", None),
             **content_of(n),
         )
 

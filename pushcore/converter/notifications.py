@@ -111,6 +111,13 @@ class NotificationView(NotificationCreatedView):
     sender_icon: str | None
     stream: StreamRefView | None
     revision: int = attrs.field(metadata=about("1 at creation, +1 on each PATCH (`If-Match`)."))
+    collapse_key: str | None = attrs.field(
+        metadata=about("A newer notification with this key replaces this one; null: none.")
+    )
+    renotify: bool = attrs.field(metadata=about("False: a replacement is quiet."))
+    supersedes: str | None = attrs.field(
+        metadata=about("The notification this one replaced (POST .../replace); else null.")
+    )
     failure_reason: str | None = attrs.field(
         metadata=about("Why it failed: `no_devices`, a gateway's reason.")
     )

@@ -121,6 +121,9 @@ class Ledger:
             # their subscribers' inboxes when sent (StreamService.send).
             due = {n.id for n in (*woken, *notifications.values()) if n.stream is None}
             inboxed = tx.inbox.deliver_own(sorted(due), now) if due else 0
+            if inboxed:
+                keyed = {n.id: n for n in (*woken, *notifications.values()) if n.collapse_key}
+                tx.inbox.replace_older([n for i, n in sorted(keyed.items()) if i in due], now)
         if inboxed and self._inbox is not None:
             self._inbox.committed()
         next_due = min((c for c in candidates if c is not None), default=None)

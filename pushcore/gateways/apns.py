@@ -83,6 +83,10 @@ def apns_payload(notification: Notification) -> dict[str, Any]:
     if sender is not None:
         # Lets the app's notification service extension draw the sender's icon.
         aps["mutable-content"] = 1
+    if not notification.renotify:
+        # A quiet replacement: no sound, and no alert that lights the screen.
+        del aps["sound"]
+        aps["interruption-level"] = "passive"
     payload: dict[str, Any] = {
         "aps": aps,
         "notificationId": notification.id,
@@ -341,6 +345,8 @@ class ApnsGateway:
                     # Unique: keep it out of HPACK's table.
                     NeverIndexedHeaderTuple(b"apns-id", ids[index]),
                 ]
+                if notification.collapse_key is not None:
+                    headers.append((b"apns-collapse-id", notification.collapse_key.encode()))
                 ready.append(_Push(index, f"/3/device/{dispatch.device.token}", headers, body))
         return ready
 

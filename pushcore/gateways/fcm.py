@@ -140,6 +140,12 @@ def message_data(notification: Notification) -> dict[str, str]:
     if notification.stream is not None:
         data["streamName"] = notification.stream.name
         data["streamCode"] = notification.stream.code
+    if notification.collapse_key is not None:
+        data["collapseKey"] = notification.collapse_key
+    if not notification.renotify:
+        # A quiet replacement: the app plays no sound for it.
+        del data["sound"]
+        data["renotify"] = "false"
     return data
 
 
@@ -174,6 +180,9 @@ def fcm_message(
 ) -> dict[str, Any]:
     """The body POSTed to ``messages:send`` for one device (``ttl``: what is left)."""
     android: dict[str, Any] = {"priority": android_priority(priority)}
+    if "collapseKey" in data:
+        # FCM keeps only the latest message with this key for an offline device.
+        android["collapse_key"] = data["collapseKey"]
     if ttl is not None:
         android["ttl"] = ttl
     return {"message": {"token": token, "data": dict(data), "android": android}}

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.config import Settings
 from pushcore.domain.addresses import IPAddress
+from pushcore.domain.collapse import web_push_topic
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
@@ -171,6 +172,10 @@ class WebPushGateway:
             "Urgency": URGENCY[dispatch.notification.priority],
             "User-Agent": USER_AGENT,
         }
+        key = dispatch.notification.collapse_key
+        if key is not None:
+            # RFC 8030 5.4: the push service keeps only the latest message per topic.
+            headers["Topic"] = web_push_topic(key)
         try:
             answer = await post_pinned(self._poster.session(), pinned, body, headers)
         except TimeoutError:

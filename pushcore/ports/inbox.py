@@ -35,6 +35,16 @@ class InboxRepository(Protocol):
         publisher is none: it cannot subscribe to its own stream); how many."""
         ...
 
+    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
+        """An entry of ``notification`` for every account with an entry of
+        ``original_id`` (a stream send's subscribers at that send); how many."""
+        ...
+
+    def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
+        """Entries of these (just written) replace their recipients' older entries with
+        the same sender and collapse key; how many older entries left the inbox."""
+        ...
+
     def page(
         self, account_id: str, limit: int, before: int | None, unread_only: bool
     ) -> Sequence[InboxItem]:

@@ -52,6 +52,11 @@ class Locks(Protocol):
         """Serialise registrations of one token (look up, then insert or update)."""
         ...
 
+    def collapse_key(self, account_id: str, key: str) -> None:
+        """Serialise the account's creates with one collapse key (insert, then look for
+        the older ones): of two at once, the later sees the earlier and supersedes it."""
+        ...
+
     def notifications(self, notification_ids: Sequence[str]) -> None:
         """Lock these notifications (in id order, so overlapping sets cannot deadlock)
         before deriving their status from their deliveries."""

@@ -25,6 +25,7 @@ from pushcore.services.notifications import (
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
+from pushcore.services.replacements import ReplacementService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
@@ -59,6 +60,7 @@ class Services:
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
+    replacements: ReplacementService
 
     @property
     def withdrawals(self) -> WithdrawService:
@@ -105,6 +107,7 @@ __all__ = [
     "PeopleService",
     "Principal",
     "Registration",
+    "ReplacementService",
     "Replay",
     "SendResult",
     "Services",

@@ -1,4 +1,5 @@
-"""pushctl send, and pushctl notifications: list, show, cancel, stats."""
+"""pushctl send, and pushctl notifications: list, show, cancel, stats (edit and replace:
+commands/edits.py)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
 
 
-def _record(n: NotificationView) -> list[tuple[str, str | None]]:
+def record(n: NotificationView) -> list[tuple[str, str | None]]:
     stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
     metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
     return [
@@ -113,6 +114,8 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
         ("stream", stream),
         ("metadata", metadata),
         ("devices targeted", str(n.devices_targeted)),
+        ("collapse key", n.collapse_key),
+        ("revision", str(n.revision)),
         ("deliveries", _counts_text(n.deliveries)),
         ("failure reason", n.failure_reason),
         ("expires", None if n.expires_at is None else format_timestamp(n.expires_at)),
@@ -350,7 +353,7 @@ def show(
     if json_output:
         output.print_json(to_json(found))
     else:
-        output.print_record(_record(found))
+        output.print_record(record(found))
 
 
 @app.command("cancel")
@@ -368,7 +371,7 @@ def cancel(
     if json_output:
         output.print_json(to_json(cancelled))
     else:
-        output.print_record(_record(cancelled))
+        output.print_record(record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
 
 
@@ -387,7 +390,7 @@ def withdraw(
     if json_output:
         output.print_json(to_json(withdrawn))
     else:
-        output.print_record(_record(withdrawn))
+        output.print_record(record(withdrawn))
     output.say(f"Withdrew notification {notification_id}.")
 
 
@@ -422,3 +425,14 @@ def stats(
             ),
         ]
     )
+
+
+def _register_edits() -> None:
+    # Here, at the end: edits.py builds on this module's helpers.
+    from pushcore_cli.commands import edits
+
+    app.command("edit")(edits.edit)
+    app.command("replace")(edits.replace)
+
+
+_register_edits()

@@ -52,6 +52,8 @@ def every_field(icon: str) -> dict[str, Any]:
         "scheduled_at": AT,
         "sender_name": "CI",
         "sender_icon": icon,
+        "collapse_key": "every-field",
+        "renotify": False,
         # ttl and expiresAt exclude each other: sent as expiresAt, the ttl has its own test.
         "ttl": None,
         "expires_at": AT + timedelta(minutes=10),
@@ -104,6 +106,8 @@ def test_every_stream_field_is_sent(server: Server, account: Account, icon: str)
         "priority": pushcore.Priority.HIGH,
         "sender_name": "CI",
         "sender_icon": icon,
+        "collapse_key": "deploys",
+        "renotify": False,
         "ttl": 60,
         "expires_at": None,  # not with ttl
     }
@@ -146,6 +150,6 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_valid_ones(
         message = str(raised.value)
         assert "'colour'" in message
         assert all(name in message for name in names(NewNotification))
-        with pytest.raises(TypeError, match=r"'colour'.*sender_icon"):
+        with pytest.raises(TypeError, match=r"'colour'.*renotify"):
             client.streams.send("str_x", "hi", colour="red")
         assert list(client.notifications.list()) == []

@@ -29,6 +29,7 @@ from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
+from pushcore.storage.sql.inbox_replace import replace_older
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
@@ -96,6 +97,22 @@ class Inbox(Repository):
             ),
         )
         return int(cursor.rowcount)
+
+    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
+        """An entry of ``notification`` for every account that has one of ``original_id``."""
+        self._take_turn()
+        cursor = self._sql.run(
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
+            f" SELECT ? || {self._dialect.id_tail}, o.account_id, ?, ? FROM inbox AS o"
+            " WHERE o.notification_id = ? ORDER BY o.account_id",
+            (entry_id_prefix(at), notification.id, self._dialect.time(at), original_id),
+        )
+        return int(cursor.rowcount)
+
+    def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
+        """Entries of these (just written) replace the older entries with their collapse
+        keys; how many older entries left. Call after writing the new entries."""
+        return sum(replace_older(self._sql, n, now) for n in notifications if n.collapse_key)
 
     def _items(self, where: str, *params: object) -> list[InboxItem]:
         entry = INBOX.codec(self._dialect).decode
