@@ -158,6 +158,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "collapseKey": n.collapse_key,
         "renotify": n.renotify,
         "supersedes": n.supersedes,
+        "ttl": n.ttl,
+        "expiresAt": ts(n.expires_at),
+        "withdrawnAt": ts(n.withdrawn_at),
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {
