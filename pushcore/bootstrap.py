@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from pushcore.config import Settings, retry_policy
+from pushcore.converter.schedules import TemplateReader
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
@@ -41,6 +42,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
+from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -58,10 +60,12 @@ from pushcore.services import (
     WakeRelay,
 )
 from pushcore.services.auth import KeyCache
+from pushcore.services.occurrences import Maker
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.revocations import SignedOut
+from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import POSTGRES_SCHEMES, open_store
@@ -149,6 +153,8 @@ def build_services(
     )
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, wakes)
+    expander, templates = DateutilExpander(), TemplateReader()
+    maker = Maker(store, stamps, ids, expander, templates, notifications, wakes, live)
 
     jwks = JwksSource(settings.jwks, settings.ca_file) if settings.jwks else None
     # pushcore signs its sessions' access tokens itself, beside a JWKS too.
@@ -201,6 +207,7 @@ def build_services(
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         wakes=wakes,
+        schedules=ScheduleService(store, writes, stamps, ids, expander, templates, maker),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).
@@ -353,6 +360,7 @@ def build_engine(
     """The delivery engine for ``services``, registered to receive their wake-ups;
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     from pushcore.delivery import DeliveryEngine, EngineConfig
+    from pushcore.delivery.recurring import Materialiser
     from pushcore.delivery.retention import Retention, RetentionConfig
 
     settings = services.settings
@@ -382,6 +390,7 @@ def build_engine(
         observer=metrics,
         retention=retention,
         inbox=services.live,
+        schedules=Materialiser(services.schedules.maker, services.clock),
     )
     if metrics is not None:
         metrics.watch_engine(engine)

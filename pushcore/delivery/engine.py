@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
+from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
 from pushcore.domain.errors import Unavailable
@@ -69,11 +70,15 @@ class DeliveryEngine:
         observer: DeliveryObserver | None = None,
         retention: Retention | None = None,
         inbox: InboxSignal | None = None,
+        schedules: Materialiser | None = None,
     ) -> None:
         self._store = store
         # Run beside the loop, in this process: see delivery/retention.py.
         self._retention = retention
         self._sweeper: asyncio.Task[None] | None = None
+        # Recurring schedules' occurrences are made beside the loop: delivery/recurring.py.
+        self._schedules = schedules
+        self._maker: asyncio.Task[None] | None = None
         self._observer = observer
         self._clock = clock
         self._gateways = gateways
@@ -147,6 +152,8 @@ class DeliveryEngine:
         self._runner = self._loop.create_task(self._run())
         if self._retention is not None:
             self._sweeper = self._loop.create_task(self._retention.run())
+        if self._schedules is not None:
+            self._maker = self._loop.create_task(self._schedules.run())
         return self._runner
 
     async def run(self) -> None:
@@ -301,10 +308,10 @@ class DeliveryEngine:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
-        sweeper = self._sweeper
-        if sweeper is not None and sweeper.get_loop() is asyncio.get_running_loop():
-            sweeper.cancel()
-            await asyncio.gather(sweeper, return_exceptions=True)
+        for side in (self._sweeper, self._maker):
+            if side is not None and side.get_loop() is asyncio.get_running_loop():
+                side.cancel()
+                await asyncio.gather(side, return_exceptions=True)
         runner = self._runner
         if runner is not None and runner.get_loop() is asyncio.get_running_loop():
             # Let the current tick end first: a claim it is waiting for is

@@ -145,6 +145,14 @@ class StreamRef:
 
 
 @attrs.frozen
+class ScheduleRef:
+    """The recurring schedule, and which of its occurrences, a notification was made for."""
+
+    id: str
+    occurrence_at: datetime
+
+
+@attrs.frozen
 class Notification:
     """A scheduled push notification and everything its request said."""
 
@@ -173,6 +181,7 @@ class Notification:
     wake_at: datetime | None = None
     settled_at: datetime | None = None
     revision: int = 1  # +1 on each PATCH: what `If-Match` names
+    schedule: ScheduleRef | None = None
 
 
 @attrs.frozen

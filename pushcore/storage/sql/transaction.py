@@ -17,7 +17,7 @@ from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
-from pushcore.storage.sql.schedules import Occurrences
+from pushcore.storage.sql.schedules import Occurrences, Schedules
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
 
@@ -123,6 +123,7 @@ class Transaction:
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
+        self.schedules = Schedules(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
