@@ -42,6 +42,7 @@ class Call(Generic[T_co]):
     parse: Callable[[Any], T_co]
     json: Any = None
     params: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = None  # the call's own (If-Match)
 
 
 def one(cls: type[V]) -> Callable[[Any], V]:

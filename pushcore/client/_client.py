@@ -16,6 +16,7 @@ from pushcore.client.resources.devices import Devices
 from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
 from pushcore.client.resources.notifications import Notifications
+from pushcore.client.resources.schedules import Schedules
 from pushcore.client.resources.streams import Streams
 from pushcore.converter import SessionView
 
@@ -62,6 +63,7 @@ class Client:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
 
     @classmethod
@@ -143,6 +145,7 @@ class AsyncClient:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
 
     @classmethod
