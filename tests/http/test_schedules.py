@@ -324,3 +324,20 @@ def test_delete_cancels_the_pending_occurrence(sapi: tuple[Api, FakeClock]) -> N
     clock.advance(timedelta(days=1))
     api.services.schedules.maker.run_once()
     assert len(made(api, key)) == 1
+
+
+def test_a_retimed_schedule_never_makes_an_occurrence_twice(sapi: tuple[Api, FakeClock]) -> None:
+    api, clock = sapi
+    key = api.key("alice")
+    s = create(api, key, start="2027-03-01T09:00:00")
+    clock.set(datetime(2027, 3, 1, 8, 59, 30, tzinfo=UTC))
+    api.services.schedules.maker.run_once()
+    # A new timing places the schedule at its first occurrence from now: 09:00 again.
+    patched = api.client.patch(
+        f"/api/schedules/{s['id']}", json={"exdates": ["2027-03-05T09:00:00"]}, headers=key
+    ).json()
+    assert patched["nextOccurrenceAt"] == "2027-03-01T09:00:00.000Z"
+    api.services.schedules.maker.run_once()
+    assert [n["schedule"]["occurrenceAt"] for n in made(api, key)] == ["2027-03-01T09:00:00.000Z"]
+    got = api.client.get(f"/api/schedules/{s['id']}", headers=key).json()
+    assert (got["sent"], got["nextOccurrenceAt"]) == (1, "2027-03-02T09:00:00.000Z")
