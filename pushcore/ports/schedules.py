@@ -61,8 +61,9 @@ class ScheduleRepository(Protocol):
         """Remove the schedule; False if the account has none by this id."""
         ...
 
-    def due(self, until: datetime, limit: int) -> Sequence[Schedule]:
-        """ACTIVE schedules due by ``until``, locked, skipping those another engine holds."""
+    def due(self, until: datetime, streams_until: datetime, limit: int) -> Sequence[Schedule]:
+        """ACTIVE schedules due by ``until`` (a stream send's by ``streams_until``), locked,
+        skipping those another engine holds."""
         ...
 
     def earliest(self) -> datetime | None:

@@ -27,6 +27,8 @@ from pushcore.services.streams import send_in
 log = logging.getLogger("pushcore.schedules")
 # Schedules planned in one transaction: short, so SQLite's one writer is soon free.
 BATCH = 50
+# Batches in one pass at most: the next pass (a second later) goes on.
+PASS_BATCHES = 20
 
 
 @attrs.define(slots=False, eq=False, repr=False)
@@ -102,13 +104,26 @@ class Maker:
     def run_once(self) -> int:
         """One pass over every schedule due within the lead, in batches; the notifications made."""
         total = 0
-        while True:
+        for _ in range(PASS_BATCHES):
             made, looked, earliest = self._batch()
             total += made
             if earliest is not None:
                 self._engine.wake(earliest)
             if looked < BATCH:
-                return total
+                break
+        return total
+
+    def _advance(
+        self, tx: Transaction, schedule: Schedule, now: datetime
+    ) -> tuple[int, datetime | None]:
+        """Make what is due of one schedule and move it on: how many made, the first's due."""
+        stream = schedule.stream_id is not None
+        step = plan(schedule, self._expander, now, lead=LEAD * 0 if stream else LEAD)
+        sent = 0
+        for occurrence_at, at in step.make:
+            sent += self.make(tx, schedule, occurrence_at, at, now)
+        tx.schedules.update(attrs.evolve(step.schedule, sent=schedule.sent + sent))
+        return sent, min((at for _, at in step.make), default=None)
 
     def _batch(self) -> tuple[int, int, datetime | None]:
         now = in_milliseconds(self._clock.now())
@@ -116,18 +131,21 @@ class Maker:
         earliest: datetime | None = None
         streams = False
         with self._store.transaction() as tx:
-            due = tx.schedules.due(now + LEAD, BATCH)
+            # A stream send reaches its subscribers' inboxes as it is made, so it is
+            # made when due (within the loop's tick), not ahead.
+            due = tx.schedules.due(now + LEAD, now, BATCH)
             for schedule in due:
-                # A stream send reaches its subscribers' inboxes as it is made, so it is
-                # made when due (within the loop's tick), not ahead.
-                stream = schedule.stream_id is not None
-                step = plan(schedule, self._expander, now, lead=LEAD * 0 if stream else LEAD)
-                sent = 0
-                for occurrence_at, at in step.make:
-                    sent += self.make(tx, schedule, occurrence_at, at, now)
-                    earliest = at if earliest is None else min(earliest, at)
-                streams = streams or (stream and sent > 0)
-                tx.schedules.update(attrs.evolve(step.schedule, sent=schedule.sent + sent))
+                try:
+                    # One schedule that cannot be made (a bug, a template an upgrade no
+                    # longer takes) must not hold back the others in its batch.
+                    with tx.savepoint():
+                        sent, first = self._advance(tx, schedule, now)
+                except Exception:
+                    log.exception("schedule %s: its occurrences could not be made", schedule.id)
+                    continue
+                if first is not None:
+                    earliest = first if earliest is None else min(earliest, first)
+                streams = streams or (schedule.stream_id is not None and sent > 0)
                 made += sent
         if streams:
             self._inbox.committed()

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from pushcore import build_services, load_settings
@@ -164,3 +165,18 @@ def test_the_engine_loop_makes_occurrences_ahead_and_at_once_for_a_start_of_now(
         asyncio.run(scenario())
     finally:
         services.close()
+
+
+def test_a_schedule_that_cannot_be_made_holds_back_no_other(
+    engines: tuple[Services, Services, FakeClock],
+) -> None:
+    first, _, clock = engines
+    broken, fine = minutely(first, 2)
+    with first.store.transaction() as tx:
+        found = tx.schedules.get(ALICE, broken)
+        assert found is not None
+        # As if an upgrade no longer took its template.
+        tx.schedules.update(attrs.evolve(found, template={"title": ""}))
+    clock.advance(timedelta(seconds=30))
+    first.schedules.maker.run_once()
+    assert {schedule for schedule, _ in made_per_occurrence(first)} == {fine}

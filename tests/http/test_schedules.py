@@ -341,3 +341,55 @@ def test_a_retimed_schedule_never_makes_an_occurrence_twice(sapi: tuple[Api, Fak
     assert [n["schedule"]["occurrenceAt"] for n in made(api, key)] == ["2027-03-01T09:00:00.000Z"]
     got = api.client.get(f"/api/schedules/{s['id']}", headers=key).json()
     assert (got["sent"], got["nextOccurrenceAt"]) == (1, "2027-03-02T09:00:00.000Z")
+
+
+def test_count_until_and_exdates_in_the_preview(sapi: tuple[Api, FakeClock]) -> None:
+    api, _ = sapi
+    key = api.key("alice")
+    counted = preview(
+        api, key, start="2027-03-02T09:00:00", rrule="FREQ=DAILY;COUNT=3",
+        exdates=["2027-03-03T09:00:00"],
+    )  # fmt: skip
+    # COUNT counts the rule's instances before exdates remove any.
+    assert [o["localTime"] for o in counted] == ["2027-03-02T09:00:00", "2027-03-04T09:00:00"]
+    until = preview(api, key, start="2027-03-02T09:00:00", rrule="FREQ=DAILY;UNTIL=20270303T090000")
+    assert [o["localTime"] for o in until] == ["2027-03-02T09:00:00", "2027-03-03T09:00:00"]
+    both = {"name": "n", "rrule": "FREQ=DAILY;COUNT=2;UNTIL=20270303T090000Z"}
+    response = api.client.post(
+        "/api/schedules", json=both | {"template": {"title": "t"}}, headers=key
+    )
+    assert response.status_code == 400
+
+
+def test_a_stream_schedule_sends_to_the_subscribers_when_due(sapi: tuple[Api, FakeClock]) -> None:
+    api, clock = sapi
+    key = api.key("alice")
+    stream = api.client.post("/api/streams", json={"name": "Deploys"}, headers=key).json()
+    template = {"title": "Weekly", "priority": "high"}
+    missing = api.client.post(
+        "/api/schedules",
+        json={"name": "n", "rrule": "FREQ=DAILY", "template": template, "streamId": "str_x"},
+        headers=key,
+    )
+    assert missing.status_code == 404
+    bad = api.client.post(
+        "/api/schedules",
+        json={"name": "n", "rrule": "FREQ=DAILY", "template": {"title": "t", "iconStyle": "bell"},
+              "streamId": stream["id"]},
+        headers=key,
+    )  # fmt: skip
+    assert bad.json()["details"][0]["field"] == "template.iconStyle"
+    s = create(api, key, start="2027-03-01T09:00:00", template=template, streamId=stream["id"])
+    assert s["streamId"] == stream["id"]
+    clock.set(datetime(2027, 3, 1, 8, 59, 30, tzinfo=UTC))
+    api.services.schedules.maker.run_once()
+    assert made(api, key) == []  # a stream send is made when due, not ahead
+    clock.set(datetime(2027, 3, 1, 9, 0, 0, 400_000, tzinfo=UTC))
+    api.services.schedules.maker.run_once()
+    (sent,) = made(api, key)
+    assert (sent["stream"]["id"], sent["priority"], sent["title"]) == (
+        stream["id"],
+        "high",
+        "Weekly",
+    )
+    assert sent["schedule"] == {"id": s["id"], "occurrenceAt": "2027-03-01T09:00:00.000Z"}

@@ -97,8 +97,9 @@ class Schedules(Repository):
         )
         return bool(cursor.rowcount)
 
-    def due(self, until: datetime, limit: int) -> Sequence[Schedule]:
-        """ACTIVE schedules whose next occurrence is at or before ``until``, earliest first.
+    def due(self, until: datetime, streams_until: datetime, limit: int) -> Sequence[Schedule]:
+        """ACTIVE schedules whose next occurrence is by ``until`` (``streams_until`` for a
+        stream send's), earliest first.
 
         Locked, skipping what another engine holds: two engines never plan the
         same schedule at once (the occurrence key would still stop a repeat).
@@ -106,8 +107,9 @@ class Schedules(Repository):
         lock = self._sql.lock("FOR UPDATE SKIP LOCKED")
         rows = self._sql.all(
             f"SELECT {SCHEDULES.columns} FROM schedules WHERE state = 'ACTIVE'"  # noqa: S608
-            f" AND next_occurrence_at <= ? ORDER BY next_occurrence_at LIMIT ?{lock}",
-            (self._dialect.time(until), limit),
+            " AND next_occurrence_at <= ? AND (stream_id IS NULL OR next_occurrence_at <= ?)"
+            f" ORDER BY next_occurrence_at LIMIT ?{lock}",
+            (self._dialect.time(until), self._dialect.time(streams_until), limit),
         )
         decode = SCHEDULES.codec(self._dialect).decode
         return [decode(r) for r in rows]
