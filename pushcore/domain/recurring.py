@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
+from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.recurrence import Occurrence, Position, parse_rule, positioned
 from pushcore.domain.schedules import CatchUp, CatchUpMode, ScheduleState, Timing, catch_up
 from pushcore.ports.recurrence import RuleExpander
@@ -29,6 +30,9 @@ LEAD = timedelta(seconds=60)
 # caught up: the loop's own tick (and a schedule created "now") must not count
 # as an outage.
 GRACE = timedelta(seconds=5)
+# The most occurrences a sender's request may step over to find its first one
+# (a MINUTELY rule from 1900 would be tens of millions: seconds of CPU per request).
+WALK_MAX = 10_000
 # The most occurrences one pass makes of one schedule (a MINUTELY rule makes
 # one per minute; the rest wait for the next pass).
 PASS_MAX = 20
@@ -101,11 +105,14 @@ def _following(schedule: Schedule, expander: RuleExpander, since: datetime | Non
             yield occurrence, position
 
 
-def reposition(schedule: Schedule, expander: RuleExpander, since: datetime) -> tuple[Schedule, int]:
+def reposition(
+    schedule: Schedule, expander: RuleExpander, since: datetime, walk: int | None = None
+) -> tuple[Schedule, int]:
     """The schedule moved to its first occurrence at or after ``since``; and how many it passed.
 
     Used on resume (what fell in the pause is passed, and counted missed) and
-    after a PATCH; a schedule with nothing left is COMPLETED.
+    after a PATCH; a schedule with nothing left is COMPLETED. Past ``walk``
+    occurrences, a 400 naming ``start``.
     """
     passed = 0
     anchor = schedule.position
@@ -120,6 +127,10 @@ def reposition(schedule: Schedule, expander: RuleExpander, since: datetime) -> t
                 anchor_before=anchor.before,
             ), passed
         passed += 1
+        if walk is not None and passed > walk:
+            raise ValidationError(
+                [FieldError("start", "is too long before now for this rule: give a later start")]
+            )
     return attrs.evolve(schedule, next_occurrence_at=None, state=ScheduleState.COMPLETED), passed
 
 

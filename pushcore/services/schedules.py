@@ -19,7 +19,7 @@ from pushcore.domain.errors import (
 )
 from pushcore.domain.model import Plan
 from pushcore.domain.recurrence import Occurrence, positioned
-from pushcore.domain.recurring import Schedule, reposition
+from pushcore.domain.recurring import WALK_MAX, Schedule, reposition
 from pushcore.domain.schedules import (
     FREE_PLAN_SCHEDULES,
     ScheduleAction,
@@ -134,7 +134,7 @@ class ScheduleService:
 
     def _placed(self, schedule: Schedule, now: datetime) -> Schedule:
         """At its first occurrence from now (this second, so a start of now fires now)."""
-        placed, _ = reposition(schedule, self._expander, now.replace(microsecond=0))
+        placed, _ = reposition(schedule, self._expander, now.replace(microsecond=0), WALK_MAX)
         return placed
 
     @staticmethod
@@ -336,6 +336,7 @@ class ScheduleService:
         if schedule.next_occurrence_at is not None and since >= schedule.next_occurrence_at:
             resume = schedule.position
         found: list[Occurrence] = []
+        walked = 0
         for occurrence, _ in positioned(
             timing.rule, timing.start, timing.zone, self._expander, timing.exdates, resume
         ):
@@ -343,4 +344,8 @@ class ScheduleService:
                 break
             if occurrence.at >= since:
                 found.append(occurrence)
+            elif (walked := walked + 1) > WALK_MAX:
+                raise ValidationError(
+                    [FieldError("from", "is too far from the schedule's start for this rule")]
+                )
         return found

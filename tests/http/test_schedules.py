@@ -393,3 +393,19 @@ def test_a_stream_schedule_sends_to_the_subscribers_when_due(sapi: tuple[Api, Fa
         "Weekly",
     )
     assert sent["schedule"] == {"id": s["id"], "occurrenceAt": "2027-03-01T09:00:00.000Z"}
+
+
+def test_a_start_or_from_too_far_for_the_rule_is_a_400_not_a_stall(
+    sapi: tuple[Api, FakeClock],
+) -> None:
+    api, _ = sapi
+    key = api.key("alice")
+    body = {"name": "n", "rrule": "FREQ=MINUTELY", "template": {"title": "t"}}
+    old = api.client.post(
+        "/api/schedules", json=body | {"start": "1900-01-01T00:00:00"}, headers=key
+    )
+    assert (old.status_code, old.json()["details"][0]["field"]) == (400, "start")
+    s = create(api, key, rrule="FREQ=MINUTELY")
+    url = f"/api/schedules/{s['id']}/occurrences?from=9999-01-01T00:00:00Z"
+    far = api.client.get(url, headers=key)
+    assert (far.status_code, far.json()["details"][0]["field"]) == (400, "from")
