@@ -58,6 +58,8 @@ if TYPE_CHECKING:
         StreamSummaryView,
         SubscriptionView,
     )
+    from pushcore.converter.notifications import ScheduleRefView
+    from pushcore.converter.schedules import OccurrenceView, ScheduleView
     from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
     from pushcore.domain.model import (
         Account,
@@ -99,6 +101,9 @@ _LAZY = {
     "StreamDetailView": "pushcore.converter",
     "StreamLabelView": "pushcore.converter",
     "StreamRefView": "pushcore.converter",
+    "OccurrenceView": "pushcore.converter.schedules",
+    "ScheduleView": "pushcore.converter.schedules",
+    "ScheduleRefView": "pushcore.converter.notifications",
     "StreamSummaryView": "pushcore.converter",
     "SubscriptionView": "pushcore.converter",
     "NewApiKey": "pushcore.domain.inputs",
@@ -163,6 +168,7 @@ __all__ = [
     "NotificationDetail",
     "NotificationStatus",
     "NotificationView",
+    "OccurrenceView",
     "OwnStream",
     "PayloadTooLarge",
     "Plan",
@@ -173,6 +179,8 @@ __all__ = [
     "PushcoreError",
     "RateLimited",
     "RegisteredDeviceView",
+    "ScheduleRefView",
+    "ScheduleView",
     "Scope",
     "SendResultView",
     "ServerError",

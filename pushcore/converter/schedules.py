@@ -11,7 +11,11 @@ import attrs
 
 from pushcore.converter._base import structure_request
 from pushcore.converter._views import CREATED, View, count, ident
-from pushcore.converter.notifications import CURSOR_EXAMPLE, CURSOR_PATTERN, encode_cursor
+from pushcore.converter.notifications import (
+    CURSOR_EXAMPLE,
+    CURSOR_PATTERN,
+    encode_cursor,
+)
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.recurrence import Occurrence
