@@ -13,21 +13,38 @@ from starlette.testclient import TestClient
 
 from pushcore.bootstrap import build_services
 from pushcore.config import load_settings
+from pushcore.ports import Store
+from pushcore.storage.sqlite import SqliteStore
 from pushcore_http.app import create_app
 from tests.conftest import Api
-from tests.contract.conftest import contract_database, open_kind
 from tests.fakes.clock import FakeClock
 from tests.fakes.icons import FakeIconProbe
+from tests.pg import Cluster
 
 NOW = datetime(2027, 3, 1, 8, 0, tzinfo=UTC)
-__all__ = ["contract_database"]  # the fixture open_kind asks for
+
+
+@pytest.fixture(scope="module")
+def schedules_database(pg_cluster: Cluster) -> str:
+    """One migrated PostgreSQL database these tests share, emptied before each."""
+    return pg_cluster.create_database("http_schedules")
+
+
+def open_store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    if kind == "sqlite":
+        return SqliteStore(tmp_path / "pushcore.db")
+    from pushcore.storage.postgres import PostgresStore
+
+    url: str = request.getfixturevalue("schedules_database")
+    request.getfixturevalue("pg_cluster").empty(url)
+    return PostgresStore(url)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def sapi(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Api, FakeClock]]:
     """The API on a fake clock, with no engine running: a test makes occurrences itself."""
     clock = FakeClock(NOW)
-    store = open_kind(request.param, tmp_path, request)
+    store = open_store(request.param, tmp_path, request)
     services = build_services(
         load_settings(env={}, data_dir=tmp_path / "data"),
         store=store,
