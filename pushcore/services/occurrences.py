@@ -15,12 +15,14 @@ from datetime import datetime
 
 import attrs
 
+from pushcore.domain.expiry import expires_at_of
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.model import ScheduleRef
 from pushcore.domain.recurring import LEAD, Schedule, plan
 from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IdGenerator, InboxSignal, RuleExpander, Store, Transaction, Waker
 from pushcore.ports.schedules import TemplateReader
+from pushcore.services.collapse import supersede_older
 from pushcore.services.notifications import NotificationService
 from pushcore.services.streams import send_in
 
@@ -95,11 +97,14 @@ class Maker:
             made,
             id=notification_id,
             scheduled_at=due,
+            expires_at=expires_at_of(due, request.ttl, request.expires_at),
             # With no device yet, the engine looks again at the due time.
             wake_at=None if targets else due,
             schedule=ref,
         )
         self._notifications.store(tx, made, targets)
+        # As a create with this due time: a newer one of its collapseKey replaces the older.
+        supersede_older(tx, made, now)
 
     def run_once(self) -> int:
         """One pass over every schedule due within the lead, in batches; the notifications made."""

@@ -38,6 +38,8 @@ OWN = {
     "delay": "rrule",
     "custom_delay": "rrule",
     "scheduled_at": "rrule",
+    # An instant makes no sense for every occurrence: --ttl says how long each lives.
+    "expires_at": "rrule",
     "metadata": "metadata",
     "target_device_token": "device",
 }

@@ -155,6 +155,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "failureReason": n.failure_reason,
         "settledAt": ts(n.settled_at),
         "revision": n.revision,
+        "collapseKey": n.collapse_key,
+        "renotify": n.renotify,
+        "supersedes": n.supersedes,
         "schedule": None
         if n.schedule is None
         else {"id": n.schedule.id, "occurrenceAt": ts(n.schedule.occurrence_at)},
