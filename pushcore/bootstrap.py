@@ -41,6 +41,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
+from pushcore.receipts import ReceiptKey
 from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -61,6 +62,7 @@ from pushcore.services.auth import KeyCache
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
+from pushcore.services.receipts import ReceiptService
 from pushcore.services.revocations import SignedOut
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
@@ -201,6 +203,7 @@ def build_services(
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         wakes=wakes,
+        receipts=ReceiptService(store, clock, ReceiptKey(store, clock)),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).

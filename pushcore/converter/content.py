@@ -57,14 +57,20 @@ class DeliveryPayloadView(ContentView):
     notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
     stream: StreamLabelView | None = attrs.field(metadata=about("The stream of a stream send."))
     scheduled_at: datetime = attrs.field(metadata=about("The due time."))
+    receipt: str | None = attrs.field(
+        default=None,
+        metadata=about("This delivery's receipt token (`rct_...`) for POST /api/receipts."),
+    )
 
     @classmethod
-    def of(cls, n: Notification) -> DeliveryPayloadView:
-        """The payload of ``n``."""
+    def of(cls, n: Notification, receipt: str | None = None) -> DeliveryPayloadView:
+        """The payload of ``n`` as delivered with ``receipt``."""
         stream = None if n.stream is None else StreamLabelView(n.stream.name, n.stream.code)
-        return copy_fields(cls, n, notification_id=n.id, stream=stream, **content_of(n))
+        return copy_fields(
+            cls, n, notification_id=n.id, stream=stream, receipt=receipt, **content_of(n)
+        )
 
 
-def delivery_payload(n: Notification) -> dict[str, Any]:
-    """The neutral payload of ``n`` as JSON (ready for json.dumps)."""
-    return to_json(DeliveryPayloadView.of(n))
+def delivery_payload(n: Notification, receipt: str | None = None) -> dict[str, Any]:
+    """The neutral payload of ``n`` (with a delivery's ``receipt``) as JSON."""
+    return to_json(DeliveryPayloadView.of(n, receipt))

@@ -40,6 +40,7 @@ from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
+from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
@@ -102,13 +103,22 @@ def _dump(payload: dict[str, Any]) -> bytes:
     return text.encode(errors="replace")
 
 
-def encode_payload(notification: Notification) -> bytes:
+def _encoded_or_failed(notification: Notification, receipt: str | None) -> bytes | Failed:
+    try:
+        return encode_payload(notification, receipt)
+    except PayloadTooLarge as exc:
+        return Failed(str(exc))
+
+
+def encode_payload(notification: Notification, receipt: str | None = None) -> bytes:
     """The payload as sent: at most 4096 bytes, the body (then the title) cut with an ellipsis.
 
     Raises PayloadTooLarge when the other fields (metadata, sender, stream)
     leave no room even for an empty title and body.
     """
     payload = apns_payload(notification)
+    if receipt is not None:
+        payload["receipt"] = receipt
     alert = payload["aps"]["alert"]
     if not shorten_to_fit(alert, ("body", "title"), lambda: len(_dump(payload)), MAX_PAYLOAD):
         raise PayloadTooLarge(
@@ -309,18 +319,12 @@ class ApnsGateway:
         """The pushes to send; the outcome of those that cannot be sent goes in ``outcomes``."""
         expiration = str(int(self._clock.now().timestamp()) + EXPIRATION).encode()
         # A fan-out batch is one notification to many devices: encode it once.
-        bodies: dict[str, bytes | Failed] = {}
+        bodies: Stamped[Failed] = Stamped(_encoded_or_failed)
         ready: list[_Push] = []
         ids = _apns_ids(len(dispatches))
         for index, dispatch in enumerate(dispatches):
             notification = dispatch.notification
-            body = bodies.get(notification.id)
-            if body is None:
-                try:
-                    body = encode_payload(notification)
-                except PayloadTooLarge as exc:
-                    body = Failed(str(exc))
-                bodies[notification.id] = body
+            body = bodies(dispatch)
             if isinstance(body, Failed):
                 outcomes[index] = body
             elif not _DEVICE_TOKEN.fullmatch(dispatch.device.token):

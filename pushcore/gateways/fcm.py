@@ -151,10 +151,13 @@ def data_size(data: Mapping[str, str]) -> int:
     return sum(len(key.encode()) + len(value.encode()) for key, value in data.items())
 
 
-def fitted_data(notification: Notification) -> dict[str, str] | Failed:
-    """:func:`message_data` within MAX_DATA bytes, the body (then title) cut with an
-    ellipsis; Failed when metadata, sender and stream alone leave no room."""
+def fitted_data(notification: Notification, receipt: str | None = None) -> dict[str, str] | Failed:
+    """:func:`message_data` (with ``receipt``) within MAX_DATA bytes, the body (then
+    title) cut with an ellipsis; Failed when metadata, sender and stream alone leave no
+    room."""
     data = message_data(notification)
+    if receipt is not None:
+        data["receipt"] = receipt
     if shorten_to_fit(data, ("body", "title"), lambda: data_size(data), MAX_DATA):
         return data
     return Failed(
@@ -337,16 +340,21 @@ class FcmGateway:
         except _NoToken as exc:
             return [exc.outcome] * len(dispatches)
         # A fan-out batch is one notification to many devices: build its data once.
-        data: dict[str, dict[str, str] | Failed] = {}
+        data: dict[tuple[str, int], dict[str, str] | Failed] = {}
         sends = []
         for dispatch in dispatches:
-            notification = dispatch.notification
-            if notification.id not in data:
-                data[notification.id] = fitted_data(notification)
-            fitted = data[notification.id]
+            notification, receipt = dispatch.notification, dispatch.receipt
+            # Fitted with room for a receipt of this length; each device gets its own.
+            room = "" if receipt is None else "x" * len(receipt)
+            key = (notification.id, len(room))
+            if key not in data:
+                data[key] = fitted_data(notification, room if receipt is not None else None)
+            fitted = data[key]
             if isinstance(fitted, Failed):
                 sends.append(_already(fitted))
                 continue
+            if receipt is not None:
+                fitted = {**fitted, "receipt": receipt}
             message = fcm_message(dispatch.device.token, fitted, notification.priority)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
             sends.append(self._send_one(body, notification.id))

@@ -24,6 +24,7 @@ import aiohttp
 
 from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
+from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
@@ -34,6 +35,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
 
@@ -75,15 +77,11 @@ class WebhookGateway:
         """Start posting every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
-        bodies: dict[str, bytes] = {}
+        bodies: Stamped[bytes] = Stamped(_encode)
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            notification = dispatch.notification
-            if notification.id not in bodies:
-                payload = delivery_payload(notification)
-                bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
-            url, body = dispatch.device.token, bodies[notification.id]
+            url, body = dispatch.device.token, bodies(dispatch)
             secret = dispatch.device.webhook_secret
             signed = (
                 {}
@@ -127,3 +125,7 @@ class WebhookGateway:
     async def aclose(self) -> None:
         """Close the session."""
         await self._poster.aclose()
+
+
+def _encode(notification: Notification, receipt: str | None) -> bytes:
+    return json.dumps(delivery_payload(notification, receipt), separators=(",", ":")).encode()

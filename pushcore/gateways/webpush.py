@@ -40,6 +40,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.receipts import Stamped
 from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
@@ -130,15 +131,14 @@ class WebPushGateway:
         """Start sending every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
-        plaintexts: dict[str, bytes | None] = {}
+        plaintexts: Stamped[None] = Stamped(
+            lambda notification, receipt: fitted_plaintext(delivery_payload(notification, receipt))
+        )
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            notification = dispatch.notification
-            if notification.id not in plaintexts:
-                plaintexts[notification.id] = fitted_plaintext(delivery_payload(notification))
             url = dispatch.device.token
-            return await self._send_one(dispatch, resolve(url), plaintexts[notification.id])
+            return await self._send_one(dispatch, resolve(url), plaintexts(dispatch))
 
         return self._poster.lanes.send_each(dispatches, post)
 

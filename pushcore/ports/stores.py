@@ -31,6 +31,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.receipts import DeliveryLogRepository
 from pushcore.ports.schedules import OccurrenceRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -178,6 +179,11 @@ class Transaction(Protocol):
     @property
     def occurrences(self) -> OccurrenceRepository:
         """Recurring schedules' occurrences and the notifications made of them."""
+        ...
+
+    @property
+    def receipts(self) -> DeliveryLogRepository:
+        """The deliveries list and its receipts."""
         ...
 
     @property

@@ -25,6 +25,7 @@ from pushcore.services.notifications import (
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
+from pushcore.services.receipts import ReceiptService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
@@ -54,6 +55,8 @@ class Services:
     people: PeopleService
     passwords: PasswordHashing
     wakes: WakeRelay
+    # The deliveries list and the receipts devices send back.
+    receipts: ReceiptService
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
@@ -98,6 +101,7 @@ __all__ = [
     "PasswordHashing",
     "PeopleService",
     "Principal",
+    "ReceiptService",
     "Registration",
     "Replay",
     "SendResult",

@@ -43,6 +43,7 @@ TAGS = {
     "API keys": "Create, list and revoke API keys (JWT only).",
     "Devices": "Devices that receive notifications.",
     "Notifications": "Schedule, inspect and cancel.",
+    "Deliveries": "Each notification's deliveries, and the receipts devices send back.",
     "Streams": "Channels shared by a code.",
     "People": "Sign-in, sessions and the signed-in account.",
     "Single sign-on": "Sign-in with the OpenID provider, when configured.",

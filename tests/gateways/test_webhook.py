@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import format_datetime
 
+import attrs
 import pytest
 
 from pushcore.domain.model import StreamRef
@@ -133,6 +134,7 @@ def test_posts_the_neutral_payload_as_json(receiver: Receiver) -> None:
         "sender": {"name": "CI", "icon": "https://cdn.example/ci.png"},
         "stream": {"name": "Deploys", "code": "DEPLOY42"},
         "scheduledAt": "2026-11-21T10:15:30.123Z",
+        "receipt": None,  # a dispatch the engine made carries its token
     }
     assert request.headers["content-type"] == "application/json"
     assert request.headers["user-agent"] == USER_AGENT
@@ -523,3 +525,23 @@ def test_a_connection_verified_for_one_host_is_not_reused_for_another() -> None:
     assert outcomes[0] == Delivered()
     assert outcomes[1] == Retry("Webhook unreachable")  # as with a fresh client
     assert https.receiver.to("/other") == []
+
+
+def test_each_delivery_of_one_notification_carries_its_own_receipt(receiver: Receiver) -> None:
+    # Encoded once for the notification, stamped per delivery: the bodies differ
+    # by the receipt alone, and a sender's text that looks like one is left alone.
+    note = notification("ntf_fanout", metadata={"receipt": "rct_" + "A" * 58})
+    first, second = (
+        attrs.evolve(dispatch(receiver.url(f"/{n}"), note, str(n)), receipt=token)
+        for n, token in ((1, "rct_" + "a" * 58), (2, "rct_" + "b" * 58))
+    )
+
+    assert send([first, second]) == [Delivered(), Delivered()]
+
+    bodies = {r.path: r.body for r in receiver.requests}
+    assert bodies["/1"]["receipt"] == first.receipt
+    assert bodies["/2"]["receipt"] == second.receipt
+    assert bodies["/1"]["metadata"] == {"receipt": "rct_" + "A" * 58}
+    assert {k: v for k, v in bodies["/1"].items() if k != "receipt"} == {
+        k: v for k, v in bodies["/2"].items() if k != "receipt"
+    }

@@ -64,4 +64,5 @@ def test_the_payload_has_exactly_api_mds_fields() -> None:
         "sender",
         "stream",
         "scheduledAt",
+        "receipt",
     }
