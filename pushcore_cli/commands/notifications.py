@@ -1,4 +1,4 @@
-"""pushctl send, and pushctl notifications: list, show, cancel, stats."""
+"""pushctl send, and pushctl notifications: list, show, cancel, stats, deliveries."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 from pushcore.converter import (
     DeliveryCountsView,
     NotificationCreatedView,
+    NotificationDeliveriesView,
     NotificationView,
     format_timestamp,
     parse_list_query,
@@ -21,7 +22,7 @@ from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, Api, api_for, batch
+from pushcore_cli.commands import AccountOption, Api, api_for, batch, deliveries
 from pushcore_cli.errors import naming_options
 from pushcore_cli.fields import field_options, flags
 from pushcore_cli.times import HELP as AT_HELP
@@ -89,7 +90,10 @@ def _asked_text(n: NotificationView) -> str:
 def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     if counts is None:
         return None
-    return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
+    text = f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
+    if isinstance(counts, NotificationDeliveriesView):
+        text += f", opened {counts.opened}"
+    return text
 
 
 def _record(n: NotificationView) -> list[tuple[str, str | None]]:
@@ -396,3 +400,6 @@ def stats(
             ),
         ]
     )
+
+
+app.command("deliveries")(deliveries.deliveries)

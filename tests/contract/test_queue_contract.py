@@ -929,6 +929,9 @@ def test_settle_by_the_lease_owner(
         settled_at=at,
         lease_owner=None,
         lease_expires_at=None,
+        # What the deliveries list shows: the answer's time, and when it was accepted.
+        last_attempt_at=at,
+        delivered_at=at if status is D.DELIVERED else None,
     )
     # Settled is final: the same owner cannot settle it again, nor can a claim find it.
     with store.transaction() as tx:
