@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-import hashlib
 import hmac
 from collections.abc import Mapping
 
@@ -76,7 +75,9 @@ def _b64(data: bytes) -> str:
 
 
 def _tag(key: bytes, delivery_id: bytes) -> bytes:
-    return hmac.new(key, _CONTEXT + delivery_id, hashlib.sha256).digest()[:TAG_BYTES]
+    # hmac.digest: the one-shot C path, several times quicker than hmac.new (a token is
+    # made for every delivery the engine claims).
+    return hmac.digest(key, _CONTEXT + delivery_id, "sha256")[:TAG_BYTES]
 
 
 def receipt_token(key: bytes, delivery_id: str) -> str:

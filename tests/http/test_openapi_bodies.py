@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from schemathesis import GenerationMode
 
 from pushcore.converter import structure_batch, structure_request
+from pushcore.converter.deliveries import ReceiptRequest
 from pushcore.domain.errors import ValidationError
 from pushcore.domain.inputs import (
     InboxRead,
@@ -59,6 +60,7 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "SignUp": partial(structure_request, SignUp),
     "SessionRefresh": partial(structure_request, SessionRefresh),
     "PasswordChange": partial(structure_request, PasswordChange),
+    "ReceiptRequest": partial(structure_request, ReceiptRequest),
 }
 
 DOCUMENT = openapi_document()
