@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import functools
 import hmac
 from collections.abc import Mapping
 
@@ -74,10 +75,17 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
+@functools.lru_cache(maxsize=4)
+def _keyed(key: bytes) -> hmac.HMAC:
+    return hmac.new(key, _CONTEXT, "sha256")
+
+
 def _tag(key: bytes, delivery_id: bytes) -> bytes:
-    # hmac.digest: the one-shot C path, several times quicker than hmac.new (a token is
-    # made for every delivery the engine claims).
-    return hmac.digest(key, _CONTEXT + delivery_id, "sha256")[:TAG_BYTES]
+    # A copy of the keyed state: about half the cost of keying anew, and a token is
+    # made for every delivery the engine claims.
+    mac = _keyed(key).copy()
+    mac.update(delivery_id)
+    return mac.digest()[:TAG_BYTES]
 
 
 def receipt_token(key: bytes, delivery_id: str) -> str:
