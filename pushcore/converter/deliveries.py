@@ -70,6 +70,7 @@ class DeliveryView(View):
             status=public_status(d.status),
             revision=revision,
             due_at=d.due_at,
+            # Quiet hours (another change) add Delivery.held_until; until then, null.
             held_until=getattr(d, "held_until", None),
             attempts=d.attempts,
             last_attempt_at=d.last_attempt_at,
