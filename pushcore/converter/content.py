@@ -15,6 +15,7 @@ import attrs
 
 from pushcore.converter._views import View, copy_fields, ident, to_json
 from pushcore.converter.streams import StreamLabelView
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME
 from pushcore.domain.model import IconStyle, Notification, Priority, Sound
 from pushcore.domain.validation import about
 
@@ -57,9 +58,20 @@ class DeliveryPayloadView(ContentView):
     notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
     stream: StreamLabelView | None = attrs.field(metadata=about("The stream of a stream send."))
     scheduled_at: datetime = attrs.field(metadata=about("The due time."))
+    event: str = attrs.field(metadata=about("`notification` (a withdrawal says `withdrawn`)."))
+    collapse_key: str | None = attrs.field(
+        metadata=about("Replaces what was shown with the same key; null: none.")
+    )
+    revision: int = attrs.field(metadata=about("The notification's revision (PATCH)."))
+    renotify: bool = attrs.field(metadata=about("False: replace quietly (no sound, no alert)."))
     receipt: str | None = attrs.field(
-        default=None,
-        metadata=about("This delivery's receipt token (`rct_...`) for POST /api/receipts."),
+        metadata=about("This delivery's receipt token (`rct_...`) for POST /api/receipts.")
+    )
+    expires_at: datetime | None = attrs.field(
+        metadata=about(
+            "When it expires (a receiver may drop it after); null: never.",
+            example=EXAMPLE_FUTURE_TIME,
+        )
     )
 
     @classmethod
@@ -67,7 +79,13 @@ class DeliveryPayloadView(ContentView):
         """The payload of ``n`` as delivered with ``receipt``."""
         stream = None if n.stream is None else StreamLabelView(n.stream.name, n.stream.code)
         return copy_fields(
-            cls, n, notification_id=n.id, stream=stream, receipt=receipt, **content_of(n)
+            cls,
+            n,
+            notification_id=n.id,
+            stream=stream,
+            event="notification",
+            receipt=receipt,
+            **content_of(n),
         )
 
 

@@ -15,8 +15,8 @@ import secrets
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import Dispatch
+from pushcore.gateways.after_sending import body_key
 
 T = TypeVar("T")
 _NOISE = secrets.token_urlsafe(192)
@@ -40,19 +40,20 @@ class Stamped(Generic[T]):
     with each dispatch's receipt. ``encode`` answers bytes, or a T that is no body
     (why it cannot be sent), which is passed on as it is."""
 
-    def __init__(self, encode: Callable[[Notification, str | None], bytes | T]) -> None:
+    def __init__(self, encode: Callable[[Dispatch, str | None], bytes | T]) -> None:
         self._encode = encode
-        self._bodies: dict[tuple[str, int], bytes | T] = {}
+        self._bodies: dict[tuple[tuple[str, str], int], bytes | T] = {}
 
     def __call__(self, dispatch: Dispatch) -> bytes | T:
         """The body of ``dispatch``, carrying its own receipt."""
-        notification, receipt = dispatch.notification, dispatch.receipt
+        receipt = dispatch.receipt
         stand_in = None if receipt is None else placeholder(len(receipt))
         if receipt is not None and stand_in is None:
-            return self._encode(notification, receipt)  # no placeholder that long
-        key = (notification.id, 0 if stand_in is None else len(stand_in))
+            return self._encode(dispatch, receipt)  # no placeholder that long
+        # A withdrawal's body has no receipt: the stamp then finds nothing to replace.
+        key = (body_key(dispatch), 0 if stand_in is None else len(stand_in))
         if key not in self._bodies:
-            self._bodies[key] = self._encode(notification, stand_in)
+            self._bodies[key] = self._encode(dispatch, stand_in)
         body = self._bodies[key]
         if receipt is None or stand_in is None or not isinstance(body, bytes):
             return body

@@ -22,9 +22,7 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
-from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.webhooks import signature_headers
 from pushcore.gateways._http import (
@@ -35,6 +33,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.after_sending import neutral_body
 from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
@@ -127,5 +126,5 @@ class WebhookGateway:
         await self._poster.aclose()
 
 
-def _encode(notification: Notification, receipt: str | None) -> bytes:
-    return json.dumps(delivery_payload(notification, receipt), separators=(",", ":")).encode()
+def _encode(dispatch: Dispatch, receipt: str | None) -> bytes:
+    return json.dumps(neutral_body(dispatch, receipt), separators=(",", ":")).encode()
