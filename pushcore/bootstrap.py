@@ -42,6 +42,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
+from pushcore.receipts import ReceiptKey
 from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
@@ -65,6 +66,7 @@ from pushcore.services.occurrences import Maker
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
+from pushcore.services.receipts import ReceiptService
 from pushcore.services.revocations import SignedOut
 from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import SessionService
@@ -214,6 +216,7 @@ def build_services(
         wakes=wakes,
         webhooks=WebhookService(store, stamps, ids, random, guard),
         schedules=ScheduleService(store, writes, stamps, ids, expander, templates, maker),
+        receipts=ReceiptService(store, clock, ReceiptKey(store, clock)),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).

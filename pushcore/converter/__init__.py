@@ -16,6 +16,7 @@ from pushcore.converter.content import (
     SenderView,
     delivery_payload,
 )
+from pushcore.converter.deliveries import DeliveryPageView, DeliveryView
 from pushcore.converter.devices import DeviceView, RegisteredDeviceView, device_json
 from pushcore.converter.inbox import (
     DismissedEventView,
@@ -37,6 +38,7 @@ from pushcore.converter.notifications import (
     DeliveryCountsView,
     Last24hView,
     NotificationCreatedView,
+    NotificationDeliveriesView,
     NotificationPageView,
     NotificationView,
     StatsView,
@@ -84,7 +86,9 @@ __all__ = [
     "ContentView",
     "DeletedView",
     "DeliveryCountsView",
+    "DeliveryPageView",
     "DeliveryPayloadView",
+    "DeliveryView",
     "DeviceView",
     "DismissedEventView",
     "DoneView",
@@ -95,6 +99,7 @@ __all__ = [
     "LookupView",
     "NewNotificationBatch",
     "NotificationCreatedView",
+    "NotificationDeliveriesView",
     "NotificationPageView",
     "NotificationView",
     "OidcMethodView",

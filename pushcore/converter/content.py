@@ -64,7 +64,9 @@ class DeliveryPayloadView(ContentView):
     )
     revision: int = attrs.field(metadata=about("The notification's revision (PATCH)."))
     renotify: bool = attrs.field(metadata=about("False: replace quietly (no sound, no alert)."))
-    receipt: str | None = attrs.field(metadata=about("A token for this delivery; null: none."))
+    receipt: str | None = attrs.field(
+        metadata=about("This delivery's receipt token (`rct_...`) for POST /api/receipts.")
+    )
     expires_at: datetime | None = attrs.field(
         metadata=about(
             "When it expires (a receiver may drop it after); null: never.",
@@ -73,8 +75,8 @@ class DeliveryPayloadView(ContentView):
     )
 
     @classmethod
-    def of(cls, n: Notification) -> DeliveryPayloadView:
-        """The payload of ``n``."""
+    def of(cls, n: Notification, receipt: str | None = None) -> DeliveryPayloadView:
+        """The payload of ``n`` as delivered with ``receipt``."""
         stream = None if n.stream is None else StreamLabelView(n.stream.name, n.stream.code)
         return copy_fields(
             cls,
@@ -82,11 +84,11 @@ class DeliveryPayloadView(ContentView):
             notification_id=n.id,
             stream=stream,
             event="notification",
-            receipt=None,
+            receipt=receipt,
             **content_of(n),
         )
 
 
-def delivery_payload(n: Notification) -> dict[str, Any]:
-    """The neutral payload of ``n`` as JSON (ready for json.dumps)."""
-    return to_json(DeliveryPayloadView.of(n))
+def delivery_payload(n: Notification, receipt: str | None = None) -> dict[str, Any]:
+    """The neutral payload of ``n`` (with a delivery's ``receipt``) as JSON."""
+    return to_json(DeliveryPayloadView.of(n, receipt))

@@ -84,6 +84,22 @@ class DeliveryCountsView(View):
 
 
 @attrs.frozen
+class NotificationDeliveriesView(DeliveryCountsView):
+    """One notification's delivery counts, with those the account's stats leave out."""
+
+    held: int = attrs.field(metadata=count("Held by the recipient's quiet hours."))
+    expired: int = attrs.field(metadata=count("Not sent before the notification expired."))
+    opened: int = attrs.field(
+        metadata=count("Deliveries opened (a receipt, or the inbox entry read): not people.")
+    )
+
+    @classmethod
+    def of(cls, counts: DeliveryCounts) -> NotificationDeliveriesView:
+        """The counts of one notification's deliveries."""
+        return copy_fields(cls, counts)
+
+
+@attrs.frozen
 class StreamRefView(View):
     """The stream a notification was sent to (a stream send)."""
 
@@ -144,7 +160,7 @@ class NotificationView(NotificationCreatedView):
     withdrawn_at: datetime | None = attrs.field(
         metadata=about("When POST .../withdraw took it back; null until then.")
     )
-    deliveries: DeliveryCountsView | None = attrs.field(
+    deliveries: NotificationDeliveriesView | None = attrs.field(
         default=None,
         metadata={
             OMIT_IF_NONE: True,
@@ -167,7 +183,7 @@ class NotificationView(NotificationCreatedView):
             n,
             metadata=dict(n.metadata),
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
-            deliveries=None if counts is None else DeliveryCountsView.of(counts),
+            deliveries=None if counts is None else NotificationDeliveriesView.of(counts),
             schedule=None if n.schedule is None else copy_fields(ScheduleRefView, n.schedule),
         )
 

@@ -31,10 +31,12 @@ from pushcore.domain.outcomes import (
     delivery_event,
     is_redelivery,
 )
+from pushcore.domain.receipts import receipt_token
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.domain.withdraw import is_withdrawal, settled_as
 from pushcore.events import expired_change, failure_changes, record_events
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
+from pushcore.receipts import ReceiptKey
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
 # lock, which the next outcomes' record may be waiting for.
@@ -71,10 +73,13 @@ class Ledger:
         # Claims of deliveries sent before whose answer was never recorded
         # (their lease ran out, so their process is gone): each may arrive twice.
         self.redelivered = 0
+        # Each dispatch carries its delivery's receipt token (for the payload).
+        self._receipts = ReceiptKey(store, clock)
 
     def claim(self, now: datetime, limit: int, held: Collection[str] = ()) -> Claim:
         """Lease what is due (up to ``limit``); ``held`` are in flight here already."""
         config = self._config
+        key = self._receipts.get()
         with self._store.transaction() as tx:
             if now >= self.beat_due:
                 # The heartbeat senders look for (pushctl send warns without one).
@@ -103,7 +108,8 @@ class Ledger:
                     # not made, and never handed to a gateway.
                     status, reason = DeliveryStatus.EXPIRED, EXPIRED
                 elif notification is not None and device is not None and device.is_active:
-                    dispatches.append(Dispatch(delivery, device, notification))
+                    receipt = receipt_token(key, delivery.id)
+                    dispatches.append(Dispatch(delivery, device, notification, receipt))
                     self.redelivered += is_redelivery(delivery)
                     continue
                 else:
@@ -199,7 +205,7 @@ class Ledger:
                     delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
                     # Never later than its expiry: the claim then ends it EXPIRED.
                     due = _until_expiry(dispatch, now + timedelta(seconds=delay))
-                    if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
+                    if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason, now):
                         earliest = due if earliest is None else min(earliest, due)
                         said.append(functools.partial(say_retry, dispatch, outcome, delay))
                     continue

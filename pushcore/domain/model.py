@@ -201,6 +201,9 @@ class DeliveryCounts:
     failed: int = 0
     cancelled: int = 0
     handed: int = 0  # deliveries that were ever handed to a gateway (attempts > 0)
+    held: int = 0
+    expired: int = 0
+    opened: int = 0  # deliveries with an `opened` receipt (not people)
 
 
 @attrs.frozen
@@ -244,6 +247,11 @@ class Delivery:
     lease_expires_at: datetime | None = None
     failure_reason: str | None = None
     settled_at: datetime | None = None
+    # Migration 0025: what the deliveries list shows (services/receipts.py).
+    last_attempt_at: datetime | None = None
+    delivered_at: datetime | None = None
+    displayed_at: datetime | None = None
+    opened_at: datetime | None = None
     # What its next send carries: the notification, or its withdrawal (domain/withdraw.py).
     kind: str = "notification"
 

@@ -15,6 +15,8 @@ class Dispatch:
     delivery: Delivery
     device: Device
     notification: Notification
+    # The delivery's receipt token (pushcore/receipts.py), for its payload.
+    receipt: str | None = None
 
 
 @attrs.frozen

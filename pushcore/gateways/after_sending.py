@@ -58,11 +58,12 @@ def web_push_ttl(n: Notification, now: datetime) -> int:
     return WEB_PUSH_DEFAULT_TTL if left is None else left
 
 
-def neutral_body(dispatch: Dispatch) -> dict[str, Any]:
-    """What a webhook device or a Web Push subscription gets: the payload, or the withdrawal."""
+def neutral_body(dispatch: Dispatch, receipt: str | None = None) -> dict[str, Any]:
+    """What a webhook device or a Web Push subscription gets: the payload (with
+    ``receipt``), or the withdrawal."""
     if is_withdrawal(dispatch.delivery):
         return withdrawal_body(dispatch.notification)
-    return delivery_payload(dispatch.notification)
+    return delivery_payload(dispatch.notification, receipt)
 
 
 def body_key(dispatch: Dispatch) -> tuple[str, str]:

@@ -40,8 +40,9 @@ from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.domain.withdraw import is_withdrawal
 from pushcore.gateways._http import retry_after_seconds, status_reason
-from pushcore.gateways.after_sending import apns_expiration, apns_withdrawal, body_key
+from pushcore.gateways.after_sending import apns_expiration, apns_withdrawal
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
+from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
@@ -107,13 +108,24 @@ def _dump(payload: dict[str, Any]) -> bytes:
     return text.encode(errors="replace")
 
 
-def encode_payload(notification: Notification) -> bytes:
+def _encoded_or_failed(dispatch: Dispatch, receipt: str | None) -> bytes | Failed:
+    if is_withdrawal(dispatch.delivery):
+        return apns_withdrawal(dispatch.notification)
+    try:
+        return encode_payload(dispatch.notification, receipt)
+    except PayloadTooLarge as exc:
+        return Failed(str(exc))
+
+
+def encode_payload(notification: Notification, receipt: str | None = None) -> bytes:
     """The payload as sent: at most 4096 bytes, the body (then the title) cut with an ellipsis.
 
     Raises PayloadTooLarge when the other fields (metadata, sender, stream)
     leave no room even for an empty title and body.
     """
     payload = apns_payload(notification)
+    if receipt is not None:
+        payload["receipt"] = receipt
     alert = payload["aps"]["alert"]
     if not shorten_to_fit(alert, ("body", "title"), lambda: len(_dump(payload)), MAX_PAYLOAD):
         raise PayloadTooLarge(
@@ -314,23 +326,13 @@ class ApnsGateway:
         """The pushes to send; the outcome of those that cannot be sent goes in ``outcomes``."""
         now = self._clock.now()
         # A fan-out batch is one notification to many devices: encode it once.
-        bodies: dict[tuple[str, str], bytes | Failed] = {}
+        bodies: Stamped[Failed] = Stamped(_encoded_or_failed)
         ready: list[_Push] = []
         ids = _apns_ids(len(dispatches))
         for index, dispatch in enumerate(dispatches):
             notification = dispatch.notification
             withdrawal = is_withdrawal(dispatch.delivery)
-            body = bodies.get(body_key(dispatch))
-            if body is None:
-                try:
-                    body = (
-                        apns_withdrawal(notification)
-                        if withdrawal
-                        else encode_payload(notification)
-                    )
-                except PayloadTooLarge as exc:
-                    body = Failed(str(exc))
-                bodies[body_key(dispatch)] = body
+            body = bodies(dispatch)
             if isinstance(body, Failed):
                 outcomes[index] = body
             elif not _DEVICE_TOKEN.fullmatch(dispatch.device.token):

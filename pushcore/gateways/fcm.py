@@ -159,10 +159,13 @@ def data_size(data: Mapping[str, str]) -> int:
     return sum(len(key.encode()) + len(value.encode()) for key, value in data.items())
 
 
-def fitted_data(notification: Notification) -> dict[str, str] | Failed:
-    """:func:`message_data` within MAX_DATA bytes, the body (then title) cut with an
-    ellipsis; Failed when metadata, sender and stream alone leave no room."""
+def fitted_data(notification: Notification, receipt: str | None = None) -> dict[str, str] | Failed:
+    """:func:`message_data` (with ``receipt``) within MAX_DATA bytes, the body (then
+    title) cut with an ellipsis; Failed when metadata, sender and stream alone leave no
+    room."""
     data = message_data(notification)
+    if receipt is not None:
+        data["receipt"] = receipt
     if shorten_to_fit(data, ("body", "title"), lambda: data_size(data), MAX_DATA):
         return data
     return Failed(
@@ -347,21 +350,25 @@ class FcmGateway:
         except _NoToken as exc:
             return [exc.outcome] * len(dispatches)
         # A fan-out batch is one notification to many devices: build its data once.
-        data: dict[tuple[str, str], dict[str, str] | Failed] = {}
+        data: dict[tuple[tuple[str, str], int], dict[str, str] | Failed] = {}
         sends = []
         now = self._clock.now()
         for dispatch in dispatches:
-            notification = dispatch.notification
-            key = body_key(dispatch)
+            notification, receipt = dispatch.notification, dispatch.receipt
+            withdrawal = is_withdrawal(dispatch.delivery)
+            # Fitted with room for a receipt of this length; each device gets its own.
+            room = None if receipt is None or withdrawal else "x" * len(receipt)
+            key = (body_key(dispatch), 0 if room is None else len(room))
             if key not in data:
-                withdrawal = is_withdrawal(dispatch.delivery)
                 data[key] = (
-                    fcm_withdrawal(notification) if withdrawal else fitted_data(notification)
+                    fcm_withdrawal(notification) if withdrawal else fitted_data(notification, room)
                 )
             fitted = data[key]
             if isinstance(fitted, Failed):
                 sends.append(_already(fitted))
                 continue
+            if receipt is not None and not withdrawal:
+                fitted = {**fitted, "receipt": receipt}
             ttl = fcm_ttl(notification, now)
             message = fcm_message(dispatch.device.token, fitted, notification.priority, ttl)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()

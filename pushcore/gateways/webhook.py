@@ -33,7 +33,8 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
-from pushcore.gateways.after_sending import body_key, neutral_body
+from pushcore.gateways.after_sending import neutral_body
+from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
 
@@ -75,15 +76,11 @@ class WebhookGateway:
         """Start posting every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
-        bodies: dict[tuple[str, str], bytes] = {}
+        bodies: Stamped[bytes] = Stamped(_encode)
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            key = body_key(dispatch)
-            if key not in bodies:
-                payload = neutral_body(dispatch)
-                bodies[key] = json.dumps(payload, separators=(",", ":")).encode()
-            url, body = dispatch.device.token, bodies[key]
+            url, body = dispatch.device.token, bodies(dispatch)
             secret = dispatch.device.webhook_secret
             signed = (
                 {}
@@ -127,3 +124,7 @@ class WebhookGateway:
     async def aclose(self) -> None:
         """Close the session."""
         await self._poster.aclose()
+
+
+def _encode(dispatch: Dispatch, receipt: str | None) -> bytes:
+    return json.dumps(neutral_body(dispatch, receipt), separators=(",", ":")).encode()

@@ -40,7 +40,8 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
-from pushcore.gateways.after_sending import body_key, neutral_body, web_push_ttl
+from pushcore.gateways.after_sending import neutral_body, web_push_ttl
+from pushcore.gateways.receipts import Stamped
 from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
@@ -130,15 +131,14 @@ class WebPushGateway:
         """Start sending every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
-        plaintexts: dict[tuple[str, str], bytes | None] = {}
+        plaintexts: Stamped[None] = Stamped(
+            lambda dispatch, receipt: fitted_plaintext(neutral_body(dispatch, receipt))
+        )
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            key = body_key(dispatch)
-            if key not in plaintexts:
-                plaintexts[key] = fitted_plaintext(neutral_body(dispatch))
             url = dispatch.device.token
-            return await self._send_one(dispatch, resolve(url), plaintexts[key])
+            return await self._send_one(dispatch, resolve(url), plaintexts(dispatch))
 
         return self._poster.lanes.send_each(dispatches, post)
 

@@ -70,8 +70,16 @@ class DeliveryQueue(Protocol):
         transaction is taking; their notifications, in id order (after a crash)."""
         ...
 
-    def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
-        """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease."""
+    def retry(
+        self,
+        delivery_id: str,
+        owner: str,
+        due_at: datetime,
+        reason: str,
+        at: datetime | None = None,
+    ) -> bool:
+        """Back to PENDING, due at ``due_at``, if ``owner`` still holds the lease; ``at``
+        (when given) is kept as the delivery's last attempt."""
         ...
 
     def release(

@@ -32,6 +32,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.receipts import DeliveryLogRepository
 from pushcore.ports.schedules import OccurrenceRepository, ScheduleRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -210,6 +211,11 @@ class Transaction(Protocol):
     @property
     def schedules(self) -> ScheduleRepository:
         """Recurring schedules."""
+        ...
+
+    @property
+    def receipts(self) -> DeliveryLogRepository:
+        """The deliveries list and its receipts."""
         ...
 
     @property

@@ -25,6 +25,7 @@ from pushcore.services.notifications import (
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
+from pushcore.services.receipts import ReceiptService
 from pushcore.services.replacements import ReplacementService
 from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import Session, SessionService
@@ -60,6 +61,8 @@ class Services:
     wakes: WakeRelay
     webhooks: WebhookService
     schedules: ScheduleService
+    # The deliveries list and the receipts devices send back.
+    receipts: ReceiptService
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
@@ -110,6 +113,7 @@ __all__ = [
     "PasswordHashing",
     "PeopleService",
     "Principal",
+    "ReceiptService",
     "Registration",
     "ReplacementService",
     "Replay",

@@ -17,6 +17,7 @@ from pushcore.domain.inbox import (
 )
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
 from pushcore.ports import Clock, InboxSignal, Store
+from pushcore.services.receipts import opened_in_inbox
 
 MAX_PAGE = 100
 MAX_REPLAY = 500  # entries read at once when a live channel catches up
@@ -93,6 +94,7 @@ class InboxService:
             else:
                 ids = [check_entry_id(i, "ids") for i in request.ids or ()]
                 marked = tx.inbox.mark_read(account_id, sorted(set(ids)), now)
+            opened_in_inbox(tx, account_id, marked, now)
             unread = tx.inbox.unread(account_id)
             change = Read(tuple(marked), unread)
             announced = bool(marked) and tx.inbox.announce(account_id, change)

@@ -86,13 +86,16 @@ OIDC_CODES = Table("oidc_codes", SignInCode)
 OIDC_IDENTITIES = Table("oidc_identities", Identity)
 
 
-def delivery_counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:
-    """Counts from ``(status, count, handed)`` rows grouped by delivery status."""
-    by = {status: count for status, count, _ in rows}
+def delivery_counts(rows: Sequence[tuple[str, int, int, int]]) -> DeliveryCounts:
+    """Counts from ``(status, count, handed, opened)`` rows grouped by delivery status."""
+    by = {status: count for status, count, _, _ in rows}
     return DeliveryCounts(
         pending=by.get("PENDING", 0) + by.get("IN_FLIGHT", 0),
         delivered=by.get("DELIVERED", 0) + by.get("WITHDRAWN", 0),
         failed=by.get("FAILED", 0) + by.get("EXPIRED", 0),
         cancelled=by.get("CANCELLED", 0),
-        handed=sum(handed for _, _, handed in rows),
+        handed=sum(handed for _, _, handed, _ in rows),
+        held=by.get("HELD", 0),
+        expired=by.get("EXPIRED", 0),
+        opened=sum(opened for _, _, _, opened in rows),
     )

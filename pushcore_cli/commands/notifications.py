@@ -1,5 +1,5 @@
-"""pushctl send, and pushctl notifications: list, show, cancel, stats (edit and replace:
-commands/edits.py)."""
+"""pushctl send, and pushctl notifications: list, show, cancel, stats, deliveries (edit and
+replace: commands/edits.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 from pushcore.converter import (
     DeliveryCountsView,
     NotificationCreatedView,
+    NotificationDeliveriesView,
     NotificationView,
     format_timestamp,
     parse_list_query,
@@ -22,7 +23,7 @@ from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
-from pushcore_cli.commands import AccountOption, Api, api_for, batch
+from pushcore_cli.commands import AccountOption, Api, api_for, batch, deliveries
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
@@ -91,7 +92,10 @@ def _asked_text(n: NotificationView) -> str:
 def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     if counts is None:
         return None
-    return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
+    text = f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
+    if isinstance(counts, NotificationDeliveriesView):
+        text += f", opened {counts.opened}"
+    return text
 
 
 def record(n: NotificationView) -> list[tuple[str, str | None]]:
@@ -436,3 +440,4 @@ def _register_edits() -> None:
 
 
 _register_edits()
+app.command("deliveries")(deliveries.deliveries)

@@ -44,6 +44,7 @@ TAGS = {
     "Devices": "Devices that receive notifications.",
     "Notifications": "Schedule, inspect and cancel.",
     "Schedules": "Recurring schedules: a notification again and again, by a rule in a zone.",
+    "Deliveries": "Each notification's deliveries, and the receipts devices send back.",
     "Streams": "Channels shared by a code.",
     "People": "Sign-in, sessions and the signed-in account.",
     "Single sign-on": "Sign-in with the OpenID provider, when configured.",

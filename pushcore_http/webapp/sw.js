@@ -96,27 +96,47 @@ self.addEventListener("push", (event) => {
   }
   const from = payload.sender?.name || payload.stream?.name || null;
   const lines = [from, payload.body].filter(Boolean);
+  const receipt = typeof payload.receipt === "string" ? payload.receipt : null;
   event.waitUntil(
-    self.registration.showNotification(payload.title || "pushcore", {
-      body: lines.join("\n"),
-      icon: payload.sender?.icon || APP_ICON,
-      badge: "/app/icons/badge-96.png",
-      tag: tagOf(payload),
-      data: { notificationId: payload.notificationId || null },
-    }),
+    self.registration
+      .showNotification(payload.title || "pushcore", {
+        body: lines.join("\n"),
+        icon: payload.sender?.icon || APP_ICON,
+        badge: "/app/icons/badge-96.png",
+        tag: tagOf(payload),
+        data: { notificationId: payload.notificationId || null, receipt },
+      })
+      .then(() => report(receipt, "displayed")),
   );
 });
+
+// Tells the sender's server that this delivery was displayed or opened (API.md,
+// "Following up"): the token is the proof, so no credential (nor cookie) goes with it.
+// A receipt that cannot be sent is not retried: it is a courtesy, never a condition.
+function report(receipt, what) {
+  if (!receipt) return Promise.resolve();
+  return fetch("/api/receipts", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token: receipt, event: what }),
+    credentials: "omit",
+  }).catch(() => undefined);
+}
 
 // A click opens the app at that entry, in an open window of the app if there is one.
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
   const id = event.notification.data?.notificationId;
   const target = id ? `/app/?notification=${encodeURIComponent(id)}` : "/app/";
+  const reported = report(event.notification.data?.receipt, "opened");
   event.waitUntil(
-    self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((windows) => {
-      const open = windows.find((w) => new URL(w.url).pathname.startsWith("/app/"));
-      if (open) return open.navigate(target).then((w) => (w || open).focus());
-      return self.clients.openWindow(target);
-    }),
+    Promise.all([
+      reported,
+      self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((windows) => {
+        const open = windows.find((w) => new URL(w.url).pathname.startsWith("/app/"));
+        if (open) return open.navigate(target).then((w) => (w || open).focus());
+        return self.clients.openWindow(target);
+      }),
+    ]),
   );
 });

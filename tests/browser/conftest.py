@@ -112,7 +112,7 @@ class AppServer(Server):
                 headers=self.bearer(account),
             )
             assert subscribed.status_code == 201, subscribed.text
-        return Publication(self.base, stream["id"], stream["code"], key)
+        return Publication(self.base, stream["id"], stream["code"], key, publisher)
 
 
 @attrs.frozen
@@ -123,6 +123,7 @@ class Publication:
     id: str
     code: str
     key: str
+    publisher: str = ""  # the account that owns the stream
 
     def send(self, title: str, body: str = "", priority: str = "normal") -> None:
         """A stream send (immediate)."""

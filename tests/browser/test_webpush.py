@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 
+import httpx
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import AppServer, problems, sign_in
@@ -84,26 +85,7 @@ def test_enable_notifications_and_the_worker_shows_a_push(
     assert message.payload["title"] == "Deployed v2"
     assert message.payload["sender"]["name"] == "Deploys"
 
-    # The browser would now wake the worker with the decrypted message.
-    cdp = context.new_cdp_session(page)
-    registrations: list[dict[str, object]] = []
-    cdp.on(
-        "ServiceWorker.workerRegistrationUpdated",
-        lambda e: registrations.extend(e["registrations"]),
-    )
-    cdp.send("ServiceWorker.enable")
-    deadline = time.monotonic() + 5
-    while not registrations and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    [registration] = [r for r in registrations if str(r["scopeURL"]).endswith("/app/")][:1]
-    cdp.send(
-        "ServiceWorker.deliverPushMessage",
-        {
-            "origin": server.base,
-            "registrationId": registration["registrationId"],
-            "data": message.plaintext.decode(),
-        },
-    )
+    deliver_push(context, page, server, message.plaintext)
     shown: object = None
     deadline = time.monotonic() + 10
     while not shown and time.monotonic() < deadline:
@@ -124,3 +106,79 @@ def test_enable_notifications_and_the_worker_shows_a_push(
     expect(entry).to_contain_text("Deployed v2")
     expect(entry).not_to_contain_text("Unread")
     assert not problems(page)
+
+
+def deliver_push(context: BrowserContext, page: Page, server: AppServer, plaintext: bytes) -> None:
+    """Wake the app's worker with a decrypted message, as the browser would."""
+    cdp = context.new_cdp_session(page)
+    registrations: list[dict[str, object]] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda e: registrations.extend(e["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    deadline = time.monotonic() + 5
+    while not registrations and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    [registration] = [r for r in registrations if str(r["scopeURL"]).endswith("/app/")][:1]
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {
+            "origin": server.base,
+            "registrationId": registration["registrationId"],
+            "data": plaintext.decode(),
+        },
+    )
+
+
+CLICK = """async () => {
+  const [shown] = await self.registration.getNotifications();
+  self.dispatchEvent(new NotificationEvent("notificationclick", {notification: shown}));
+  return true;
+}"""
+
+
+def test_the_worker_reports_displayed_then_opened(
+    context: BrowserContext, page: Page, server: AppServer, webpush: WebPushServer
+) -> None:
+    account = server.person()
+    subscription = enable_web_push(context, page, webpush, account)
+    expect(page.get_by_role("listitem").filter(has_text="Browser notifications")).to_be_visible()
+    publication = server.stream("Releases", account)
+    publication.send("Released v3")
+    deadline = time.monotonic() + 10
+    while not webpush.to(subscription) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [message] = webpush.to(subscription)
+    assert message.payload["receipt"].startswith("rct_")
+    reader = httpx.post(
+        f"{server.base}/api/keys",
+        json={"name": "read", "scopes": ["notifications:read"]},
+        headers=server.bearer(publication.publisher),
+    ).json()["key"]
+    url = f"{server.base}/api/notifications/{message.payload['notificationId']}/deliveries"
+
+    def delivery() -> dict[str, object]:
+        items = httpx.get(url, headers={"X-API-Key": reader}).json()["items"]
+        # The open app follows the live channel too: that is a delivery of its own.
+        [item] = [i for i in items if i["platform"] == "web"]
+        found: dict[str, object] = item
+        return found
+
+    def wait_for(field: str) -> dict[str, object]:
+        deadline = time.monotonic() + 10
+        while (item := delivery())[field] is None and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+        return item
+
+    assert delivery()["displayedAt"] is None
+    deliver_push(context, page, server, message.plaintext)
+    shown = wait_for("displayedAt")
+    assert shown["displayedAt"] is not None
+    assert shown["openedAt"] is None
+
+    [worker] = [w for w in context.service_workers if w.url.endswith("/app/sw.js")]
+    worker.evaluate(CLICK)
+    opened = wait_for("openedAt")
+    assert opened["openedAt"] is not None
+    assert opened["displayedAt"] == shown["displayedAt"]

@@ -44,8 +44,11 @@ def test_an_asyncio_program_schedules_lists_gets_cancels_and_counts(
 
             delivered = await settled(client, sent.id)
             assert delivered.status == "DELIVERED"
-            assert delivered.deliveries == pushcore.DeliveryCountsView(0, 1, 0)
+            assert delivered.deliveries == pushcore.NotificationDeliveriesView(0, 1, 0, 0, 0, 0)
 
+            [shown] = [d async for d in client.notifications.deliveries(sent.id)]
+            assert (shown.device_id, shown.status) == (device.id, "DELIVERED")
+            assert [d async for d in client.notifications.deliveries(sent.id, "failed")] == []
             listed = [n.id async for n in client.notifications.list()]
             assert sorted(listed) == sorted([sent.id, *(n.id for n in later)])
             assert listed == sorted(listed, reverse=True)  # newest first; ids sort by time

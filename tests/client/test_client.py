@@ -62,9 +62,14 @@ def test_a_script_registers_schedules_lists_gets_cancels_and_counts(
 
         delivered = settled(client, sent.id)
         assert delivered.status == "DELIVERED"
-        assert delivered.deliveries == pushcore.DeliveryCountsView(0, 1, 0)
+        assert delivered.deliveries == pushcore.NotificationDeliveriesView(0, 1, 0, 0, 0, 0)
         assert delivered.priority is pushcore.Priority.HIGH
         assert delivered.stream is None
+        [shown] = client.notifications.deliveries(sent.id)
+        assert (shown.device_id, shown.device_name, shown.status) == (device.id, "ci", "DELIVERED")
+        assert shown.delivered_at is not None
+        one_page = client.notifications.deliveries_page(sent.id, status="DELIVERED", limit=1)
+        assert (one_page.items, one_page.next_cursor) == ((shown,), None)
 
         # More than one page (the client asks for pages of 100), all scheduled later.
         later = [client.notifications.create(f"later {i}", delay="1h") for i in range(101)]

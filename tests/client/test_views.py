@@ -170,6 +170,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
             "pending": counts.pending,
             "delivered": counts.delivered,
             "failed": counts.failed,
+            "held": counts.held,
+            "expired": counts.expired,
+            "opened": counts.opened,
         }
     return body
 

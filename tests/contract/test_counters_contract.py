@@ -65,7 +65,7 @@ def recount(tx: Transaction, account_id: str, since: datetime) -> NotificationSt
         by_status[status] = count
     deliveries = delivery_counts(
         sql.all(
-            "SELECT status, COUNT(*), 0 FROM deliveries WHERE account_id = ? GROUP BY status",
+            "SELECT status, COUNT(*), 0, 0 FROM deliveries WHERE account_id = ? GROUP BY status",
             (account_id,),
         )
     )

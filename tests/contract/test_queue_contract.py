@@ -929,6 +929,9 @@ def test_settle_by_the_lease_owner(
         settled_at=at,
         lease_owner=None,
         lease_expires_at=None,
+        # What the deliveries list shows: the answer's time, and when it was accepted.
+        last_attempt_at=at,
+        delivered_at=at if status is D.DELIVERED else None,
     )
     # Settled is final: the same owner cannot settle it again, nor can a claim find it.
     with store.transaction() as tx:
@@ -980,6 +983,8 @@ def test_settle_many_settles_only_what_the_owner_holds(store: Store) -> None:
             settled_at=at,
             lease_owner=None,
             lease_expires_at=None,
+            last_attempt_at=at,
+            delivered_at=at,
         )
     assert stored(store, "dlv_03") == make_delivery("dlv_03", device_id="dev_03", due_at=T0 + HOUR)
     with store.transaction() as tx:
@@ -993,7 +998,7 @@ def test_retry_puts_it_back_to_pending_keeping_attempts(store: Store) -> None:
     (claimed,) = claim(store, "sched-a")
     next_due = T0 + 30 * SECOND + 125 * MS
     with store.transaction() as tx:
-        assert tx.deliveries.retry("dlv_01", "sched-a", next_due, "HTTP 503") is True
+        assert tx.deliveries.retry("dlv_01", "sched-a", next_due, "HTTP 503", T0) is True
     retried = stored(store, "dlv_01")
     assert retried == attrs.evolve(
         claimed,
@@ -1002,6 +1007,7 @@ def test_retry_puts_it_back_to_pending_keeping_attempts(store: Store) -> None:
         failure_reason="HTTP 503",
         lease_owner=None,
         lease_expires_at=None,
+        last_attempt_at=T0,  # when the gateway answered
     )
     assert retried.attempts == 1
     assert retried.settled_at is None

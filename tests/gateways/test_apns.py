@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -499,3 +500,18 @@ def test_check_signs_a_token_or_says_why_the_key_is_unusable(clock: FakeClock) -
         [outcome] = send(gateway, many(1))
         assert isinstance(outcome, Failed)
         assert outcome.reason.startswith("APNs key unusable")
+
+
+def test_each_device_gets_its_own_receipt(apns: FakeApns, clock: FakeClock) -> None:
+    note = notification()
+    first, second = (
+        attrs.evolve(ios(note, name), receipt=f"rct_{name * 40}") for name in ("a", "b")
+    )
+
+    assert send(gateway_for(apns, clock), [first, second]) == [Delivered(), Delivered()]
+
+    assert [r.payload["receipt"] for r in tries(apns, "a") + tries(apns, "b")] == [
+        first.receipt,
+        second.receipt,
+    ]
+    assert tries(apns, "a")[0].payload["aps"] == tries(apns, "b")[0].payload["aps"]

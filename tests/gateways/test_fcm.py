@@ -508,3 +508,17 @@ def test_from_settings_names_the_setting(
     settings = load_settings(env={}, fcm_service_account_file=key_file)
     with pytest.raises(ValueError, match=message):
         FcmGateway.from_settings(settings, clock)
+
+
+def test_each_device_gets_its_own_receipt_in_data(fcm: FcmServer, send: Any) -> None:
+    first, second = (
+        attrs.evolve(d, receipt=f"rct_{n * 40}") for d, n in zip(many(2), "ab", strict=True)
+    )
+
+    assert send(first, second) == [Delivered(), Delivered()]
+
+    by_token = {m["token"]: m["data"] for m in fcm.messages()}
+    assert (by_token["tok-0"]["receipt"], by_token["tok-1"]["receipt"]) == (
+        first.receipt,
+        second.receipt,
+    )

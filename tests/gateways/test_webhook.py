@@ -535,3 +535,23 @@ def test_a_connection_verified_for_one_host_is_not_reused_for_another() -> None:
     assert outcomes[0] == Delivered()
     assert outcomes[1] == Retry("Webhook unreachable")  # as with a fresh client
     assert https.receiver.to("/other") == []
+
+
+def test_each_delivery_of_one_notification_carries_its_own_receipt(receiver: Receiver) -> None:
+    # Encoded once for the notification, stamped per delivery: the bodies differ
+    # by the receipt alone, and a sender's text that looks like one is left alone.
+    note = notification("ntf_fanout", metadata={"receipt": "rct_" + "A" * 58})
+    first, second = (
+        attrs.evolve(dispatch(receiver.url(f"/{n}"), note, str(n)), receipt=token)
+        for n, token in ((1, "rct_" + "a" * 58), (2, "rct_" + "b" * 58))
+    )
+
+    assert send([first, second]) == [Delivered(), Delivered()]
+
+    bodies = {r.path: r.body for r in receiver.requests}
+    assert bodies["/1"]["receipt"] == first.receipt
+    assert bodies["/2"]["receipt"] == second.receipt
+    assert bodies["/1"]["metadata"] == {"receipt": "rct_" + "A" * 58}
+    assert {k: v for k, v in bodies["/1"].items() if k != "receipt"} == {
+        k: v for k, v in bodies["/2"].items() if k != "receipt"
+    }

@@ -46,6 +46,8 @@ PUBLIC = {
     ("GET", "/api/auth/oidc/callback"),
     ("HEAD", "/api/auth/oidc/callback"),
     ("POST", "/api/auth/oidc/exchange"),
+    # A receipt: the token in the delivery's payload is the proof; limited per address.
+    ("POST", "/api/receipts"),
 }
 # POSTs with an account whose answers are not kept for replay: a password change
 # (nothing to replay, and its body, which holds passwords, is not to be hashed and kept).

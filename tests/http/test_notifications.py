@@ -75,7 +75,14 @@ def test_create_with_defaults(napi: Api, fake_clock: FakeClock) -> None:
     assert full["senderIcon"] is None
     assert full["targetDeviceToken"] is None
     assert full["failureReason"] is None
-    assert full["deliveries"] == {"pending": 2, "delivered": 0, "failed": 0}
+    assert full["deliveries"] == {
+        "pending": 2,
+        "delivered": 0,
+        "failed": 0,
+        "held": 0,
+        "expired": 0,
+        "opened": 0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -282,7 +289,14 @@ def test_cancel(napi: Api) -> None:
     cancelled = napi.client.delete(f"/api/notifications/{created['id']}", headers=key)
     assert cancelled.status_code == 200
     assert cancelled.json()["status"] == "CANCELLED"
-    assert cancelled.json()["deliveries"] == {"pending": 0, "delivered": 0, "failed": 0}
+    assert cancelled.json()["deliveries"] == {
+        "pending": 0,
+        "delivered": 0,
+        "failed": 0,
+        "held": 0,
+        "expired": 0,
+        "opened": 0,
+    }
     again = napi.client.delete(f"/api/notifications/{created['id']}", headers=key)
     assert again.status_code == 409
     assert again.json()["code"] == "not_cancellable"

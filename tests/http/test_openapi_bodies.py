@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from schemathesis import GenerationMode
 
 from pushcore.converter import structure_batch, structure_request
+from pushcore.converter.deliveries import ReceiptRequest
 from pushcore.domain.errors import ValidationError
 from pushcore.domain.events import NewWebhook, WebhookChange
 from pushcore.domain.inputs import (
@@ -62,6 +63,7 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "PasswordChange": partial(structure_request, PasswordChange),
     "NewWebhook": partial(structure_request, NewWebhook),
     "WebhookChange": partial(structure_request, WebhookChange),
+    "ReceiptRequest": partial(structure_request, ReceiptRequest),
 }
 
 DOCUMENT = openapi_document()

@@ -8,6 +8,7 @@ from typing import Any
 from pushcore.client._call import Auth, Call, json_body, one, patch_body, path
 from pushcore.client._keywords import keywords
 from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
+from pushcore.client.resources.deliveries import deliveries_page, every_delivery
 from pushcore.converter import (
     BatchCreatedView,
     NotificationCreatedView,
@@ -132,3 +133,5 @@ class Notifications(Resource[S_co]):
     stats = endpoint(stats)
     page = endpoint(page)
     list = listing(all_)
+    deliveries = listing(every_delivery)
+    deliveries_page = endpoint(deliveries_page)

@@ -221,12 +221,16 @@ class Notifications(Repository):
         return read_stats(self._sql, account_id, since)
 
 
+# Deliveries, not people: each opened delivery counts (receipts, migration 0025).
+_OPENED = "COUNT(*) FILTER (WHERE opened_at IS NOT NULL)"
+
+
 class Progress(Repository):
     def counts(self, notification_id: str) -> DeliveryCounts:
         """How the notification's deliveries stand."""
         rows = self._sql.all(
-            "SELECT status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0) FROM deliveries"
-            " WHERE notification_id = ? GROUP BY status",
+            f"SELECT status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0), {_OPENED}"  # noqa: S608
+            " FROM deliveries WHERE notification_id = ? GROUP BY status",
             (notification_id,),
         )
         return delivery_counts(rows)
@@ -234,13 +238,14 @@ class Progress(Repository):
     def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:
         """Counts of several notifications in one query."""
         rows = self._sql.all(
-            "SELECT notification_id, status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0)"
-            " FROM deliveries WHERE notification_id = ANY(?) GROUP BY notification_id, status",
+            "SELECT notification_id, status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0),"  # noqa: S608
+            f" {_OPENED} FROM deliveries WHERE notification_id = ANY(?)"
+            " GROUP BY notification_id, status",
             (self._dialect.array(notification_ids),),
         )
-        grouped: dict[str, list[tuple[str, int, int]]] = {}
-        for notification_id, status, count, handed in rows:
-            grouped.setdefault(notification_id, []).append((status, count, handed))
+        grouped: dict[str, list[tuple[str, int, int, int]]] = {}
+        for notification_id, status, count, handed, opened in rows:
+            grouped.setdefault(notification_id, []).append((status, count, handed, opened))
         return {n: delivery_counts(found) for n, found in grouped.items()}
 
     def has_open(self, notification_id: str) -> bool:

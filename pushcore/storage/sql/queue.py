@@ -27,9 +27,15 @@ _LEASE = (
 )
 _SETTLE = (
     "UPDATE deliveries SET status = ?, failure_reason = ?, settled_at = ?,"
-    " lease_owner = NULL, lease_until = NULL"
+    " lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, delivered_at = ?"
 )
 _HELD = "AND status = 'IN_FLIGHT' AND lease_owner = ?"
+
+
+def _settled_times(at: object, status: DeliveryStatus) -> tuple[object, object, object]:
+    """_SETTLE's settled_at, last_attempt_at and delivered_at: the answer's time, the
+    last only if it delivered."""
+    return at, at, at if status is DeliveryStatus.DELIVERED else None
 
 
 class Queue(Repository):
@@ -116,7 +122,13 @@ class Queue(Repository):
         """DELIVERED or FAILED, if ``owner`` still holds the lease."""
         rows = self._sql.all(
             f"{_SETTLE} WHERE id = ? {_HELD} RETURNING account_id",
-            (status.value, reason, self._dialect.time(at), delivery_id, owner),
+            (
+                status.value,
+                reason,
+                *_settled_times(self._dialect.time(at), status),
+                delivery_id,
+                owner,
+            ),
         )
         self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
         return bool(rows)
@@ -135,7 +147,7 @@ class Queue(Repository):
             (
                 status.value,
                 reason,
-                self._dialect.time(at),
+                *_settled_times(self._dialect.time(at), status),
                 self._dialect.array(delivery_ids),
                 owner,
             ),
@@ -178,13 +190,22 @@ class Queue(Repository):
         )
         return sorted({r[0] for r in rows})
 
-    def retry(self, delivery_id: str, owner: str, due_at: datetime, reason: str) -> bool:
-        """Back to PENDING at ``due_at``, if ``owner`` still holds the lease."""
+    def retry(
+        self,
+        delivery_id: str,
+        owner: str,
+        due_at: datetime,
+        reason: str,
+        at: datetime | None = None,
+    ) -> bool:
+        """Back to PENDING at ``due_at``, if ``owner`` still holds the lease; ``at``: when
+        the gateway answered (the delivery's last attempt)."""
         # Neither this nor release() changes a count: IN_FLIGHT counts as pending.
         cursor = self._sql.run(
             "UPDATE deliveries SET status = 'PENDING', due_at = ?, failure_reason = ?,"  # noqa: S608
+            " last_attempt_at = COALESCE(?, last_attempt_at),"
             f" lease_owner = NULL, lease_until = NULL WHERE id = ? {_HELD}",
-            (self._dialect.time(due_at), reason, delivery_id, owner),
+            (self._dialect.time(due_at), reason, self._dialect.opt_time(at), delivery_id, owner),
         )
         return bool(cursor.rowcount > 0)
 

@@ -17,6 +17,7 @@ from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
+from pushcore.storage.sql.receipts import DeliveryLog
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.schedules import Occurrences, Schedules
 from pushcore.storage.sql.streams import Streams, Subscriptions
@@ -132,6 +133,7 @@ class Transaction:
         self.occurrences = Occurrences(sql)
         self.webhooks = Webhooks(sql)
         self.events = Events(sql)
+        self.receipts = DeliveryLog(sql)
         self.withdrawals = Withdrawals(sql)
         self.schedules = Schedules(sql)
 

@@ -1,0 +1,100 @@
+"""A notification's deliveries, one by one, and the receipts devices send back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from pushcore.converter.deliveries import DeliveryView
+from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.receipts import (
+    PublicStatus,
+    ReceiptEvent,
+    delivery_of,
+    stored_statuses,
+)
+from pushcore.ports import Clock, Store, Transaction
+from pushcore.ports.receipts import Receipt
+from pushcore.receipts import ReceiptKey
+
+MAX_PAGE = 100
+UNKNOWN = "No delivery has this receipt token"
+
+
+def receipt_recorded(tx: Transaction, receipt: Receipt) -> None:
+    """Every receipt's first event passes here, inside the transaction that noted it:
+    the one place to react to a delivery being displayed or opened."""
+
+
+@attrs.frozen
+class DeliveryPage:
+    """A page of deliveries as the caller may see them, and the id the next follows."""
+
+    items: Sequence[DeliveryView]
+    next_after: str | None
+
+
+@attrs.define(slots=False, eq=False, repr=False)
+class ReceiptService:
+    """The deliveries list (notifications:read) and receipts (no credential)."""
+
+    _store: Store
+    _clock: Clock
+    _key: ReceiptKey
+
+    def deliveries(
+        self,
+        account_id: str,
+        notification_id: str,
+        status: PublicStatus | None = None,
+        limit: int = 20,
+        after_id: str | None = None,
+    ) -> DeliveryPage:
+        """A page of the notification's deliveries in id order; NotFound for another
+        account's notification. Another account's device (a stream send's subscriber)
+        is shown without its id and name."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        statuses = None if status is None else stored_statuses(status)
+        with self._store.read() as tx:
+            found = tx.notifications.get(account_id, notification_id)
+            if found is None:
+                raise NotFound("Notification not found")
+            rows = tx.receipts.page(notification_id, statuses, limit + 1, after_id)
+        own_sends = found.stream is None
+        items = [
+            DeliveryView.of(
+                row,
+                found.revision,
+                row.device_account_id == account_id
+                # A removed device of a send to one's own devices was one's own.
+                or (row.device_account_id is None and own_sends),
+            )
+            for row in rows[:limit]
+        ]
+        return DeliveryPage(items, items[-1].id if len(rows) > limit else None)
+
+    def record(self, token: str, event: ReceiptEvent) -> None:
+        """Note ``event`` for the token's delivery (the first of each kind wins);
+        NotFound for a token this server did not make or whose delivery is gone."""
+        delivery_id = delivery_of(self._key.get(), token)
+        if delivery_id is None:
+            raise NotFound(UNKNOWN)
+        with self._store.transaction() as tx:
+            try:
+                recorded = tx.receipts.record(delivery_id, event, self._clock.now())
+            except KeyError:
+                raise NotFound(UNKNOWN) from None
+            if recorded is not None:
+                receipt_recorded(tx, recorded)
+
+
+def opened_in_inbox(
+    tx: Transaction, account_id: str, entry_ids: Sequence[str], at: datetime
+) -> None:
+    """Entries just read: the account's deliveries of their notifications count as
+    opened (inside the transaction that marked them read)."""
+    for receipt in tx.receipts.opened_by(account_id, entry_ids, at):
+        receipt_recorded(tx, receipt)
