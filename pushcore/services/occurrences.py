@@ -15,11 +15,14 @@ from datetime import datetime
 
 import attrs
 
+from pushcore.domain.events import EventType
 from pushcore.domain.expiry import expires_at_of
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.model import ScheduleRef
 from pushcore.domain.recurring import LEAD, Schedule, plan
+from pushcore.domain.schedules import ScheduleState
 from pushcore.domain.timefmt import in_milliseconds
+from pushcore.events import record_event
 from pushcore.ports import Clock, IdGenerator, InboxSignal, RuleExpander, Store, Transaction, Waker
 from pushcore.ports.schedules import TemplateReader
 from pushcore.services.collapse import supersede_older
@@ -127,7 +130,9 @@ class Maker:
         sent = 0
         for occurrence_at, at in step.make:
             sent += self.make(tx, schedule, occurrence_at, at, now)
-        tx.schedules.update(attrs.evolve(step.schedule, sent=schedule.sent + sent))
+        moved = attrs.evolve(step.schedule, sent=schedule.sent + sent)
+        _schedule_events(tx, schedule, moved, now)
+        tx.schedules.update(moved)
         return sent, min((at for _, at in step.make), default=None)
 
     def _batch(self) -> tuple[int, int, datetime | None]:
@@ -155,3 +160,28 @@ class Maker:
         if streams:
             self._inbox.committed()
         return made, len(due), earliest
+
+
+def _schedule_events(tx: Transaction, before: Schedule, after: Schedule, now: datetime) -> None:
+    """The sender's `schedule.missed` and `schedule.completed` events, in the transaction
+    that moved the schedule on (so none is told of a step that was rolled back)."""
+    if after.missed > before.missed:
+        record_event(
+            tx,
+            before.account_id,
+            EventType.SCHEDULE_MISSED,
+            now,
+            scheduleId=before.id,
+            status=after.state.value,
+            reason="occurrences fell due while the service was down",
+            missed=after.missed - before.missed,
+        )
+    if after.state is ScheduleState.COMPLETED and before.state is not ScheduleState.COMPLETED:
+        record_event(
+            tx,
+            before.account_id,
+            EventType.SCHEDULE_COMPLETED,
+            now,
+            scheduleId=before.id,
+            status=ScheduleState.COMPLETED.value,
+        )

@@ -9,12 +9,14 @@ import attrs
 
 from pushcore.converter.deliveries import DeliveryView
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.events import EventType
 from pushcore.domain.receipts import (
     PublicStatus,
     ReceiptEvent,
     delivery_of,
     stored_statuses,
 )
+from pushcore.events import record_event
 from pushcore.ports import Clock, Store, Transaction
 from pushcore.ports.receipts import Receipt
 from pushcore.receipts import ReceiptKey
@@ -25,7 +27,23 @@ UNKNOWN = "No delivery has this receipt token"
 
 def receipt_recorded(tx: Transaction, receipt: Receipt) -> None:
     """Every receipt's first event passes here, inside the transaction that noted it:
-    the one place to react to a delivery being displayed or opened."""
+    the one place to react to a delivery being displayed or opened (the sender's
+    `delivery.opened` event, in the same transaction: none without the receipt)."""
+    if receipt.event is not ReceiptEvent.OPENED:
+        return
+    for n in tx.notifications.by_ids([receipt.notification_id]):
+        # A stream send's devices are its subscribers': not the sender's to see.
+        device_id = None if n.stream is not None else receipt.device_id
+        record_event(
+            tx,
+            n.account_id,
+            EventType.DELIVERY_OPENED,
+            receipt.at,
+            notification_id=n.id,
+            deliveryId=receipt.delivery_id,
+            deviceId=device_id,
+            status="OPENED",
+        )
 
 
 @attrs.frozen
