@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +20,7 @@ from pushcore_cli.commands.notifications import (
     record,
 )
 from pushcore_cli.errors import naming_options
+from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at
@@ -31,6 +32,7 @@ OWN = {
     "scheduled_at": "at",
     "target_device_token": "device",
     "metadata": "metadata",
+    **TTL_FIELDS,
 }
 Delay = Annotated[
     str | None, typer.Option("--delay", metavar="DURATION", help=f"Send after {DELAY_HELP}.")
@@ -53,12 +55,15 @@ def _changes(
     timing: tuple[str | None, str | None],
     device: str | None,
     metadata: list[str] | None,
+    ttl: timedelta | None,
 ) -> tuple[Any, dict[str, Any]]:
     """The API and the client's keyword arguments the options ask for."""
     delay, at = timing
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
     changes = {name: value for name, value in fields.items() if value is not None}
+    if ttl is not None:
+        changes["ttl"] = ttl_seconds(ttl)
     if delay is not None:
         changes.update(delay_fields(delay))
     if at is not None:
@@ -79,6 +84,7 @@ def edit(
     at: At = None,
     device: DeviceOption = None,
     metadata: Metadata = None,
+    ttl: TtlOption = None,
     if_revision: Annotated[
         int | None,
         typer.Option(
@@ -93,7 +99,7 @@ def edit(
 
     Example: pushctl notifications edit ntf_01JD0000000000000000000000 --title "v8" --if-revision 1
     """
-    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata)
+    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata, ttl)
     if not changes:
         raise typer.BadParameter("give at least one option to change", param_hint="OPTIONS")
     with naming_options(EDIT_OPTIONS):
@@ -115,6 +121,7 @@ def replace(
     at: At = None,
     device: DeviceOption = None,
     metadata: Metadata = None,
+    ttl: TtlOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
     **fields: Any,
@@ -124,7 +131,7 @@ def replace(
 
     Example: pushctl notifications replace ntf_01JD0000000000000000000000 --body "Build failed"
     """
-    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata)
+    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata, ttl)
     with naming_options(EDIT_OPTIONS):
         new = api.client.notifications.replace(notification_id, **changes)
     if json_output:
