@@ -61,6 +61,8 @@ if TYPE_CHECKING:
         StreamSummaryView,
         SubscriptionView,
     )
+    from pushcore.converter.notifications import ScheduleRefView
+    from pushcore.converter.schedules import OccurrenceView, ScheduleView
     from pushcore.domain.inputs import NewApiKey, NewDevice, NewNotification, NewStream, StreamSend
     from pushcore.domain.model import (
         Account,
@@ -102,6 +104,9 @@ _LAZY = {
     "StreamDetailView": "pushcore.converter",
     "StreamLabelView": "pushcore.converter",
     "StreamRefView": "pushcore.converter",
+    "OccurrenceView": "pushcore.converter.schedules",
+    "ScheduleView": "pushcore.converter.schedules",
+    "ScheduleRefView": "pushcore.converter.notifications",
     "StreamSummaryView": "pushcore.converter",
     "SubscriptionView": "pushcore.converter",
     "NewApiKey": "pushcore.domain.inputs",
@@ -168,6 +173,7 @@ __all__ = [
     "NotificationDetail",
     "NotificationStatus",
     "NotificationView",
+    "OccurrenceView",
     "OwnStream",
     "PayloadTooLarge",
     "Plan",
@@ -179,6 +185,8 @@ __all__ = [
     "RateLimited",
     "RegisteredDeviceView",
     "RevisionMismatch",
+    "ScheduleRefView",
+    "ScheduleView",
     "Scope",
     "SendResultView",
     "ServerError",

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from pushcore.config import Settings, retry_policy
+from pushcore.converter.schedules import TemplateReader
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
 from pushcore.domain.oidc import CALLBACK_PATH
@@ -41,6 +42,7 @@ from pushcore.ports import (
     Random,
     Store,
 )
+from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -59,10 +61,12 @@ from pushcore.services import (
     WakeRelay,
 )
 from pushcore.services.auth import KeyCache
+from pushcore.services.occurrences import Maker
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.revocations import SignedOut
+from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.services.webhooks import WebhookService
@@ -151,6 +155,8 @@ def build_services(
     )
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, wakes)
+    expander, templates = DateutilExpander(), TemplateReader()
+    maker = Maker(store, stamps, ids, expander, templates, notifications, wakes, live)
 
     jwks = JwksSource(settings.jwks, settings.ca_file) if settings.jwks else None
     # pushcore signs its sessions' access tokens itself, beside a JWKS too.
@@ -207,6 +213,7 @@ def build_services(
         passwords=passwords,
         wakes=wakes,
         webhooks=WebhookService(store, stamps, ids, random, guard),
+        schedules=ScheduleService(store, writes, stamps, ids, expander, templates, maker),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).
@@ -360,6 +367,7 @@ def build_engine(
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     from pushcore.delivery import DeliveryEngine, EngineConfig
     from pushcore.delivery.config import new_owner
+    from pushcore.delivery.recurring import Materialiser
     from pushcore.delivery.retention import Retention, RetentionConfig
     from pushcore.delivery.webhooks import EventSender
 
@@ -401,6 +409,7 @@ def build_engine(
         retention=retention,
         inbox=services.live,
         events=events,
+        schedules=Materialiser(services.schedules.maker, services.clock),
     )
     if metrics is not None:
         metrics.watch_engine(engine)

@@ -66,6 +66,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("send", "notifications", "send"),
     ("notifications", "notifications", "app"),
     ("streams", "streams", "app"),
+    ("schedules", "schedules", "app"),
     ("gateways", "gateways", "app"),
     ("listen", "listen", "listen"),
     ("webhooks", "webhooks", "app"),

@@ -16,6 +16,7 @@ from pushcore.client.resources.devices import Devices
 from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
 from pushcore.client.resources.notifications import Notifications
+from pushcore.client.resources.schedules import Schedules
 from pushcore.client.resources.streams import Streams
 from pushcore.client.resources.webhooks import Events, Webhooks
 from pushcore.converter import SessionView
@@ -63,6 +64,7 @@ class Client:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
         self.webhooks = Webhooks(sender)
         self.events = Events(sender)
@@ -146,6 +148,7 @@ class AsyncClient:
         self.devices = Devices(sender)
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
+        self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
         self.webhooks = Webhooks(sender)
         self.events = Events(sender)

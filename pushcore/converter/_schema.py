@@ -130,4 +130,6 @@ def _of_type(tp: Any) -> Json:
         return {"type": "string", "enum": [member.value for member in tp]}
     if tp is datetime:
         return {"type": "string", "format": "date-time", "examples": [EXAMPLE_TIME]}
+    if tp is Any:
+        return {}  # any JSON value (a schedule's template, as given)
     return {"type": _SCALARS[tp]}

@@ -93,6 +93,16 @@ class StreamRefView(View):
 
 
 @attrs.frozen
+class ScheduleRefView(View):
+    """The recurring schedule a notification was made for, and the occurrence."""
+
+    id: str = attrs.field(metadata=ident("sch", "schedule"))
+    occurrence_at: datetime = attrs.field(
+        metadata=about("The occurrence's time (a trigger's: when it was triggered).")
+    )
+
+
+@attrs.frozen
 class NotificationView(NotificationCreatedView):
     """The full record: every stored request field, status, failure reason and counts.
 
@@ -144,6 +154,10 @@ class NotificationView(NotificationCreatedView):
             ),
         },
     )
+    schedule: ScheduleRefView | None = attrs.field(
+        default=None,
+        metadata=about("The recurring schedule and occurrence it was made for; null if none."),
+    )
 
     @classmethod
     def of(cls, n: Notification, counts: DeliveryCounts | None = None) -> NotificationView:
@@ -154,6 +168,7 @@ class NotificationView(NotificationCreatedView):
             metadata=dict(n.metadata),
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
             deliveries=None if counts is None else DeliveryCountsView.of(counts),
+            schedule=None if n.schedule is None else copy_fields(ScheduleRefView, n.schedule),
         )
 
 
@@ -241,13 +256,13 @@ def encode_cursor(last_id: str) -> str:
     return base64.urlsafe_b64encode(last_id.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> str:
+def decode_cursor(cursor: str, ids: re.Pattern[str] = _ID) -> str:
     """The id a cursor continues after; ValidationError when it is not one of ours."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
     except (binascii.Error, ValueError):
         raw = ""
-    if not _ID.fullmatch(raw):
+    if not ids.fullmatch(raw):
         raise ValidationError([FieldError("cursor", "is not a valid cursor")])
     return raw
 

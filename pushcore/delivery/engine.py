@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
+from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
 from pushcore.delivery.webhooks import EventSender
@@ -71,6 +72,7 @@ class DeliveryEngine:
         retention: Retention | None = None,
         inbox: InboxSignal | None = None,
         events: EventSender | None = None,
+        schedules: Materialiser | None = None,
     ) -> None:
         self._store = store
         # Event webhooks, posted beside the loop: see delivery/webhooks.py.
@@ -79,6 +81,9 @@ class DeliveryEngine:
         # Run beside the loop, in this process: see delivery/retention.py.
         self._retention = retention
         self._sweeper: asyncio.Task[None] | None = None
+        # Recurring schedules' occurrences are made beside the loop: delivery/recurring.py.
+        self._schedules = schedules
+        self._maker: asyncio.Task[None] | None = None
         self._observer = observer
         self._clock = clock
         self._gateways = gateways
@@ -154,6 +159,8 @@ class DeliveryEngine:
             self._sweeper = self._loop.create_task(self._retention.run())
         if self._events is not None:
             self._poster = self._loop.create_task(self._events.run())
+        if self._schedules is not None:
+            self._maker = self._loop.create_task(self._schedules.run())
         return self._runner
 
     async def run(self) -> None:
@@ -308,7 +315,7 @@ class DeliveryEngine:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
-        for beside in (self._sweeper, self._poster):
+        for beside in (self._sweeper, self._poster, self._maker):
             if beside is not None and beside.get_loop() is asyncio.get_running_loop():
                 beside.cancel()
                 await asyncio.gather(beside, return_exceptions=True)

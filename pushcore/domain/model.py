@@ -145,6 +145,14 @@ class StreamRef:
 
 
 @attrs.frozen
+class ScheduleRef:
+    """The recurring schedule, and which of its occurrences, a notification was made for."""
+
+    id: str
+    occurrence_at: datetime
+
+
+@attrs.frozen
 class Notification:
     """A scheduled push notification and everything its request said."""
 
@@ -181,6 +189,7 @@ class Notification:
     ttl: int | None = None
     expires_at: datetime | None = None
     withdrawn_at: datetime | None = None  # POST .../withdraw, once
+    schedule: ScheduleRef | None = None
 
 
 @attrs.frozen

@@ -233,13 +233,18 @@ def _limits_match(rule: Rule, wall: datetime) -> bool:
     return True
 
 
-def _elapsed(
-    rule: Rule, start: datetime, zone: ZoneInfo, expander: RuleExpander
-) -> Iterator[Occurrence]:
+def _frame_offset(start: datetime, zone: ZoneInfo) -> timedelta:
+    """The offset of an elapsed-time rule's frame: the zone's at the start."""
     first, _ = to_utc(start, zone)
-    offset = first.astimezone(zone).utcoffset() or timedelta(0)
-    frame_start = (first + offset).replace(tzinfo=None)
-    for frame in expander.walls(rule.stepping, frame_start):
+    return first.astimezone(zone).utcoffset() or timedelta(0)
+
+
+def _elapsed(
+    rule: Rule, start: datetime, zone: ZoneInfo, expander: RuleExpander, anchor: datetime | None
+) -> Iterator[Occurrence]:
+    offset = _frame_offset(start, zone)
+    frame_start = anchor if anchor is not None else (to_utc(start, zone)[0] + offset)
+    for frame in expander.walls(rule.stepping, frame_start.replace(tzinfo=None)):
         at = (frame - offset).replace(tzinfo=UTC)
         wall = at.astimezone(zone).replace(tzinfo=None)
         if _limits_match(rule, wall):
@@ -247,8 +252,10 @@ def _elapsed(
 
 
 def _by_wall(
-    rule: Rule, start: datetime, zone: ZoneInfo, expander: RuleExpander
+    rule: Rule, start: datetime, zone: ZoneInfo, expander: RuleExpander, anchor: datetime | None
 ) -> Iterator[Occurrence]:
+    if anchor is not None:
+        start = anchor
     # A shifted time can come after later wall times (02:30 shifted to 03:30 follows
     # 03:00): hold occurrences until no later wall time can come before them.
     pending: list[tuple[datetime, datetime, bool]] = []
@@ -262,6 +269,19 @@ def _by_wall(
         yield Occurrence(*heapq.heappop(pending))
 
 
+@attrs.frozen
+class Position:
+    """Where an expansion may restart: the rule's wall (or frame) time and the instances before it.
+
+    Restarting there yields the same occurrences as expanding from the start and
+    skipping, without the cost of expanding from the start (a minutely rule's
+    millionth occurrence is one step away, not a million).
+    """
+
+    anchor: datetime
+    before: int = 0
+
+
 def occurrences(
     rule: Rule,
     start: datetime,
@@ -270,10 +290,41 @@ def occurrences(
     exdates: Iterable[datetime] = (),
 ) -> Iterator[Occurrence]:
     """Every occurrence of ``rule`` from the wall time ``start`` in ``zone``, in strict order."""
+    for occurrence, _ in positioned(rule, start, zone, expander, exdates):
+        yield occurrence
+
+
+def _restartable(rule: Rule, zone: ZoneInfo, occurrence: Occurrence) -> bool:
+    """Whether expanding from this occurrence's wall time yields it first, as from the start.
+
+    Elapsed rules step on a fixed frame, so always. Wall-time rules only at an
+    unshifted time with no clock change in the day before it: around a change a
+    shifted time may come after later wall times (02:30 shifted to 03:30 follows
+    03:00), and restarting at 03:00 would lose it.
+    """
+    if rule.elapsed:
+        return True
+    day_before = occurrence.at - timedelta(days=1)
+    return not occurrence.shifted and (
+        day_before.astimezone(zone).utcoffset() == occurrence.at.astimezone(zone).utcoffset()
+    )
+
+
+def positioned(
+    rule: Rule,
+    start: datetime,
+    zone: ZoneInfo,
+    expander: RuleExpander,
+    exdates: Iterable[datetime] = (),
+    resume: Position | None = None,
+) -> Iterator[tuple[Occurrence, Position | None]]:
+    """The occurrences (from ``resume`` if given), each with where to restart at it, if one can."""
     skipped = frozenset(exdates)
-    source = (_elapsed if rule.elapsed else _by_wall)(rule, start, zone, expander)
+    anchor = None if resume is None else resume.anchor
+    source = (_elapsed if rule.elapsed else _by_wall)(rule, start, zone, expander, anchor)
+    offset = _frame_offset(start, zone) if rule.elapsed else timedelta(0)
     last: datetime | None = None
-    for made, occurrence in enumerate(source):
+    for made, occurrence in enumerate(source, start=0 if resume is None else resume.before):
         if rule.count is not None and made >= rule.count:
             return
         if rule.until_instant is not None and occurrence.at > rule.until_instant:
@@ -283,7 +334,11 @@ def occurrences(
         if occurrence.local_time in skipped or (last is not None and occurrence.at <= last):
             continue
         last = occurrence.at
-        yield occurrence
+        position = None
+        if _restartable(rule, zone, occurrence):
+            wall = (occurrence.at + offset).replace(tzinfo=None) if rule.elapsed else None
+            position = Position(wall or occurrence.local_time, made)
+        yield occurrence, position
 
 
 def occurrences_from(

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pushcore.domain.inputs import NewNotification, StreamSend
+    from pushcore.domain.recurring import Schedule
+    from pushcore.domain.schedules import ScheduleState
 
 
 class OccurrenceRepository(Protocol):
@@ -23,4 +29,55 @@ class OccurrenceRepository(Protocol):
 
     def notification_of(self, schedule_id: str, occurrence_at: datetime) -> str | None:
         """The notification made for this occurrence, if any."""
+        ...
+
+
+class ScheduleRepository(Protocol):
+    """Recurring schedules, by account, and the ones whose next occurrence is near."""
+
+    def add(self, schedule: Schedule) -> None:
+        """Insert a new schedule."""
+        ...
+
+    def get(self, account_id: str, schedule_id: str, for_update: bool = False) -> Schedule | None:
+        """The account's schedule, or None; ``for_update`` locks it until the transaction ends."""
+        ...
+
+    def list(
+        self, account_id: str, state: ScheduleState | None, limit: int, before_id: str | None
+    ) -> Sequence[Schedule]:
+        """The account's schedules, newest first, in ``state`` when given, before ``before_id``."""
+        ...
+
+    def count_open(self, account_id: str) -> int:
+        """How many of the account's schedules are not COMPLETED."""
+        ...
+
+    def update(self, schedule: Schedule) -> None:
+        """Store a changed schedule."""
+        ...
+
+    def delete(self, account_id: str, schedule_id: str) -> bool:
+        """Remove the schedule; False if the account has none by this id."""
+        ...
+
+    def due(self, until: datetime, streams_until: datetime, limit: int) -> Sequence[Schedule]:
+        """ACTIVE schedules due by ``until`` (a stream send's by ``streams_until``), locked,
+        skipping those another engine holds."""
+        ...
+
+    def earliest(self) -> datetime | None:
+        """The earliest next occurrence of any ACTIVE schedule."""
+        ...
+
+    def pending_notifications(self, schedule_id: str) -> Sequence[str]:
+        """The ids of the schedule's notifications still waiting (QUEUED or SCHEDULED)."""
+        ...
+
+
+class TemplateReader(Protocol):
+    """Reads a schedule's template (its JSON) as the request it stands for."""
+
+    def read(self, template: object, stream: bool) -> NewNotification | StreamSend:
+        """A create request (with ``stream``, a stream send); ValidationError ``template.*``."""
         ...

@@ -32,7 +32,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
-from pushcore.ports.schedules import OccurrenceRepository
+from pushcore.ports.schedules import OccurrenceRepository, ScheduleRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
 
@@ -205,6 +205,11 @@ class Transaction(Protocol):
     @property
     def occurrences(self) -> OccurrenceRepository:
         """Recurring schedules' occurrences and the notifications made of them."""
+        ...
+
+    @property
+    def schedules(self) -> ScheduleRepository:
+        """Recurring schedules."""
         ...
 
     @property

@@ -26,6 +26,7 @@ from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
 from pushcore.services.replacements import ReplacementService
+from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
@@ -58,6 +59,7 @@ class Services:
     passwords: PasswordHashing
     wakes: WakeRelay
     webhooks: WebhookService
+    schedules: ScheduleService
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
@@ -111,6 +113,7 @@ __all__ = [
     "Registration",
     "ReplacementService",
     "Replay",
+    "ScheduleService",
     "SendResult",
     "Services",
     "Session",

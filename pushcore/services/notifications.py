@@ -102,6 +102,30 @@ class WakeRelay:
             self.engine.wake(at)
 
 
+def cancel_in(
+    tx: Transaction, account_id: str, notification_id: str, now: datetime
+) -> Notification:
+    """Cancel in ``tx`` while no delivery has been handed to a gateway; 409 otherwise."""
+    found = tx.notifications.get(account_id, notification_id, for_update=True)
+    if found is None:
+        raise NotFound("Notification not found")
+    if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
+        raise NotCancellable(f"Notification is {found.status.value} and can no longer be cancelled")
+    if tx.progress.counts(notification_id).handed:
+        raise NotCancellable(
+            "Notification is already being delivered and can no longer be cancelled"
+        )
+    tx.schedule.cancel_unsent(notification_id, "cancelled")
+    cancelled = attrs.evolve(
+        found,
+        status=next_notification_status(found.status, NotificationEvent.CANCEL),
+        wake_at=None,
+        settled_at=now,
+    )
+    tx.notifications.update(cancelled)
+    return cancelled
+
+
 @attrs.define(slots=False, eq=False, repr=False)
 class NotificationService:
     """Use cases on notifications."""
@@ -240,10 +264,20 @@ class NotificationService:
         notification = self._new(account_id, request, now, targets)
         if supersedes is not None:
             notification = attrs.evolve(notification, supersedes=supersedes)
+        self.store(tx, notification, targets)
+        return notification
+
+    def store(self, tx: Transaction, notification: Notification, targets: Sequence[Device]) -> None:
+        """Store a new notification in ``tx`` with a delivery per target, due with it."""
         tx.notifications.add(notification)
         due = notification.scheduled_at
         tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
-        return notification
+
+    def compose(
+        self, account_id: str, request: NewNotification, now: datetime, targets: Sequence[Device]
+    ) -> Notification:
+        """A new notification for ``request`` and ``targets``, not stored yet."""
+        return self._new(account_id, request, now, targets)
 
     def _new(
         self,
@@ -306,29 +340,7 @@ class NotificationService:
 
         # One write transaction decides against the engine's claim: a claim
         # marks a delivery handed (attempts > 0) in its own transaction.
-        def write(tx: Transaction) -> Notification:
-            found = tx.notifications.get(account_id, notification_id, for_update=True)
-            if found is None:
-                raise NotFound("Notification not found")
-            if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
-                raise NotCancellable(
-                    f"Notification is {found.status.value} and can no longer be cancelled"
-                )
-            if tx.progress.counts(notification_id).handed:
-                raise NotCancellable(
-                    "Notification is already being delivered and can no longer be cancelled"
-                )
-            tx.schedule.cancel_unsent(notification_id, "cancelled")
-            cancelled = attrs.evolve(
-                found,
-                status=next_notification_status(found.status, NotificationEvent.CANCEL),
-                wake_at=None,
-                settled_at=now,
-            )
-            tx.notifications.update(cancelled)
-            return cancelled
-
-        return self._writes.run(write)
+        return self._writes.run(lambda tx: cancel_in(tx, account_id, notification_id, now))
 
     async def edit(
         self,

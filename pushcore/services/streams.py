@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
@@ -24,6 +25,7 @@ from pushcore.domain.model import (
     IconStyle,
     Notification,
     Plan,
+    ScheduleRef,
     Stream,
     StreamRef,
     StreamView,
@@ -31,7 +33,16 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
-from pushcore.ports import Clock, IconProbe, IdGenerator, InboxSignal, Random, Store, Waker
+from pushcore.ports import (
+    Clock,
+    IconProbe,
+    IdGenerator,
+    InboxSignal,
+    Random,
+    Store,
+    Transaction,
+    Waker,
+)
 from pushcore.services.collapse import supersede_older
 from pushcore.services.icons import probe_icons
 
@@ -51,6 +62,56 @@ async def _in_thread(blocking: Callable[[], T]) -> T:
     must not delay deliveries.
     """
     return await anyio.to_thread.run_sync(blocking)
+
+
+def send_in(
+    tx: Transaction,
+    notification_id: str,
+    view: StreamView,
+    request: StreamSend,
+    now: datetime,
+    schedule: ScheduleRef | None = None,
+) -> tuple[Notification, int, int]:
+    """Store a stream send in ``tx``, due ``now``: the notification, devices reached, inboxes."""
+    stream = view.stream
+    notification = Notification(
+        id=notification_id,
+        account_id=stream.account_id,
+        title=request.title,
+        body=request.body,
+        icon_style=IconStyle.BOLT,
+        sound=request.sound,
+        priority=request.priority,
+        delay="5s",
+        custom_delay=None,
+        target_device_token=None,
+        metadata={},
+        scheduled_at=now,
+        sender_name=request.sender_name or stream.name,
+        sender_icon=request.sender_icon or stream.icon_url,
+        status=NotificationStatus.QUEUED,
+        created_at=now,
+        devices_targeted=0,
+        stream=StreamRef(stream.id, stream.name, stream.code),
+        collapse_key=request.collapse_key,
+        renotify=request.renotify,
+        ttl=request.ttl,
+        expires_at=expires_at_of(now, request.ttl, request.expires_at),
+        schedule=schedule,
+    )
+    tx.notifications.add(notification)
+    supersede_older(tx, notification, now)
+    sent = tx.schedule.fan_out(notification, stream.id, now)
+    notification = attrs.evolve(notification, devices_targeted=sent)
+    tx.notifications.update(notification)
+    if not sent:
+        # Stream sends never wait for a device: nobody to reach is a failure now.
+        (notification,) = reconcile(tx, [notification], now) or [notification]
+    # Due now, so in every subscriber's inbox now, devices or none; last, as
+    # it holds the inbox's turn until COMMIT (storage/sql/inbox.py).
+    inboxed = tx.inbox.fan_out(notification, stream.id, now)
+    tx.inbox.replace_older([notification], now)
+    return notification, sent, inboxed
 
 
 @attrs.frozen
@@ -159,43 +220,8 @@ class StreamService:
             view = tx.streams.get(account_id, stream_id)
             if view is None:
                 raise NotFound("Stream not found")
-            stream = view.stream
-            notification = Notification(
-                id=self._ids.new_id("ntf"),
-                account_id=account_id,
-                title=request.title,
-                body=request.body,
-                icon_style=IconStyle.BOLT,
-                sound=request.sound,
-                priority=request.priority,
-                delay="5s",
-                custom_delay=None,
-                target_device_token=None,
-                metadata={},
-                scheduled_at=now,
-                sender_name=request.sender_name or stream.name,
-                sender_icon=request.sender_icon or stream.icon_url,
-                status=NotificationStatus.QUEUED,
-                created_at=now,
-                devices_targeted=0,
-                stream=StreamRef(stream.id, stream.name, stream.code),
-                collapse_key=request.collapse_key,
-                renotify=request.renotify,
-                ttl=request.ttl,
-                expires_at=expires_at_of(now, request.ttl, request.expires_at),
-            )
-            tx.notifications.add(notification)
-            supersede_older(tx, notification, now)
-            sent = tx.schedule.fan_out(notification, stream.id, now)
-            notification = attrs.evolve(notification, devices_targeted=sent)
-            tx.notifications.update(notification)
-            if not sent:
-                # Stream sends never wait for a device: nobody to reach is a failure now.
-                (notification,) = reconcile(tx, [notification], now) or [notification]
-            # Due now, so in every subscriber's inbox now, devices or none; last, as
-            # it holds the inbox's turn until COMMIT (storage/sql/inbox.py).
-            inboxed = tx.inbox.fan_out(notification, stream.id, now)
-            tx.inbox.replace_older([notification], now)
+            notification, sent, inboxed = send_in(tx, self._ids.new_id("ntf"), view, request, now)
+        stream = view.stream
         if inboxed:
             self._inbox.committed()
         if sent:

@@ -8,7 +8,9 @@ A declaration names only where the row differs from the entity.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from datetime import datetime
 
 from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.domain.inbox import InboxEntry
@@ -24,6 +26,7 @@ from pushcore.domain.model import (
 )
 from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
 from pushcore.domain.people import Password, RefreshToken, SessionRevocation
+from pushcore.domain.recurring import Schedule
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
@@ -32,7 +35,7 @@ TABLES = (
     "subscriptions", "engines", "notification_counts", "notification_activity",
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
     "oidc_codes", "inbox", "oidc_identities", "oidc_legacy_accounts", "server_keys",
-    "session_revocations", "rollups", "schedule_occurrences",
+    "session_revocations", "rollups", "schedule_occurrences", "schedules",
     "webhook_endpoints", "events", "webhook_attempts",
 )  # fmt: skip
 
@@ -56,6 +59,26 @@ IDEMPOTENCY_KEYS = Table(
     columns={"key": "idempotency_key"},
     # The answer's body, JSON, is held as text.
     codecs={"body": Codec("text", "{}.decode()", "{}.encode()")},
+)
+
+# A schedule's wall times (naive) and its template are text: ISO and JSON.
+_WALL = Codec("text", "{}.isoformat()", "_wall({})", {"_wall": datetime.fromisoformat})
+SCHEDULES = Table(
+    "schedules",
+    Schedule,
+    codecs={
+        "start": _WALL,
+        "anchor": _WALL,
+        "exdates": Codec(
+            "text",
+            "_dumps([d.isoformat() for d in {}])",
+            "tuple(_wall(d) for d in _loads({}))",
+            {"_dumps": json.dumps, "_loads": json.loads, "_wall": datetime.fromisoformat},
+        ),
+        "template": Codec(
+            "text", "_dumps({})", "_loads({})", {"_dumps": json.dumps, "_loads": json.loads}
+        ),
+    },
 )
 
 OIDC_FLOWS = Table("oidc_flows", SignInFlow)

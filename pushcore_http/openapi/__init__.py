@@ -43,6 +43,7 @@ TAGS = {
     "API keys": "Create, list and revoke API keys (JWT only).",
     "Devices": "Devices that receive notifications.",
     "Notifications": "Schedule, inspect and cancel.",
+    "Schedules": "Recurring schedules: a notification again and again, by a rule in a zone.",
     "Streams": "Channels shared by a code.",
     "People": "Sign-in, sessions and the signed-in account.",
     "Single sign-on": "Sign-in with the OpenID provider, when configured.",

@@ -54,6 +54,9 @@ def every_field(icon: str) -> dict[str, Any]:
         "sender_icon": icon,
         "collapse_key": "every-field",
         "renotify": False,
+        # ttl and expiresAt exclude each other: sent as expiresAt, the ttl has its own test.
+        "ttl": None,
+        "expires_at": AT + timedelta(minutes=10),
     }
 
 
@@ -105,9 +108,12 @@ def test_every_stream_field_is_sent(server: Server, account: Account, icon: str)
         "sender_icon": icon,
         "collapse_key": "deploys",
         "renotify": False,
+        "ttl": 60,
+        "expires_at": None,  # not with ttl
     }
     assert list(stream_fields) == names(NewStream), "give the new field a value"
     assert list(send_fields) == names(StreamSend), "give the new field a value"
+    del send_fields["expires_at"]
     with pushcore.Client(server.base, api_key=account.api_key) as client:
         stream = client.streams.create(**stream_fields)
         assert (stream.name, stream.description, stream.icon_url) == tuple(stream_fields.values())

@@ -38,6 +38,7 @@ def test_both_clients_have_the_same_resources_of_one_class_each() -> None:
         "inbox",
         "keys",
         "notifications",
+        "schedules",
         "streams",
         "webhooks",
     ]

@@ -158,6 +158,12 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "collapseKey": n.collapse_key,
         "renotify": n.renotify,
         "supersedes": n.supersedes,
+        "ttl": n.ttl,
+        "expiresAt": ts(n.expires_at),
+        "withdrawnAt": ts(n.withdrawn_at),
+        "schedule": None
+        if n.schedule is None
+        else {"id": n.schedule.id, "occurrenceAt": ts(n.schedule.occurrence_at)},
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {

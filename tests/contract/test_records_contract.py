@@ -68,6 +68,8 @@ def distinct(cls: type[T]) -> T:
             return list(tp)[-1]
         if typing.get_origin(tp) in (Mapping, dict):
             return {name: f'{name} ✅ "quoted"'}
+        if tp == tuple[datetime, ...]:
+            return (T0 + timedelta(seconds=next(numbers)),)
         if tp == tuple[Scope, ...]:
             return tuple(reversed(Scope))  # the order given, not a canonical one
         raise AssertionError(f"no distinct value for {cls.__name__}.{name}: {tp!r}")
@@ -77,9 +79,15 @@ def distinct(cls: type[T]) -> T:
 
 
 def distinct_parts(cls: type[T], prefix: str) -> T:
-    """A nested value (all strings) whose parts are named after their columns."""
+    """A nested value whose text parts are named after their columns (a time: a day on)."""
     fields = attrs.fields(typing.cast("type[Any]", cls))
-    return cls(**{a.alias: f"{prefix}_{a.name}" for a in fields})
+    hints = typing.get_type_hints(cls)
+    return cls(
+        **{
+            a.alias: T0 + timedelta(days=1) if hints[a.name] is datetime else f"{prefix}_{a.name}"
+            for a in fields
+        }
+    )
 
 
 def schema_types(sql: Sql, store_kind: str, table: str) -> dict[str, str]:

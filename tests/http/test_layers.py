@@ -140,7 +140,15 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
     endpoint = api.client.post("/api/webhooks", json=hook, headers=user).json()
     sent = api.client.post("/api/notifications", json=notification, headers=alice).json()
     original = api.client.post("/api/notifications", json=notification, headers=alice).json()
+    schedule = {"name": "Daily", "rrule": "FREQ=DAILY", "template": notification}
+    made = api.client.post("/api/schedules", json=schedule, headers=alice).json()
+    one = f"/api/schedules/{made['id']}"
     return {
+        "/api/schedules": ("/api/schedules", alice, schedule),
+        **{
+            f"/api/schedules/{{schedule_id}}/{action}": (f"{one}/{action}", alice, {})
+            for action in ("pause", "resume", "trigger")
+        },
         "/api/keys": ("/api/keys", api.token("alice"), {"name": "ci", "scopes": ["devices:read"]}),
         "/api/devices": ("/api/devices", alice, {"platform": "ios", "token": "a1" * 32}),
         "/api/notifications": ("/api/notifications", alice, notification),

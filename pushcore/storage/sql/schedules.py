@@ -1,9 +1,13 @@
-"""Recurring schedules: the occurrence key that makes each occurrence one notification."""
+"""Recurring schedules, and the occurrence key that makes each occurrence one notification."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
+from pushcore.domain.recurring import Schedule
+from pushcore.domain.schedules import ScheduleState
+from pushcore.storage.records import SCHEDULES
 from pushcore.storage.sql.accounts import Repository
 
 # One statement: PostgreSQL makes a concurrent INSERT of the same key wait for the
@@ -34,3 +38,95 @@ class Occurrences(Repository):
             self._dialect.time(occurrence_at),
         )
         return str(found[0][0]) if found else None
+
+
+class Schedules(Repository):
+    def add(self, schedule: Schedule) -> None:
+        """Insert a new schedule."""
+        self._sql.run(SCHEDULES.insert, SCHEDULES.codec(self._dialect).encode(schedule))
+
+    def get(self, account_id: str, schedule_id: str, for_update: bool = False) -> Schedule | None:
+        """The account's schedule, or None; ``for_update`` locks it until the transaction ends."""
+        lock = self._sql.lock("FOR UPDATE") if for_update else ""
+        rows = self._sql.all(
+            f"SELECT {SCHEDULES.columns} FROM schedules WHERE id = ? AND account_id = ?{lock}",  # noqa: S608
+            (schedule_id, account_id),
+        )
+        return SCHEDULES.codec(self._dialect).decode(rows[0]) if rows else None
+
+    def list(
+        self, account_id: str, state: ScheduleState | None, limit: int, before_id: str | None
+    ) -> Sequence[Schedule]:
+        """The account's schedules, newest first, in ``state`` when given, before ``before_id``."""
+        where, params = "account_id = ?", [account_id]
+        if state is not None:
+            where, params = where + " AND state = ?", [*params, state.value]
+        if before_id is not None:
+            where, params = where + " AND id < ?", [*params, before_id]
+        rows = self._sql.all(
+            f"SELECT {SCHEDULES.columns} FROM schedules WHERE {where}"  # noqa: S608
+            " ORDER BY id DESC LIMIT ?",
+            (*params, limit),
+        )
+        decode = SCHEDULES.codec(self._dialect).decode
+        return [decode(r) for r in rows]
+
+    def count_open(self, account_id: str) -> int:
+        """How many of the account's schedules are not COMPLETED (the free plan's limit)."""
+        (count,) = self._sql.one(
+            "SELECT COUNT(*) FROM schedules WHERE account_id = ? AND state <> 'COMPLETED'",
+            (account_id,),
+        )
+        return int(count)
+
+    def update(self, schedule: Schedule) -> None:
+        """Store a changed schedule (every column but its id)."""
+        codec = SCHEDULES.codec(self._dialect)
+        values = dict(zip(SCHEDULES.names, codec.encode(schedule), strict=True))
+        names = [n for n in SCHEDULES.names if n != "id"]
+        sets = ", ".join(f"{n} = ?" for n in names)
+        self._sql.run(
+            f"UPDATE schedules SET {sets} WHERE id = ?",  # noqa: S608 (our column names)
+            (*(values[n] for n in names), schedule.id),
+        )
+
+    def delete(self, account_id: str, schedule_id: str) -> bool:
+        """Remove the schedule; False if the account has none by this id."""
+        cursor = self._sql.run(
+            "DELETE FROM schedules WHERE id = ? AND account_id = ?", (schedule_id, account_id)
+        )
+        return bool(cursor.rowcount)
+
+    def due(self, until: datetime, streams_until: datetime, limit: int) -> Sequence[Schedule]:
+        """ACTIVE schedules whose next occurrence is by ``until`` (``streams_until`` for a
+        stream send's), earliest first.
+
+        Locked, skipping what another engine holds: two engines never plan the
+        same schedule at once (the occurrence key would still stop a repeat).
+        """
+        lock = self._sql.lock("FOR UPDATE SKIP LOCKED")
+        rows = self._sql.all(
+            f"SELECT {SCHEDULES.columns} FROM schedules WHERE state = 'ACTIVE'"  # noqa: S608
+            " AND next_occurrence_at <= ? AND (stream_id IS NULL OR next_occurrence_at <= ?)"
+            f" ORDER BY next_occurrence_at LIMIT ?{lock}",
+            (self._dialect.time(until), self._dialect.time(streams_until), limit),
+        )
+        decode = SCHEDULES.codec(self._dialect).decode
+        return [decode(r) for r in rows]
+
+    def earliest(self) -> datetime | None:
+        """The earliest next occurrence of any ACTIVE schedule."""
+        (value,) = self._sql.one(
+            "SELECT MIN(next_occurrence_at) FROM schedules WHERE state = 'ACTIVE'"
+        )
+        return self._dialect.opt_read_time(value)
+
+    def pending_notifications(self, schedule_id: str) -> Sequence[str]:
+        """The schedule's notifications still waiting (QUEUED or SCHEDULED)."""
+        rows = self._sql.select(
+            "id",
+            "notifications",
+            "schedule_id = ? AND status IN ('QUEUED', 'SCHEDULED') ORDER BY id",
+            schedule_id,
+        )
+        return [str(r[0]) for r in rows]

@@ -18,7 +18,7 @@ from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.retention import Retention
-from pushcore.storage.sql.schedules import Occurrences
+from pushcore.storage.sql.schedules import Occurrences, Schedules
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
 from pushcore.storage.sql.withdrawals import Withdrawals
@@ -133,6 +133,7 @@ class Transaction:
         self.webhooks = Webhooks(sql)
         self.events = Events(sql)
         self.withdrawals = Withdrawals(sql)
+        self.schedules = Schedules(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -18,6 +18,24 @@ from pushcore.domain.errors import Unavailable
 from pushcore.storage.migrate import EXPRESSIONS, split_statements
 from pushcore.storage.sql.dialect import ColumnType, Dialect
 
+# PostgreSQL's ADD COLUMN IF NOT EXISTS, which SQLite lacks: two migrations may
+# each add a column another change needs too, and both must apply.
+_ADD_IF_MISSING = re.compile(
+    r"(ALTER TABLE (\w+) ADD COLUMN) IF NOT EXISTS (\w+)(.*)", re.IGNORECASE | re.DOTALL
+)
+
+
+def _column_if_missing(conn: Any, statement: str) -> str | None:
+    """The statement SQLite can run: without IF NOT EXISTS, or None if the column is there."""
+    code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+    match = _ADD_IF_MISSING.fullmatch(code.strip())
+    if match is None:
+        return statement
+    head, table, column, rest = match.groups()
+    names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    return None if column in names else f"{head} {column}{rest}"
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _ROW_LOCK = re.compile(r" FOR (?:NO KEY UPDATE|UPDATE|KEY SHARE|SHARE)(?: SKIP LOCKED)?")
@@ -126,7 +144,9 @@ class SqliteDialect(Dialect):
     def run_script(self, conn: Any, script: str) -> None:
         # executescript() would commit the caller's transaction first.
         for statement in split_statements(script):
-            conn.execute(statement)
+            runnable = _column_if_missing(conn, statement)
+            if runnable:
+                conn.execute(runnable)
 
     @contextmanager
     def duplicate_as_key_error(self, conn: Any, key: str) -> Iterator[None]:

@@ -1,0 +1,73 @@
+"""The engine process's loop that makes recurring schedules' occurrences into notifications.
+
+A pass a second (or sooner when a schedule due within the lead is created or
+resumed in this process) in a thread of its own; the first pass after a start
+is the catch-up (pushcore/domain/recurring.py decides what an outage missed).
+Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from pushcore.ports import Clock
+from pushcore.services.occurrences import Maker
+
+log = logging.getLogger("pushcore.schedules")
+TICK = timedelta(seconds=1)
+
+
+class Materialiser:
+    """Runs :meth:`Maker.run_once` each tick until cancelled."""
+
+    def __init__(self, maker: Maker, clock: Clock, tick: timedelta = TICK) -> None:
+        self._maker = maker
+        self._clock = clock
+        self._tick = tick
+        # One thread: on SQLite one connection, never a second writer of ours.
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-schedules")
+        self._nudged: asyncio.Event | None = None
+
+    async def _pass(self) -> int:
+        running = self._thread.submit(self._maker.run_once)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(running))
+        except asyncio.CancelledError:
+            # Let the pass's transaction end before the store is closed under it.
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(running)
+            raise
+
+    async def run(self) -> None:
+        """Make what is due, pass after pass, until cancelled."""
+        loop = asyncio.get_running_loop()
+        nudged = self._nudged = asyncio.Event()
+
+        def nudge() -> None:
+            loop.call_soon_threadsafe(nudged.set)
+
+        self._maker.nudge = nudge
+        try:
+            while True:
+                nudged.clear()
+                try:
+                    await self._pass()
+                except Exception:
+                    # A database hiccup must not end the schedules; the next pass tries again.
+                    log.exception("making schedules' occurrences failed")
+                sleep = asyncio.ensure_future(
+                    self._clock.sleep_until(self._clock.now() + self._tick)
+                )
+                poked = asyncio.ensure_future(nudged.wait())
+                try:
+                    await asyncio.wait([sleep, poked], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    sleep.cancel()
+                    poked.cancel()
+        finally:
+            self._maker.nudge = None
+            self._thread.shutdown(wait=False)
