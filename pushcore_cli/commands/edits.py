@@ -70,8 +70,6 @@ def _changes(
         changes["scheduled_at"] = resolve_at(at, datetime.now(UTC))[0]
     if metadata:
         changes["metadata"] = metadata_fields(metadata)
-    if ttl is not None:
-        changes["ttl"] = ttl_seconds(ttl)
     api = api_for(ctx, account)
     if device is not None:
         changes["target_device_token"] = device_token(api, device)
