@@ -62,14 +62,14 @@ def _changes(
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
     changes = {name: value for name, value in fields.items() if value is not None}
+    if ttl is not None:
+        changes["ttl"] = ttl_seconds(ttl)
     if delay is not None:
         changes.update(delay_fields(delay))
     if at is not None:
         changes["scheduled_at"] = resolve_at(at, datetime.now(UTC))[0]
     if metadata:
         changes["metadata"] = metadata_fields(metadata)
-    if ttl is not None:
-        changes["ttl"] = ttl_seconds(ttl)
     api = api_for(ctx, account)
     if device is not None:
         changes["target_device_token"] = device_token(api, device)
