@@ -120,7 +120,11 @@ class EventDataView(View):
     notification_id: str | None = attrs.field(
         default=None, metadata=about("The notification it concerns (null for some types).")
     )
-    device_id: str | None = _opt("The device (device and delivery events).")
+    # Always present: a delivery event about another account's device (a stream send's
+    # subscriber) says null rather than leaving the key out (API.md: data holds deviceId).
+    device_id: str | None = attrs.field(
+        default=None, metadata=about("The device (device and delivery events); else null.")
+    )
     delivery_id: str | None = _opt("The delivery (delivery events).")
     schedule_id: str | None = _opt("The recurring schedule (schedule events).")
     endpoint_id: str | None = _opt("The endpoint tested (webhook.test).")

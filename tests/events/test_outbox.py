@@ -119,6 +119,37 @@ def test_a_withdrawal_is_an_event_in_its_transaction(world: World, receiver: Rec
     answer = world.client.post(f"/api/notifications/{sent['id']}/withdraw", headers=key)
     assert answer.status_code == 200, answer.text
     (event,) = [e for e in events(world) if e["type"] == "notification.withdrawn"]
-    assert event["data"] == {"notificationId": sent["id"], "status": "WITHDRAWN"}
+    assert event["data"] == {"notificationId": sent["id"], "deviceId": None, "status": "WITHDRAWN"}
     assert world.pump() == 1
     assert receiver.requests[0].body["type"] == "notification.withdrawn"
+
+
+def test_reading_a_stream_send_in_the_inbox_tells_the_sender_delivery_opened(
+    world: World, receiver: Receiver
+) -> None:
+    world.create(receiver.url(), ["delivery.opened"])
+    made = world.client.post(
+        "/api/keys", json={"name": "k", "scopes": ["notifications:write"]}, headers=world.auth()
+    )
+    key = {"X-API-Key": made.json()["key"]}
+    stream = world.client.post("/api/streams", json={"name": "Deploys"}, headers=key).json()
+    bob = world.auth("bob")
+    joined = world.client.post("/api/streams/subscribe", json={"code": stream["code"]}, headers=bob)
+    assert joined.status_code == 201, joined.text
+    device = {"platform": "ios", "token": "b0" * 32, "name": "Bob's phone"}
+    assert world.client.post("/api/devices", json=device, headers=bob).status_code == 201
+    sent = world.client.post(
+        f"/api/streams/{stream['id']}/send", json={"title": "v2"}, headers=key
+    ).json()
+    (entry,) = world.client.get("/api/inbox", headers=bob).json()["items"]
+    assert not [e for e in events(world) if e["type"] == "delivery.opened"]
+
+    read = world.client.post("/api/inbox/read", json={"ids": [entry["id"]]}, headers=bob)
+    assert read.status_code == 200, read.text
+
+    (event,) = [e for e in events(world) if e["type"] == "delivery.opened"]
+    assert event["data"]["notificationId"] == sent["notificationId"]
+    assert event["data"]["status"] == "OPENED"
+    # Bob's phone is not the sender's to see.
+    assert event["data"]["deviceId"] is None
+    assert not events(world, "bob")
