@@ -227,6 +227,8 @@ class Delivery:
     lease_expires_at: datetime | None = None
     failure_reason: str | None = None
     settled_at: datetime | None = None
+    # Quiet hours: the end of the quiet it waits for (HELD), kept once released.
+    held_until: datetime | None = None
 
 
 @attrs.frozen
@@ -258,3 +260,6 @@ class Subscription:
     account_id: str
     stream_id: str
     created_at: datetime
+    # The subscriber's mute (API.md, "The recipient's time"; migration 0024).
+    muted_until: datetime | None = None
+    allow_critical: bool = True

@@ -15,6 +15,8 @@ class Dispatch:
     delivery: Delivery
     device: Device
     notification: Notification
+    # Inside the recipient's quiet hours in `silent` mode: each gateway's quiet form.
+    quiet: bool = False
 
 
 @attrs.frozen

@@ -41,6 +41,7 @@ class DeliveryStatus(enum.StrEnum):
     DELIVERED = "DELIVERED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+    HELD = "HELD"  # inside the recipient's quiet hours or snooze: waits for held_until
 
 
 class DeliveryEvent(enum.StrEnum):
@@ -52,6 +53,7 @@ class DeliveryEvent(enum.StrEnum):
     RETRY = "retry"  # back to PENDING with a later due time
     RELEASE = "release"  # handed back unsent (shutdown) or its lease ran out
     CANCEL = "cancel"
+    HOLD = "hold"  # claimed inside quiet hours: waits, unsent, until they end
 
 
 N = NotificationStatus
@@ -78,6 +80,10 @@ DELIVERY_TRANSITIONS: Mapping[tuple[DeliveryStatus, DeliveryEvent], DeliveryStat
     (D.IN_FLIGHT, DE.FAIL): D.FAILED,
     (D.IN_FLIGHT, DE.RETRY): D.PENDING,
     (D.IN_FLIGHT, DE.RELEASE): D.PENDING,
+    (D.IN_FLIGHT, DE.HOLD): D.HELD,
+    (D.HELD, DE.CLAIM): D.IN_FLIGHT,
+    (D.HELD, DE.RELEASE): D.PENDING,
+    (D.HELD, DE.CANCEL): D.CANCELLED,
 }
 
 TERMINAL_NOTIFICATION = frozenset({N.DELIVERED, N.FAILED, N.CANCELLED})

@@ -40,6 +40,8 @@ from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
+from pushcore.gateways.quiet import APNS_PRIORITY as QUIET_PRIORITY
+from pushcore.gateways.quiet import quiet_apns_payload
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
@@ -102,13 +104,15 @@ def _dump(payload: dict[str, Any]) -> bytes:
     return text.encode(errors="replace")
 
 
-def encode_payload(notification: Notification) -> bytes:
+def encode_payload(notification: Notification, quiet: bool = False) -> bytes:
     """The payload as sent: at most 4096 bytes, the body (then the title) cut with an ellipsis.
 
     Raises PayloadTooLarge when the other fields (metadata, sender, stream)
     leave no room even for an empty title and body.
     """
     payload = apns_payload(notification)
+    if quiet:
+        payload = quiet_apns_payload(payload)
     alert = payload["aps"]["alert"]
     if not shorten_to_fit(alert, ("body", "title"), lambda: len(_dump(payload)), MAX_PAYLOAD):
         raise PayloadTooLarge(
@@ -314,19 +318,21 @@ class ApnsGateway:
         ids = _apns_ids(len(dispatches))
         for index, dispatch in enumerate(dispatches):
             notification = dispatch.notification
-            body = bodies.get(notification.id)
+            cached = f"{notification.id} quiet" if dispatch.quiet else notification.id
+            body = bodies.get(cached)
             if body is None:
                 try:
-                    body = encode_payload(notification)
+                    body = encode_payload(notification, dispatch.quiet)
                 except PayloadTooLarge as exc:
                     body = Failed(str(exc))
-                bodies[notification.id] = body
+                bodies[cached] = body
             if isinstance(body, Failed):
                 outcomes[index] = body
             elif not _DEVICE_TOKEN.fullmatch(dispatch.device.token):
                 outcomes[index] = TokenInvalid("BadDeviceToken")
             else:
-                priority = b"5" if notification.priority is Priority.LOW else b"10"
+                low = notification.priority is Priority.LOW or dispatch.quiet
+                priority = QUIET_PRIORITY if low else b"10"
                 headers: list[Header] = [
                     (b"apns-priority", priority),
                     (b"apns-expiration", expiration),

@@ -35,6 +35,7 @@ from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
 from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways.quiet import quiet_fcm_message
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
@@ -348,6 +349,8 @@ class FcmGateway:
                 sends.append(_already(fitted))
                 continue
             message = fcm_message(dispatch.device.token, fitted, notification.priority)
+            if dispatch.quiet:
+                message = quiet_fcm_message(message)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
             sends.append(self._send_one(body, notification.id))
         return await asyncio.gather(*sends)

@@ -40,6 +40,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.quiet import WEB_PUSH_URGENCY
 from pushcore.gateways.vapid import (
     VapidKey,
     b64url_decode,
@@ -162,6 +163,7 @@ class WebPushGateway:
             body = encrypt(plaintext, keys)
         except ValueError:
             return Failed("Web Push subscription keys are invalid")
+        urgency = WEB_PUSH_URGENCY if dispatch.quiet else URGENCY[dispatch.notification.priority]
         headers = {
             "Authorization": vapid_authorization(
                 self._vapid, url, self._subject, self._clock.now()
@@ -169,7 +171,7 @@ class WebPushGateway:
             "Content-Encoding": "aes128gcm",
             "Content-Type": "application/octet-stream",
             "TTL": str(TTL_SECONDS),
-            "Urgency": URGENCY[dispatch.notification.priority],
+            "Urgency": urgency,
             "User-Agent": USER_AGENT,
         }
         try:

@@ -31,6 +31,7 @@ from pushcore.ports.people import (
     SessionRevocationRepository,
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+from pushcore.ports.recipient import RecipientRepository
 from pushcore.ports.schedules import OccurrenceRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -173,6 +174,11 @@ class Transaction(Protocol):
     @property
     def idempotency_keys(self) -> IdempotencyRepository:
         """Idempotency-Key claims and the answers kept for replay."""
+        ...
+
+    @property
+    def recipients(self) -> RecipientRepository:
+        """The recipient's settings (zone, quiet hours, snooze, mutes); HELD deliveries."""
         ...
 
     @property

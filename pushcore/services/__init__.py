@@ -25,6 +25,7 @@ from pushcore.services.notifications import (
 from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
+from pushcore.services.recipient import RecipientService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
@@ -58,6 +59,8 @@ class Services:
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
+    recipients: RecipientService
+    """The signed-in person's zone, quiet hours, snooze and mutes."""
 
     @property
     def vapid_public_key(self) -> str:

@@ -16,6 +16,7 @@ from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
+from pushcore.storage.sql.recipient import Recipients
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.schedules import Occurrences
 from pushcore.storage.sql.streams import Streams, Subscriptions
@@ -123,6 +124,7 @@ class Transaction:
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
+        self.recipients = Recipients(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
