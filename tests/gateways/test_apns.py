@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -499,3 +500,21 @@ def test_check_signs_a_token_or_says_why_the_key_is_unusable(clock: FakeClock) -
         [outcome] = send(gateway, many(1))
         assert isinstance(outcome, Failed)
         assert outcome.reason.startswith("APNs key unusable")
+
+
+def test_a_quiet_push_is_passive_priority_5_and_without_a_sound(
+    apns: FakeApns, clock: FakeClock
+) -> None:
+    # Quiet hours in `silent` mode (API.md, "The recipient's time"); beside it the same
+    # notification sent as usual, in the same batch.
+    note = notification("ntf_q", priority=Priority.HIGH, sound=Sound.DEFAULT)
+    quiet = attrs.evolve(ios(note, "quiet"), quiet=True)
+    assert send(gateway_for(apns, clock), [quiet, ios(note, "loud")]) == [Delivered()] * 2
+    [hushed], [usual] = tries(apns, "quiet"), tries(apns, "loud")
+    assert hushed.headers["apns-priority"] == "5"
+    assert hushed.payload["aps"] == {
+        "alert": {"title": note.title, "body": note.body},
+        "interruption-level": "passive",
+    }
+    assert usual.headers["apns-priority"] == "10"
+    assert usual.payload == expected_payload(note)

@@ -508,3 +508,15 @@ def test_from_settings_names_the_setting(
     settings = load_settings(env={}, fcm_service_account_file=key_file)
     with pytest.raises(ValueError, match=message):
         FcmGateway.from_settings(settings, clock)
+
+
+def test_a_quiet_push_is_normal_priority_with_quiet_in_data(fcm: FcmServer, send: Any) -> None:
+    # Quiet hours in `silent` mode (API.md, "The recipient's time").
+    loud = android("tok-a", notification("ntf_1"))
+    assert send(attrs.evolve(loud, quiet=True)) == [Delivered()]
+    (message,) = fcm.messages()
+    assert message == {
+        "token": "tok-a",
+        "data": {**DEFAULT_DATA, "quiet": "true"},
+        "android": {"priority": "NORMAL"},
+    }
