@@ -29,9 +29,9 @@ DAVE = "acct_dave"
 HALF_PAST = T0 + timedelta(minutes=30)
 
 
-def utc(*parts: int) -> datetime:
+def utc(year: int, month: int, day: int, hour: int, minute: int) -> datetime:
     """A UTC instant."""
-    return datetime(*parts, tzinfo=UTC)
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 class QuietAware(ScriptedGateway):
