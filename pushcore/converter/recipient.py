@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from pushcore.converter._base import parse_timestamp
-from pushcore.converter._views import View
+from pushcore.converter._views import View, copy_fields, ident
+from pushcore.converter.streams import StreamSummaryView
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
+from pushcore.domain.model import StreamView, Subscription
 from pushcore.domain.quiet import DAYS, QuietMode
 from pushcore.domain.recipient import (
     BYPASSABLE,
@@ -144,3 +146,25 @@ class SubscriptionMute:
     def mute(self) -> Mute:
         """The mute it sets."""
         return Mute(self.muted_until, self.allow_critical)
+
+
+@attrs.frozen
+class MutedSubscriptionView(View):
+    """A subscription with its stream and its mute, whatever it is (a mute's answer)."""
+
+    schema_name: ClassVar[str] = "SubscriptionWithMute"
+
+    id: str = attrs.field(metadata=ident("sub", "subscription"))
+    stream: StreamSummaryView
+    created_at: datetime = attrs.field(metadata=about("When the caller subscribed."))
+    muted_until: datetime | None = attrs.field(
+        metadata=about("No device gets the stream's sends until then; null: not muted.")
+    )
+    allow_critical: bool = attrs.field(
+        metadata=about("Whether critical sends go through the mute and quiet hours.")
+    )
+
+    @classmethod
+    def of(cls, subscription: Subscription, view: StreamView) -> MutedSubscriptionView:
+        """The view of a subscription to the stream ``view``."""
+        return copy_fields(cls, subscription, stream=StreamSummaryView.of(view))

@@ -98,7 +98,7 @@ class SubscriptionView(View):
     stream: StreamSummaryView
     created_at: datetime = attrs.field(metadata=about("When the caller subscribed."))
     # Left out while the subscription has its defaults (not muted, critical allowed):
-    # the listing keeps its shape; a mute's PATCH answers both.
+    # the listing keeps its shape (a mute's PATCH answers SubscriptionWithMute).
     muted_until: datetime | None = attrs.field(
         default=None,
         metadata={
@@ -115,15 +115,14 @@ class SubscriptionView(View):
     )
 
     @classmethod
-    def of(
-        cls, subscription: Subscription, view: StreamView, full: bool = False
-    ) -> SubscriptionView:
-        """The view of a subscription to the stream ``view`` (``full``: with its mute
-        whatever it is)."""
+    def of(cls, subscription: Subscription, view: StreamView) -> SubscriptionView:
+        """The view of a subscription to the stream ``view``."""
         plain = subscription.muted_until is None and subscription.allow_critical
-        allow = None if plain and not full else subscription.allow_critical
         return copy_fields(
-            cls, subscription, stream=StreamSummaryView.of(view), allow_critical=allow
+            cls,
+            subscription,
+            stream=StreamSummaryView.of(view),
+            allow_critical=None if plain else subscription.allow_critical,
         )
 
 

@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from pushcore import converter as views
 from pushcore.converter import structure_request
-from pushcore.converter.recipient import SubscriptionMute
+from pushcore.converter.recipient import MutedSubscriptionView, SubscriptionMute
 from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
@@ -143,7 +143,7 @@ async def unsubscribe(request: Request) -> Response:
     "/api/streams/subscriptions/{subscription_id}",
     "Mute a stream you follow",
     USER,
-    answer(200, "The subscription.", views.SubscriptionView)
+    answer(200, "The subscription, with its mute.", MutedSubscriptionView)
     | refusal(e.NotFound("Subscription not found"))
     | shared("400", "413", "415"),
     "`mutedUntil` (a timestamp, or null to unmute): until then the stream's sends reach "
@@ -160,7 +160,7 @@ async def mute(request: Request) -> Response:
     found, view = await run_in_threadpool(
         services.recipients.mute, user.account_id, subscription_id, body.mute()
     )
-    return view_response(views.SubscriptionView.of(found, view, full=True))
+    return view_response(MutedSubscriptionView.of(found, view))
 
 
 @routes.get(
