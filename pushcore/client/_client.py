@@ -12,6 +12,7 @@ import httpx
 
 from pushcore.client._session import Session, Tokens, login_call, logout_call
 from pushcore.client._transport import AsyncSender, Policy, Sender
+from pushcore.client.resources.account import Account
 from pushcore.client.resources.devices import Devices
 from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
@@ -63,6 +64,7 @@ class Client:
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
+        self.account = Account(sender)
 
     @classmethod
     def login(
@@ -144,6 +146,7 @@ class AsyncClient:
         self.notifications = Notifications(sender)
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
+        self.account = Account(sender)
 
     @classmethod
     async def login(
