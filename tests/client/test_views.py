@@ -198,7 +198,7 @@ def summary(v: StreamView) -> dict[str, Any]:
 
 
 def subscription(sub: Subscription, v: StreamView) -> dict[str, Any]:
-    found = {"id": sub.id, "stream": summary(v), "createdAt": ts(sub.created_at)}
+    found: dict[str, Any] = {"id": sub.id, "stream": summary(v), "createdAt": ts(sub.created_at)}
     # A mute shows only where there is one (or critical is not allowed through).
     if sub.muted_until is not None or not sub.allow_critical:
         found["allowCritical"] = sub.allow_critical
