@@ -16,11 +16,12 @@ from datetime import datetime
 
 import attrs
 
-from pushcore.domain.model import Notification
+from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Dispatch
 from pushcore.domain.recipient import (
     MUTED,
     SCREENED,
+    Decision,
     Hold,
     Mute,
     Muted,
@@ -73,6 +74,8 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     send: list[Dispatch] = []
     holds: dict[datetime, list[str]] = defaultdict(list)
     ended: dict[str, str] = {}
+    # A fan-out's batch is many deliveries of one priority due at one time: decide once.
+    decided: dict[tuple[str, Mute | None, Priority, datetime], Decision] = {}
     for dispatch in dispatches:
         delivery, notification = dispatch.delivery, dispatch.notification
         if dispatch.device.platform not in SCREENED:
@@ -89,7 +92,11 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
         stream = notification.stream
         mute = None if stream is None else mutes.get((account, stream.id), Mute())
         at = max(delivery.due_at, now)
-        decision = decide(settings.get(account, _DEFAULT), mute, notification.priority, at)
+        key = (account, mute, notification.priority, at)
+        decision = decided.get(key)
+        if decision is None:
+            found = settings.get(account, _DEFAULT)
+            decision = decided[key] = decide(found, mute, notification.priority, at)
         if isinstance(decision, Hold):
             holds[decision.until].append(delivery.id)
         elif isinstance(decision, Muted):
