@@ -1,10 +1,11 @@
 """The app's first load and its Lighthouse scores on the inbox screen (docs/benchmarks.md).
 
-    .venv/bin/python -m benchmarks.app --lighthouse /tmp/lh/node_modules/.bin/lighthouse
+    .venv/bin/python -m benchmarks.app --lighthouse /tmp/lh/node_modules/.bin/lighthouse \
+        [--entries 200] [--runs 3]
 
 Starts `pushctl serve` (sign-up on) on loopback and Debian's Chromium with a
 DevTools port, signs a new account up through the app with Playwright (so the
-browser holds the session cookie) with a few entries in its inbox, then:
+browser holds the session cookie) with ``--entries`` entries in its inbox, then:
 
 - the first load: the bytes of every response of a fresh visit to /app/ as
   sent (gzipped where the server compresses), from the DevTools protocol;
@@ -12,12 +13,15 @@ browser holds the session cookie) with a few entries in its inbox, then:
 - Lighthouse (not a dependency of the project: install it in a temporary
   directory, ``npm i -E lighthouse@12.2.3``) on /app/, the inbox, with its
   default mobile emulation, keeping the browser's storage (the session).
+
+``--runs`` repeats the whole measurement on a fresh server and browser each time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -56,9 +60,18 @@ def main() -> None:
     """Measure and print a JSON summary."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--lighthouse", help="path to the lighthouse CLI")
+    parser.add_argument("--entries", type=int, default=200, help="inbox entries")
+    parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
+    runs = [one_run(args.lighthouse, args.entries) for _ in range(args.runs)]
+    json.dump({"entries": args.entries, "runs": runs}, sys.stdout, indent=2)
+    print()
+
+
+def one_run(lighthouse: str | None, entries: int) -> dict[str, Any]:
+    """One server and browser: the first load, installability and Lighthouse's scores."""
     with tempfile.TemporaryDirectory() as tmp:
-        server = AppServer(Path(tmp) / "data", env=SERVER_ENV)
+        server = AppServer(Path(tmp) / "data", env=SERVER_ENV | {"PUSHCORE_RATE_LIMIT": "0"})
         server.start()
         try:
             result: dict[str, Any] = {}
@@ -76,21 +89,25 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
             )
             try:
-                result.update(_signed_in_checks(server, args.lighthouse, Path(tmp)))
+                result.update(_signed_in_checks(server, lighthouse, Path(tmp), entries))
             finally:
                 chromium.terminate()
                 chromium.wait(10)
         finally:
             server.stop()
-    json.dump(result, sys.stdout, indent=2)
-    print()
+    return result
 
 
-def _signed_in_checks(server: AppServer, lighthouse: str | None, tmp: Path) -> dict[str, Any]:
+def _signed_in_checks(
+    server: AppServer, lighthouse: str | None, tmp: Path, entries: int
+) -> dict[str, Any]:
     account = server.person("lh")
     news = server.stream("Morning news", account)
-    for n in range(5):
-        news.send(f"Headline {n}", "A short body for the inbox.")
+    for n in range(entries):
+        # A high-priority entry now and then, as a real inbox has.
+        news.send(
+            f"Headline {n}", "A short body for the inbox.", "high" if n % 7 == 0 else "normal"
+        )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -129,8 +146,27 @@ def _signed_in_checks(server: AppServer, lighthouse: str | None, tmp: Path) -> d
             check=True,
         )
         data = json.loads(report.read_text())
+        if keep := os.environ.get("PUSHCORE_BENCH_KEEP_REPORT"):
+            Path(keep).write_text(report.read_text())
         found["lighthouse"] = {
             name: round(category["score"] * 100) for name, category in data["categories"].items()
+        }
+        found["metrics"] = {
+            name: round(data["audits"][name]["numericValue"], 3)
+            for name in (
+                "first-contentful-paint",
+                "largest-contentful-paint",
+                "total-blocking-time",
+                "cumulative-layout-shift",
+                "speed-index",
+            )
+        }
+        found["opportunities"] = {
+            audit["id"]: audit.get("displayValue", "")
+            for audit in data["audits"].values()
+            if audit.get("score") is not None
+            and audit["score"] < 0.9
+            and audit.get("scoreDisplayMode") in ("metricSavings", "numeric")
         }
         # Which screen was measured: the largest element painted (an inbox entry when
         # the session held, the sign-in form if it did not).

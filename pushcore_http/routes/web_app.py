@@ -37,6 +37,9 @@ VERSION_MARK = "__APP_VERSION__"
 # With PUSHCORE_PUBLIC_URL set, the shell names it here, so the share link the
 # app shows is the one its QR code encodes, whichever host the page came from.
 SHARE_BASE_MARK = b'<meta name="pushcore-share-base" content="">'
+# Whether this server sends Web Push (a VAPID subject is set): without it the app
+# says so in words instead of subscribing a browser nothing will ever reach.
+WEB_PUSH_MARK = b'<meta name="pushcore-web-push" content="on">'
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -88,15 +91,19 @@ def _walk(folder: Traversable, prefix: str = "") -> dict[str, bytes]:
 
 
 @functools.cache
-def assets(share_base: str = "") -> dict[str, Asset]:
+def assets(share_base: str = "", web_push: bool = True) -> dict[str, Asset]:
     """Every file of the app by its path under /app/, the worker's version filled in.
 
     ``share_base`` is PUSHCORE_PUBLIC_URL (or empty): the shell carries it for
-    share links, and the worker's version changes with it.
+    share links, and the worker's version changes with it. ``web_push`` says
+    whether the server sends Web Push (PUSHCORE_VAPID_SUBJECT, or its https default).
     """
     files = _walk(resources.files("pushcore_http").joinpath(PACKAGE_DIR))
     meta = f'<meta name="pushcore-share-base" content="{html.escape(share_base)}">'
-    files[SHELL] = files[SHELL].replace(SHARE_BASE_MARK, meta.encode())
+    shell = files[SHELL].replace(SHARE_BASE_MARK, meta.encode())
+    if not web_push:
+        shell = shell.replace(WEB_PUSH_MARK, WEB_PUSH_MARK.replace(b'"on"', b'"off"'))
+    files[SHELL] = shell
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + files[name])
@@ -148,7 +155,8 @@ async def root(_request: Request) -> Response:
 async def app_file(request: Request) -> Response:
     """GET /app/{path}: a file of the app, or the shell for a screen's path."""
     path: str = request.path_params.get("path", "")
-    files = assets(services_of(request).settings.public_base)
+    settings = services_of(request).settings
+    files = assets(settings.public_base, bool(settings.vapid_subject))
     if path == WORKER:
         # Served from /app/, its scope is /app/ by default; said explicitly all the same.
         return _send(request, files[WORKER], {"Service-Worker-Allowed": "/app/"})

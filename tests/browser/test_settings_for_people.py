@@ -5,8 +5,9 @@ notifications cannot be enabled, in words."""
 from __future__ import annotations
 
 import httpx
-from playwright.sync_api import Page, Playwright, expect
+from playwright.sync_api import Page, Playwright, Route, expect
 
+from pushcore_http.routes.web_app import assets
 from tests.browser.conftest import ARGS, CHROMIUM, AppServer, axe_scan, problems, sign_in
 
 
@@ -69,3 +70,21 @@ def test_over_http_settings_say_why_notifications_cannot_be_enabled(
         assert not axe_scan(page)
     finally:
         browser.close()
+
+
+def test_a_server_without_web_push_is_named_in_settings(page: Page, server: AppServer) -> None:
+    """The shell a server without a VAPID subject sends (its meta says off): the app says
+    why in words and offers no button that could never work."""
+    off = assets("", web_push=False)["index.html"].body
+
+    def shell(route: Route) -> None:
+        if route.request.resource_type == "document":
+            route.fulfill(body=off, content_type="text/html; charset=utf-8")
+        else:
+            route.fallback()
+
+    page.route("**/app/**", shell)
+    sign_in(page, server.person())
+    _settings(page)
+    expect(page.get_by_text("This server does not send Web Push yet")).to_be_visible()
+    expect(page.get_by_role("button", name="Enable notifications")).to_have_count(0)

@@ -188,3 +188,20 @@ def test_without_a_public_url_the_shell_leaves_share_links_to_the_page(
     client: TestClient,
 ) -> None:
     assert '<meta name="pushcore-share-base" content="">' in client.get("/app/").text
+
+
+def test_without_a_vapid_subject_the_shell_says_web_push_is_off(client: TestClient) -> None:
+    # The test services set no PUSHCORE_VAPID_SUBJECT and no https public URL.
+    assert '<meta name="pushcore-web-push" content="off">' in client.get("/app/").text
+
+
+def test_an_https_public_url_turns_web_push_on_in_the_shell(tmp_path: Path) -> None:
+    settings = load_settings(env={}, data_dir=tmp_path / "data", public_url="https://push.example")
+    services = build_services(settings)
+    try:
+        with TestClient(create_app(services, run_engine=False)) as client:
+            shell = client.get("/app/").text
+    finally:
+        services.close()
+    # The VAPID subject defaults to the https public URL, so this server sends Web Push.
+    assert '<meta name="pushcore-web-push" content="on">' in shell

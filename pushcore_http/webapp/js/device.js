@@ -53,7 +53,7 @@ export async function registerLive() {
   });
 }
 
-// Said when the server answers that Web Push is off (no VAPID subject).
+// Said when the shell says this server sends no Web Push (no VAPID subject).
 const WEB_PUSH_OFF =
   "This server does not send Web Push yet: its operator has not set a contact for " +
   "push services (PUSHCORE_VAPID_SUBJECT, or an https PUSHCORE_PUBLIC_URL).";
@@ -73,6 +73,9 @@ export function pushUnavailable() {
       "Notifications need a secure connection: this page was opened over http. " +
       "Open the app at its https:// address (the server's operator sets it up)."
     );
+  }
+  if (document.querySelector('meta[name="pushcore-web-push"]')?.content === "off") {
+    return WEB_PUSH_OFF;
   }
   if (!pushSupported()) {
     return (
@@ -99,8 +102,7 @@ export async function enablePush() {
     throw new Error("Notifications are blocked for this site. Allow them in the browser's site settings.");
   }
   const registration = await navigator.serviceWorker.ready;
-  const { publicKey, enabled } = await api("GET", "/api/webpush/vapid-public-key");
-  if (enabled === false) throw new Error(WEB_PUSH_OFF);
+  const { publicKey } = await api("GET", "/api/webpush/vapid-public-key");
   let subscription = await registration.pushManager.getSubscription();
   if (!subscription) {
     subscription = await registration.pushManager.subscribe({
