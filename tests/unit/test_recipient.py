@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pushcore.domain.model import Priority
@@ -34,11 +34,12 @@ hours = st.builds(
     st.frozensets(st.sampled_from([Priority.HIGH, Priority.CRITICAL])),
 ).filter(lambda h: h.start != h.end)
 zones = st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"])
-settings = st.builds(RecipientSettings, zones, st.none() | hours, st.none() | instants)
+account_settings = st.builds(RecipientSettings, zones, st.none() | hours, st.none() | instants)
 mutes = st.none() | st.builds(Mute, st.none() | instants, st.booleans())
 
 
-@given(settings, mutes, st.sampled_from(Priority), instants)
+@given(account_settings, mutes, st.sampled_from(Priority), instants)
+@settings(max_examples=60)
 def test_a_hold_ends_after_the_instant_and_a_bypass_is_never_held(
     s: RecipientSettings, mute: Mute | None, priority: Priority, at: datetime
 ) -> None:
@@ -52,7 +53,8 @@ def test_a_hold_ends_after_the_instant_and_a_bypass_is_never_held(
         assert decision == Send()
 
 
-@given(settings, st.sampled_from(Priority), instants)
+@given(account_settings, st.sampled_from(Priority), instants)
+@settings(max_examples=60)
 def test_without_a_mute_nothing_is_muted(
     s: RecipientSettings, priority: Priority, at: datetime
 ) -> None:
