@@ -51,6 +51,7 @@ from pushcore.services import (
     InboxService,
     KeyService,
     NotificationService,
+    ReplacementService,
     Services,
     StreamService,
     TokenIssuer,
@@ -194,6 +195,9 @@ def build_services(
         notifications=notifications,
         streams=StreamService(store, stamps, ids, random, icons, wakes, live),
         inbox=InboxService(store, stamps, live),
+        replacements=ReplacementService(
+            store, writes, stamps, ids, icons, wakes, live, notifications
+        ),
         live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
@@ -374,7 +378,9 @@ def build_engine(
         gateways = build_gateways(settings, services.clock)
     if metrics is not None:
         gateways = metrics.timed(gateways)
-    retention = Retention(services.store, services.clock, RetentionConfig(keep=settings.retention))
+    retention = Retention(
+        services.store, services.clock, RetentionConfig(keep=settings.retention), services.live
+    )
     engine = DeliveryEngine(
         services.store,
         services.clock,

@@ -24,7 +24,8 @@ from pushcore.domain import validation as v
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# What a derived option can hold: Typer parses these, and the client sends them as given.
+# What a derived option can hold: Typer parses these, and the client sends them as given
+# (and bool, as a --flag/--no-flag pair).
 PLAIN = (str, int)
 
 
@@ -33,7 +34,8 @@ def _flag(parameter: inspect.Parameter) -> str:
     for info in typing.get_args(parameter.annotation)[1:]:
         if isinstance(info, OptionInfo):
             names = [info.default, *(info.param_decls or ())]
-            return next(n for n in names if isinstance(n, str) and n.startswith("-"))
+            flag = next(n for n in names if isinstance(n, str) and n.startswith("-"))
+            return flag.partition("/")[0]  # a --flag/--no-flag pair: the first
         if isinstance(info, ArgumentInfo) and info.metavar:
             return info.metavar
     return parameter.name
@@ -43,13 +45,17 @@ def _option(request: type[Any], field: attrs.Attribute[Any], hint: Any) -> inspe
     """The option of one field: its type without None, its flag and its help."""
     kinds = [t for t in typing.get_args(hint) or (hint,) if t is not type(None)]
     kind = kinds[0] if len(kinds) == 1 else None
-    if not (kind in PLAIN or (isinstance(kind, type) and issubclass(kind, enum.Enum))):
+    flag = "--" + field.name.replace("_", "-")
+    if kind is bool:
+        # --renotify/--no-renotify: neither given leaves the server's default.
+        flag = f"{flag}/--no-{flag[2:]}"
+    elif not (kind in PLAIN or (isinstance(kind, type) and issubclass(kind, enum.Enum))):
         raise TypeError(
             f"{request.__name__}.{field.name} ({hint}) has no command-line option of its"
             " own kind: give the command a parameter for it"
         )
     option = typer.Option(
-        "--" + field.name.replace("_", "-"),
+        flag,
         help=v.short_help(field.metadata),
         # A URL field reads as one in --help, as the fields with their own options do.
         metavar="URL" if field.validator is v.http_url else None,

@@ -42,6 +42,7 @@ class Call(Generic[T_co]):
     parse: Callable[[Any], T_co]
     json: Any = None
     params: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = None  # beside the credential (If-Match)
 
 
 def one(cls: type[V]) -> Callable[[Any], V]:
@@ -63,6 +64,14 @@ def many(cls: type[V]) -> Callable[[Any], list[V]]:
 def path(template: str, *ids: str) -> str:
     """``template`` with each ``{}`` replaced by an id, escaped so it stays one segment."""
     return template.format(*(quote(i, safe="") for i in ids))
+
+
+def patch_body(**fields: Any) -> dict[str, Any]:
+    """A JSON merge patch: camelCase names, None kept (it clears the field)."""
+    return {
+        camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
+        for k, v in fields.items()
+    }
 
 
 def json_body(**fields: Any) -> dict[str, Any]:

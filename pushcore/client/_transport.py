@@ -87,6 +87,7 @@ class Policy:
         if call.method == "POST":
             # One key per logical call, the same on every attempt of it.
             headers["Idempotency-Key"] = str(uuid.uuid4())
+        headers.update(call.headers or {})
         return headers
 
     def request(self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:

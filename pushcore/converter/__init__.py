@@ -23,6 +23,7 @@ from pushcore.converter.inbox import (
     InboxPageView,
     ReadEventView,
     UnreadView,
+    WithdrawnEventView,
 )
 from pushcore.converter.keys import (
     ApiKeyCreatedView,
@@ -112,6 +113,7 @@ __all__ = [
     "SubscriptionView",
     "UnreadView",
     "View",
+    "WithdrawnEventView",
     "api_key_created_json",
     "api_key_json",
     "camel",

@@ -15,6 +15,7 @@ import attrs
 
 from pushcore.converter._views import View, copy_fields, ident, to_json
 from pushcore.converter.streams import StreamLabelView
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME
 from pushcore.domain.model import IconStyle, Notification, Priority, Sound
 from pushcore.domain.validation import about
 
@@ -57,12 +58,33 @@ class DeliveryPayloadView(ContentView):
     notification_id: str = attrs.field(metadata=ident("ntf", "notification"))
     stream: StreamLabelView | None = attrs.field(metadata=about("The stream of a stream send."))
     scheduled_at: datetime = attrs.field(metadata=about("The due time."))
+    event: str = attrs.field(metadata=about("`notification` (a withdrawal says `withdrawn`)."))
+    collapse_key: str | None = attrs.field(
+        metadata=about("Replaces what was shown with the same key; null: none.")
+    )
+    revision: int = attrs.field(metadata=about("The notification's revision (PATCH)."))
+    renotify: bool = attrs.field(metadata=about("False: replace quietly (no sound, no alert)."))
+    receipt: str | None = attrs.field(metadata=about("A token for this delivery; null: none."))
+    expires_at: datetime | None = attrs.field(
+        metadata=about(
+            "When it expires (a receiver may drop it after); null: never.",
+            example=EXAMPLE_FUTURE_TIME,
+        )
+    )
 
     @classmethod
     def of(cls, n: Notification) -> DeliveryPayloadView:
         """The payload of ``n``."""
         stream = None if n.stream is None else StreamLabelView(n.stream.name, n.stream.code)
-        return copy_fields(cls, n, notification_id=n.id, stream=stream, **content_of(n))
+        return copy_fields(
+            cls,
+            n,
+            notification_id=n.id,
+            stream=stream,
+            event="notification",
+            receipt=None,
+            **content_of(n),
+        )
 
 
 def delivery_payload(n: Notification) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pushcore.converter._views import View, copy_fields, count, ident
 from pushcore.converter.content import ContentView, content_of
 from pushcore.converter.notifications import StreamRefView
 from pushcore.domain.inbox import InboxItem, InboxPage
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME
 from pushcore.domain.validation import about
 
 ENTRY_ID = about(
@@ -33,6 +34,13 @@ class InboxEntryView(ContentView):
         metadata=about("When it reached the inbox (its due time).")
     )
     read_at: datetime | None
+    replaces: str | None = attrs.field(
+        metadata=about("The entry this one took the place of (same collapse key); else null.")
+    )
+    collapse_key: str | None = attrs.field(metadata=about("The notification's collapse key."))
+    expires_at: datetime | None = attrs.field(
+        metadata=about("When it leaves the inbox; null: never.", example=EXAMPLE_FUTURE_TIME)
+    )
 
     @classmethod
     def of(cls, item: InboxItem) -> InboxEntryView:
@@ -46,6 +54,8 @@ class InboxEntryView(ContentView):
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
             delivered_at=item.entry.delivered_at,
             read_at=item.entry.read_at,
+            replaces=item.entry.replaces,
+            expires_at=getattr(n, "expires_at", None),
             **content_of(n),
         )
 
@@ -87,3 +97,12 @@ class DismissedEventView(View):
     """The data of a live channel's `dismissed` event."""
 
     id: str = attrs.field(metadata=ENTRY_ID)
+
+
+@attrs.frozen
+class WithdrawnEventView(View):
+    """The data of a live channel's `withdrawn` event."""
+
+    ids: tuple[str, ...] = attrs.field(
+        metadata=about("The entries taken out of the inbox (withdrawn or expired).")
+    )

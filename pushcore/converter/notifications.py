@@ -24,7 +24,7 @@ from pushcore.converter._views import (
     to_json,
 )
 from pushcore.domain.errors import FieldError, ValidationError
-from pushcore.domain.inputs import NewNotification
+from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME, NewNotification
 from pushcore.domain.model import (
     DeliveryCounts,
     IconStyle,
@@ -34,6 +34,7 @@ from pushcore.domain.model import (
     Sound,
 )
 from pushcore.domain.states import NotificationStatus
+from pushcore.domain.timefmt import format_timestamp
 from pushcore.domain.validation import about
 
 _ID = re.compile(r"ntf_[0-9A-HJKMNP-TV-Z]{26}")
@@ -110,11 +111,28 @@ class NotificationView(NotificationCreatedView):
     sender_icon: str | None
     stream: StreamRefView | None
     revision: int = attrs.field(metadata=about("1 at creation, +1 on each PATCH (`If-Match`)."))
+    collapse_key: str | None = attrs.field(
+        metadata=about("A newer notification with this key replaces this one; null: none.")
+    )
+    renotify: bool = attrs.field(metadata=about("False: a replacement is quiet."))
+    supersedes: str | None = attrs.field(
+        metadata=about("The notification this one replaced (POST .../replace); else null.")
+    )
     failure_reason: str | None = attrs.field(
         metadata=about("Why it failed: `no_devices`, a gateway's reason.")
     )
     settled_at: datetime | None = attrs.field(
         metadata=about("When it became DELIVERED, FAILED or CANCELLED.")
+    )
+    ttl: int | None = attrs.field(metadata=about("Seconds from the due time it expires, as given."))
+    expires_at: datetime | None = attrs.field(
+        metadata=about(
+            "After this it is not delivered any more; null: never expires.",
+            example=EXAMPLE_FUTURE_TIME,
+        )
+    )
+    withdrawn_at: datetime | None = attrs.field(
+        metadata=about("When POST .../withdraw took it back; null until then.")
     )
     deliveries: DeliveryCountsView | None = attrs.field(
         default=None,
@@ -272,8 +290,18 @@ _REQUEST_FIELDS = tuple(
 def request_json(n: Notification) -> dict[str, Any]:
     """The create request (API JSON, no timing) that a stored notification says."""
     found = {camel(name): getattr(n, name) for name in _REQUEST_FIELDS}
-    return {
-        name: value.value if isinstance(value, enum.Enum) else value
-        for name, value in found.items()
-        if value is not None
-    } | {"metadata": dict(n.metadata)}
+    if n.ttl is not None:
+        # The stored expiresAt follows from the ttl: the request gave only the ttl.
+        found["expiresAt"] = None
+    return {name: _request_value(value) for name, value in found.items() if value is not None} | {
+        "metadata": dict(n.metadata)
+    }
+
+
+def _request_value(value: Any) -> Any:
+    """A stored value as a request gives it (enums by value, instants as timestamps)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    return value

@@ -19,6 +19,8 @@ from pushcore.consistency import detach_device, reconcile
 from pushcore.delivery.config import EngineConfig
 from pushcore.delivery.journal import say_deactivated, say_deferred, say_failed, say_retry
 from pushcore.delivery.quiet import screen
+from pushcore.domain.expiry import EXPIRED, has_expired
+from pushcore.domain.model import Delivery, Notification
 from pushcore.domain.outcomes import (
     Deferred,
     Delivered,
@@ -31,6 +33,7 @@ from pushcore.domain.outcomes import (
     is_redelivery,
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
+from pushcore.domain.withdraw import is_withdrawal, settled_as
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
@@ -94,13 +97,19 @@ class Ledger:
                     continue
                 notification = notifications.get(delivery.notification_id)
                 device = devices.get(delivery.device_id)
-                if notification is not None and device is not None and device.is_active:
+                status = settled_as(delivery, DeliveryStatus.FAILED)
+                if notification is not None and _expired(delivery, notification, now):
+                    # Past its expiresAt (waiting for its time, a device or a retry):
+                    # not made, and never handed to a gateway.
+                    status, reason = DeliveryStatus.EXPIRED, EXPIRED
+                elif notification is not None and device is not None and device.is_active:
                     dispatches.append(Dispatch(delivery, device, notification))
                     self.redelivered += is_redelivery(delivery)
                     continue
-                # The device went away between scheduling and now: nothing to send.
-                reason = "Device inactive" if device is not None else "Device removed"
-                tx.deliveries.settle(delivery.id, self.owner, DeliveryStatus.FAILED, reason, now)
+                else:
+                    # The device went away between scheduling and now: nothing to send.
+                    reason = "Device inactive" if device is not None else "Device removed"
+                tx.deliveries.settle(delivery.id, self.owner, status, reason, now)
                 orphaned[delivery.notification_id] = reason
             # The recipients' quiet hours, snoozes and mutes (delivery/quiet.py).
             screened = screen(tx, dispatches, now, self.owner)
@@ -117,6 +126,9 @@ class Ledger:
             # their subscribers' inboxes when sent (StreamService.send).
             due = {n.id for n in (*woken, *notifications.values()) if n.stream is None}
             inboxed = tx.inbox.deliver_own(sorted(due), now) if due else 0
+            if inboxed:
+                keyed = {n.id: n for n in (*woken, *notifications.values()) if n.collapse_key}
+                tx.inbox.replace_older([n for i, n in sorted(keyed.items()) if i in due], now)
         if inboxed and self._inbox is not None:
             self._inbox.committed()
         next_due = min((c for c in candidates if c is not None), default=None)
@@ -150,6 +162,12 @@ class Ledger:
             (dispatch, outcome, self._next_status(dispatch, outcome)) for dispatch, outcome in pairs
         ]
         delivered = [d.delivery.id for d, _, st in decided if st is DeliveryStatus.DELIVERED]
+        # Withdrawals the gateway took (a refused one is settled below, with its reason).
+        withdrawn = [
+            d.delivery.id
+            for d, o, st in decided
+            if st is DeliveryStatus.WITHDRAWN and isinstance(o, Delivered)
+        ]
         # Said once the transaction has committed: a line for what really happened.
         said: list[Callable[[], None]] = []
         # Only the deliveries' rows, a note each and the counters: what a crash must
@@ -164,12 +182,16 @@ class Ledger:
                 settled += tx.deliveries.settle_many(
                     delivered, self.owner, DeliveryStatus.DELIVERED, None, now
                 )
+            if withdrawn:
+                settled += tx.deliveries.settle_many(
+                    withdrawn, self.owner, DeliveryStatus.WITHDRAWN, None, now
+                )
             for dispatch, outcome, status in decided:
                 delivery = dispatch.delivery
                 if isinstance(outcome, Delivered):
                     continue
                 if isinstance(outcome, Deferred):
-                    due = now + timedelta(seconds=outcome.after)
+                    due = _until_expiry(dispatch, now + timedelta(seconds=outcome.after))
                     if tx.deliveries.release([delivery.id], self.owner, due):
                         earliest = due if earliest is None else min(earliest, due)
                         said.append(functools.partial(say_deferred, dispatch, outcome))
@@ -177,7 +199,8 @@ class Ledger:
                 if status is DeliveryStatus.PENDING:
                     assert isinstance(outcome, Retry)
                     delay = policy.delay(delivery.attempts, self._uniform, outcome.after)
-                    due = now + timedelta(seconds=delay)
+                    # Never later than its expiry: the claim then ends it EXPIRED.
+                    due = _until_expiry(dispatch, now + timedelta(seconds=delay))
                     if tx.deliveries.retry(delivery.id, self.owner, due, outcome.reason):
                         earliest = due if earliest is None else min(earliest, due)
                         said.append(functools.partial(say_retry, dispatch, outcome, delay))
@@ -229,7 +252,9 @@ class Ledger:
                 if isinstance(o, Failed | TokenInvalid | Retry)
             }
             unique = list({d.notification.id: d.notification for d, _ in mine}.values())
-            reconcile(tx, tx.notifications.refresh(unique, for_update=True), now, reasons)
+            current = tx.notifications.refresh(unique, for_update=True)
+            _withdraw_late(tx, current, now)
+            reconcile(tx, current, now, reasons)
 
     def roll_up_leftovers(self, before: datetime | None) -> int:
         """Roll up the notes recorded before ``before`` (None: all) that nobody rolled up
@@ -242,14 +267,40 @@ class Ledger:
                     return done
                 now = self._clock.now()
                 found = tx.notifications.by_ids(ids)
-                reconcile(tx, tx.notifications.refresh(found, for_update=True), now)
+                current = tx.notifications.refresh(found, for_update=True)
+                _withdraw_late(tx, current, now)
+                reconcile(tx, current, now)
                 done += len(ids)
 
     def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:
         may_retry = not self._config.retry.gives_up(dispatch.delivery.attempts)
-        return next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
+        status = next_delivery_status(dispatch.delivery.status, delivery_event(outcome, may_retry))
+        return settled_as(dispatch.delivery, status)
 
     def release(self, delivery_ids: Sequence[str]) -> int:
         """Hand leased deliveries back unsent; how many this owner still held."""
         with self._store.transaction() as tx:
             return tx.deliveries.release(delivery_ids, self.owner)
+
+
+def _expired(delivery: Delivery, notification: Notification, now: datetime) -> bool:
+    """Whether a claimed delivery of the notification would arrive past its expiry
+    (claimed up to the lead early: it goes at its due time). A withdrawal always goes."""
+    at = max(now, delivery.due_at)
+    return not is_withdrawal(delivery) and has_expired(notification.expires_at, at)
+
+
+def _until_expiry(dispatch: Dispatch, due: datetime) -> datetime:
+    """``due``, or the notification's expiry when that comes first."""
+    expires_at = dispatch.notification.expires_at
+    if expires_at is None or is_withdrawal(dispatch.delivery):
+        return due
+    return min(due, expires_at)
+
+
+def _withdraw_late(tx: Transaction, notifications: Sequence[Notification], now: datetime) -> None:
+    """Queue the withdrawal of deliveries a gateway took while their notification was
+    being withdrawn (in flight then, delivered since). Under the notification's lock:
+    the withdrawal's own transaction queues what was delivered before it, this what
+    was delivered after; none is missed."""
+    tx.withdrawals.queue_withdrawn([n.id for n in notifications], now)

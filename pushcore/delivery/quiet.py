@@ -30,6 +30,7 @@ from pushcore.domain.recipient import (
     superseded,
 )
 from pushcore.domain.states import DeliveryStatus
+from pushcore.domain.withdraw import is_withdrawal
 from pushcore.ports import Transaction
 
 _DEFAULT = RecipientSettings()
@@ -52,6 +53,11 @@ def collapse_key(notification: Notification) -> str | None:
     return key if isinstance(key, str) else None
 
 
+def _screened(dispatch: Dispatch) -> bool:
+    # A withdrawal removes what was shown, silently: nothing to hold or mute.
+    return dispatch.device.platform in SCREENED and not is_withdrawal(dispatch.delivery)
+
+
 def _expired(notification: Notification, now: datetime) -> bool:
     expires = getattr(notification, "expires_at", None)
     return isinstance(expires, datetime) and expires <= now
@@ -59,7 +65,7 @@ def _expired(notification: Notification, now: datetime) -> bool:
 
 def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner: str) -> Screened:
     """Decide each claimed dispatch by its recipient's settings, in the claim's transaction."""
-    screened = [d for d in dispatches if d.device.platform in SCREENED]
+    screened = [d for d in dispatches if _screened(d)]
     if not screened:
         return Screened(list(dispatches), {})
     settings = tx.recipients.settings_many(sorted({d.device.account_id for d in screened}))
@@ -78,7 +84,7 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     decided: dict[tuple[str, Mute | None, Priority, datetime], Decision] = {}
     for dispatch in dispatches:
         delivery, notification = dispatch.delivery, dispatch.notification
-        if dispatch.device.platform not in SCREENED:
+        if not _screened(dispatch):
             send.append(dispatch)
             continue
         released = delivery.held_until is not None

@@ -30,8 +30,9 @@ import attrs
 
 from pushcore.consistency import detach_device
 from pushcore.domain.idempotency import REPLAY_WINDOW
+from pushcore.domain.inbox import Withdrawn
 from pushcore.domain.scheduling import STALE_LIVE_DEVICE
-from pushcore.ports import Clock, Store, Transaction
+from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 log = logging.getLogger("pushcore.retention")
 # How far back the stats look (24 hours, in whole minutes), and a margin.
@@ -51,8 +52,15 @@ class RetentionConfig:
 class Retention:
     """Deletes what is past retention, batch by batch, until stopped."""
 
-    def __init__(self, store: Store, clock: Clock, config: RetentionConfig) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        config: RetentionConfig,
+        inbox: InboxSignal | None = None,
+    ) -> None:
         self._store = store
+        self._inbox = inbox
         self._clock = clock
         self.config = config
         # One thread: on SQLite one connection, never a second writer of ours.
@@ -75,7 +83,13 @@ class Retention:
             deleted += self._remove_stale_live_devices(tx, now)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
-        return deleted
+            # Entries past their notification's expiresAt leave the inbox (API.md).
+            expired = tx.inbox.expire(now, self.config.batch)
+            told = {a: tx.inbox.announce(a, Withdrawn(tuple(ids))) for a, ids in expired.items()}
+        for account_id, ids in expired.items():
+            if not told[account_id] and self._inbox is not None:
+                self._inbox.changed(account_id, Withdrawn(tuple(ids)))
+        return deleted + sum(len(ids) for ids in expired.values())
 
     def _remove_stale_live_devices(self, tx: Transaction, now: datetime) -> int:
         """Remove live devices unused for STALE_LIVE_DEVICE, whatever ``keep`` says."""

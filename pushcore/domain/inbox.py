@@ -72,6 +72,10 @@ class InboxEntry:
     # Dismissed entries keep their row (until retention) so that a later
     # delivery of the same notification cannot bring them back.
     dismissed_at: datetime | None = None
+    # A replacement (same sender and collapse key) names the entry it took the
+    # place of; that one keeps its row, marked replaced, so it never comes back.
+    replaces: str | None = None
+    replaced_at: datetime | None = None
 
 
 @attrs.frozen
@@ -106,4 +110,11 @@ class Dismissed:
     id: str
 
 
-InboxChange = Read | Dismissed
+@attrs.frozen
+class Withdrawn:
+    """Entries taken out of an account's inbox: their notification was withdrawn or expired."""
+
+    ids: tuple[str, ...]
+
+
+InboxChange = Read | Dismissed | Withdrawn

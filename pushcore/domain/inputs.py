@@ -16,7 +16,9 @@ from typing import Any
 import attrs
 
 from pushcore.domain import validation as v
+from pushcore.domain.collapse import COLLAPSE_KEY, COLLAPSE_KEY_MAX, is_collapse_key
 from pushcore.domain.errors import FieldError
+from pushcore.domain.expiry import TTL_MAX, TTL_MIN
 from pushcore.domain.inbox import is_entry_id
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
@@ -219,6 +221,54 @@ def _sender_icon(description: str, default: str = "") -> Any:
     return attrs.field(default=None, validator=v.http_url, metadata=about)
 
 
+def _collapse_key(value: str) -> None:
+    if not is_collapse_key(value):
+        raise ValueError(f"must be 1 to {COLLAPSE_KEY_MAX} characters of A-Z a-z 0-9 . _ ~ -")
+
+
+def _collapse_key_field() -> Any:
+    return attrs.field(
+        default=None,
+        validator=v.Rule(_collapse_key, {"pattern": f"^{COLLAPSE_KEY.pattern}$"}),
+        metadata=v.about(
+            "Names one thing that changes (a build, a score, an alarm): a newer notification "
+            "of the account with the same key replaces this one (not sent yet: superseded; "
+            "sent: replaced on devices and in inboxes).",
+            example="build-1234",
+            short="A key: a newer notification with it replaces this one.",
+        ),
+    )
+
+
+def _renotify_field() -> Any:
+    return attrs.field(
+        default=True,
+        metadata=v.about(
+            "False makes a replacement quiet: no sound, no new alert, a read entry stays read.",
+            short="Alert again when replacing (default true).",
+        ),
+    )
+
+
+def _ttl() -> Any:
+    return attrs.field(
+        default=None,
+        validator=v.int_range(TTL_MIN, TTL_MAX),
+        metadata=v.about(
+            "Seconds from the due time after which it is not delivered any more (and "
+            "leaves the inbox); not with `expiresAt`.",
+            short="Seconds after the due time it expires.",
+        ),
+    )
+
+
+_EXPIRES_AT = v.about(
+    "When it expires (after the due time); not with `ttl`.",
+    example=EXAMPLE_FUTURE_TIME,
+    short="When it expires.",
+)
+
+
 @attrs.frozen
 class NewNotification:
     """A request to schedule a notification (POST /api/notifications)."""
@@ -272,6 +322,10 @@ class NewNotification:
     )
     sender_name: str | None = _sender_name("A sender name shown instead of the app's own.")
     sender_icon: str | None = _sender_icon("")
+    collapse_key: str | None = _collapse_key_field()
+    renotify: bool = _renotify_field()
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen
@@ -319,6 +373,10 @@ class StreamSend:
     sender_icon: str | None = _sender_icon(
         "Default: the stream's icon.", "; default the stream's icon"
     )
+    collapse_key: str | None = _collapse_key_field()
+    renotify: bool = _renotify_field()
+    ttl: int | None = _ttl()
+    expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
 
 
 @attrs.frozen

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import attrs
 
+from pushcore.domain.expiry import EXPIRED
 from pushcore.domain.model import DeliveryCounts, Notification
 from pushcore.domain.scheduling import NO_DEVICE_GRACE
 from pushcore.domain.states import (
@@ -62,10 +63,11 @@ def reconciled(
         status = _to(n, NE.DEVICE_REGISTERED) if n.status is N.SCHEDULED else n.status
         return attrs.evolve(n, status=status, wake_at=n.scheduled_at)
     waiting = n.status if n.status is N.SCHEDULED else _to(n, NE.NO_DEVICES)
-    deadline = n.scheduled_at + NO_DEVICE_GRACE
+    deadline, reason = n.scheduled_at + NO_DEVICE_GRACE, NO_DEVICES
+    if n.expires_at is not None and n.expires_at < deadline:
+        # It expires before the wait would end: no device may get it after that.
+        deadline, reason = n.expires_at, EXPIRED
     if now >= deadline:
         failed = next_notification_status(waiting, NE.WAIT_EXPIRED)
-        return attrs.evolve(
-            n, status=failed, wake_at=None, settled_at=now, failure_reason=NO_DEVICES
-        )
+        return attrs.evolve(n, status=failed, wake_at=None, settled_at=now, failure_reason=reason)
     return attrs.evolve(n, status=waiting, wake_at=deadline)

@@ -173,6 +173,14 @@ class Notification:
     wake_at: datetime | None = None
     settled_at: datetime | None = None
     revision: int = 1  # +1 on each PATCH: what `If-Match` names
+    # One key names one thing that changes: a newer one of the account replaces it.
+    collapse_key: str | None = None
+    renotify: bool = True  # False: a replacement is quiet (no sound, read stays read)
+    supersedes: str | None = None  # the notification this one replaced (by key or /replace)
+    # Expiry (domain/expiry.py): ttl as given, expires_at resolved from it or given.
+    ttl: int | None = None
+    expires_at: datetime | None = None
+    withdrawn_at: datetime | None = None  # POST .../withdraw, once
 
 
 @attrs.frozen
@@ -227,6 +235,8 @@ class Delivery:
     lease_expires_at: datetime | None = None
     failure_reason: str | None = None
     settled_at: datetime | None = None
+    # What its next send carries: the notification, or its withdrawal (domain/withdraw.py).
+    kind: str = "notification"
     # Quiet hours: the end of the quiet it waits for (HELD), kept once released.
     held_until: datetime | None = None
 

@@ -23,6 +23,8 @@ TIMINGS: tuple[frozenset[str], ...] = (
     frozenset({"deliverAt"}),
 )
 TIMING_FIELDS = frozenset().union(*TIMINGS)
+# The two ways to say when it expires: a patch giving one drops the other.
+EXPIRY_FIELDS = frozenset({"ttl", "expiresAt"})
 EDITABLE = frozenset(
     {
         "title",
@@ -75,6 +77,9 @@ def merge_patch(original: Mapping[str, Any], patch: object) -> dict[str, Any]:
     if given:
         # A new timing replaces the old one whole: `delay` after `scheduledAt` is not both.
         for name in TIMING_FIELDS:
+            merged.pop(name, None)
+    if EXPIRY_FIELDS & patch.keys():
+        for name in EXPIRY_FIELDS:
             merged.pop(name, None)
     for name, value in patch.items():
         if value is None:

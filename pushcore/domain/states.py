@@ -41,6 +41,8 @@ class DeliveryStatus(enum.StrEnum):
     DELIVERED = "DELIVERED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+    EXPIRED = "EXPIRED"  # not made by the notification's expiresAt
+    WITHDRAWN = "WITHDRAWN"  # delivered, then its withdrawal was sent
     HELD = "HELD"  # inside the recipient's quiet hours or snooze: waits for held_until
 
 

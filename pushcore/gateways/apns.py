@@ -38,9 +38,10 @@ from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority, Sound
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import sender_of, shorten_to_fit
+from pushcore.domain.withdraw import is_withdrawal
 from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways.after_sending import apns_expiration, apns_withdrawal, body_key
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
-from pushcore.gateways.quiet import APNS_PRIORITY as QUIET_PRIORITY
 from pushcore.gateways.quiet import quiet_apns_payload
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
@@ -48,7 +49,6 @@ from pushcore.ports import Clock
 PRODUCTION_URL = "https://api.push.apple.com"
 SANDBOX_URL = "https://api.sandbox.push.apple.com"
 MAX_PAYLOAD = 4096
-EXPIRATION = 24 * 3600  # seconds Apple keeps trying to reach an offline device
 
 TOKEN_MAX_AGE = timedelta(minutes=50)
 TOKEN_MIN_AGE = timedelta(minutes=20)
@@ -84,6 +84,10 @@ def apns_payload(notification: Notification) -> dict[str, Any]:
     if sender is not None:
         # Lets the app's notification service extension draw the sender's icon.
         aps["mutable-content"] = 1
+    if not notification.renotify:
+        # A quiet replacement: no sound, and no alert that lights the screen.
+        del aps["sound"]
+        aps["interruption-level"] = "passive"
     payload: dict[str, Any] = {
         "aps": aps,
         "notificationId": notification.id,
@@ -311,34 +315,44 @@ class ApnsGateway:
         self, dispatches: Sequence[Dispatch], outcomes: list[Outcome | None]
     ) -> list[_Push]:
         """The pushes to send; the outcome of those that cannot be sent goes in ``outcomes``."""
-        expiration = str(int(self._clock.now().timestamp()) + EXPIRATION).encode()
+        now = self._clock.now()
         # A fan-out batch is one notification to many devices: encode it once.
-        bodies: dict[str, bytes | Failed] = {}
+        bodies: dict[tuple[str, str], bytes | Failed] = {}
         ready: list[_Push] = []
         ids = _apns_ids(len(dispatches))
         for index, dispatch in enumerate(dispatches):
             notification = dispatch.notification
-            cached = f"{notification.id} quiet" if dispatch.quiet else notification.id
-            body = bodies.get(cached)
+            withdrawal = is_withdrawal(dispatch.delivery)
+            kind, quiet = body_key(dispatch), dispatch.quiet
+            key = (kind[0], f"{kind[1]} quiet") if quiet else kind
+            body = bodies.get(key)
             if body is None:
                 try:
-                    body = encode_payload(notification, dispatch.quiet)
+                    body = (
+                        apns_withdrawal(notification)
+                        if withdrawal
+                        else encode_payload(notification, dispatch.quiet)
+                    )
                 except PayloadTooLarge as exc:
                     body = Failed(str(exc))
-                bodies[cached] = body
+                bodies[key] = body
             if isinstance(body, Failed):
                 outcomes[index] = body
             elif not _DEVICE_TOKEN.fullmatch(dispatch.device.token):
                 outcomes[index] = TokenInvalid("BadDeviceToken")
             else:
-                low = notification.priority is Priority.LOW or dispatch.quiet
-                priority = QUIET_PRIORITY if low else b"10"
+                # A withdrawal is a background push, which APNs takes at priority 5 only;
+                # a quiet one (quiet hours, silent mode) is delivered without waking.
+                low = withdrawal or dispatch.quiet or notification.priority is Priority.LOW
                 headers: list[Header] = [
-                    (b"apns-priority", priority),
-                    (b"apns-expiration", expiration),
+                    (b"apns-push-type", b"background" if withdrawal else b"alert"),
+                    (b"apns-priority", b"5" if low else b"10"),
+                    (b"apns-expiration", apns_expiration(notification, now)),
                     # Unique: keep it out of HPACK's table.
                     NeverIndexedHeaderTuple(b"apns-id", ids[index]),
                 ]
+                if notification.collapse_key is not None:
+                    headers.append((b"apns-collapse-id", notification.collapse_key.encode()))
                 ready.append(_Push(index, f"/3/device/{dispatch.device.token}", headers, body))
         return ready
 
@@ -371,7 +385,6 @@ class ApnsGateway:
                 [
                     (b"authorization", b"bearer " + token.encode()),
                     (b"apns-topic", self.topic.encode()),
-                    (b"apns-push-type", b"alert"),
                 ],
             )
         return self._auth

@@ -34,7 +34,9 @@ from pushcore.config import Settings
 from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
+from pushcore.domain.withdraw import is_withdrawal
 from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways.after_sending import body_key, fcm_ttl, fcm_withdrawal
 from pushcore.gateways.quiet import quiet_fcm_message
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
@@ -139,6 +141,12 @@ def message_data(notification: Notification) -> dict[str, str]:
     if notification.stream is not None:
         data["streamName"] = notification.stream.name
         data["streamCode"] = notification.stream.code
+    if notification.collapse_key is not None:
+        data["collapseKey"] = notification.collapse_key
+    if not notification.renotify:
+        # A quiet replacement: the app plays no sound for it.
+        del data["sound"]
+        data["renotify"] = "false"
     return data
 
 
@@ -168,15 +176,17 @@ async def _already(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def fcm_message(token: str, data: Mapping[str, str], priority: Priority) -> dict[str, Any]:
-    """The body POSTed to ``messages:send`` for one device."""
-    return {
-        "message": {
-            "token": token,
-            "data": dict(data),
-            "android": {"priority": android_priority(priority)},
-        }
-    }
+def fcm_message(
+    token: str, data: Mapping[str, str], priority: Priority, ttl: str | None = None
+) -> dict[str, Any]:
+    """The body POSTed to ``messages:send`` for one device (``ttl``: what is left)."""
+    android: dict[str, Any] = {"priority": android_priority(priority)}
+    if "collapseKey" in data:
+        # FCM keeps only the latest message with this key for an offline device.
+        android["collapse_key"] = data["collapseKey"]
+    if ttl is not None:
+        android["ttl"] = ttl
+    return {"message": {"token": token, "data": dict(data), "android": android}}
 
 
 @attrs.frozen
@@ -338,17 +348,23 @@ class FcmGateway:
         except _NoToken as exc:
             return [exc.outcome] * len(dispatches)
         # A fan-out batch is one notification to many devices: build its data once.
-        data: dict[str, dict[str, str] | Failed] = {}
+        data: dict[tuple[str, str], dict[str, str] | Failed] = {}
         sends = []
+        now = self._clock.now()
         for dispatch in dispatches:
             notification = dispatch.notification
-            if notification.id not in data:
-                data[notification.id] = fitted_data(notification)
-            fitted = data[notification.id]
+            key = body_key(dispatch)
+            if key not in data:
+                withdrawal = is_withdrawal(dispatch.delivery)
+                data[key] = (
+                    fcm_withdrawal(notification) if withdrawal else fitted_data(notification)
+                )
+            fitted = data[key]
             if isinstance(fitted, Failed):
                 sends.append(_already(fitted))
                 continue
-            message = fcm_message(dispatch.device.token, fitted, notification.priority)
+            ttl = fcm_ttl(notification, now)
+            message = fcm_message(dispatch.device.token, fitted, notification.priority, ttl)
             if dispatch.quiet:
                 message = quiet_fcm_message(message)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()

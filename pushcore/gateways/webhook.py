@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.webhooks import signature_headers
@@ -34,6 +33,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.after_sending import body_key, neutral_body
 from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock
 
@@ -75,15 +75,15 @@ class WebhookGateway:
         """Start posting every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
-        bodies: dict[str, bytes] = {}
+        bodies: dict[tuple[str, str], bytes] = {}
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            notification = dispatch.notification
-            if notification.id not in bodies:
-                payload = delivery_payload(notification)
-                bodies[notification.id] = json.dumps(payload, separators=(",", ":")).encode()
-            url, body = dispatch.device.token, bodies[notification.id]
+            key = body_key(dispatch)
+            if key not in bodies:
+                payload = neutral_body(dispatch)
+                bodies[key] = json.dumps(payload, separators=(",", ":")).encode()
+            url, body = dispatch.device.token, bodies[key]
             secret = dispatch.device.webhook_secret
             signed = (
                 {}

@@ -27,8 +27,8 @@ import http_ece
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from pushcore.config import Settings
-from pushcore.converter.content import delivery_payload
 from pushcore.domain.addresses import IPAddress
+from pushcore.domain.collapse import web_push_topic
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
@@ -40,6 +40,7 @@ from pushcore.gateways._http import (
     retry_after_seconds,
     status_reason,
 )
+from pushcore.gateways.after_sending import body_key, neutral_body, web_push_ttl
 from pushcore.gateways.quiet import WEB_PUSH_URGENCY
 from pushcore.gateways.vapid import (
     VapidKey,
@@ -54,7 +55,6 @@ from pushcore.ports import Clock
 log = logging.getLogger("pushcore.delivery")
 
 USER_AGENT = "pushcore-webpush/1"
-TTL_SECONDS = 86400
 URGENCY = {
     Priority.LOW: "low",
     Priority.NORMAL: "normal",
@@ -131,15 +131,15 @@ class WebPushGateway:
         """Start sending every dispatch its lanes admit (the others are Deferred)."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
-        plaintexts: dict[str, bytes | None] = {}
+        plaintexts: dict[tuple[str, str], bytes | None] = {}
         resolve = BatchResolver(self._guard)
 
         async def post(dispatch: Dispatch) -> Outcome:
-            notification = dispatch.notification
-            if notification.id not in plaintexts:
-                plaintexts[notification.id] = fitted_plaintext(delivery_payload(notification))
+            key = body_key(dispatch)
+            if key not in plaintexts:
+                plaintexts[key] = fitted_plaintext(neutral_body(dispatch))
             url = dispatch.device.token
-            return await self._send_one(dispatch, resolve(url), plaintexts[notification.id])
+            return await self._send_one(dispatch, resolve(url), plaintexts[key])
 
         return self._poster.lanes.send_each(dispatches, post)
 
@@ -170,10 +170,14 @@ class WebPushGateway:
             ),
             "Content-Encoding": "aes128gcm",
             "Content-Type": "application/octet-stream",
-            "TTL": str(TTL_SECONDS),
+            "TTL": str(web_push_ttl(dispatch.notification, self._clock.now())),
             "Urgency": urgency,
             "User-Agent": USER_AGENT,
         }
+        key = dispatch.notification.collapse_key
+        if key is not None:
+            # RFC 8030 5.4: the push service keeps only the latest message per topic.
+            headers["Topic"] = web_push_topic(key)
         try:
             answer = await post_pinned(self._poster.session(), pinned, body, headers)
         except TimeoutError:

@@ -35,6 +35,16 @@ class InboxRepository(Protocol):
         publisher is none: it cannot subscribe to its own stream); how many."""
         ...
 
+    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
+        """An entry of ``notification`` for every account with an entry of
+        ``original_id`` (a stream send's subscribers at that send); how many."""
+        ...
+
+    def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
+        """Entries of these (just written) replace their recipients' older entries with
+        the same sender and collapse key; how many older entries left the inbox."""
+        ...
+
     def page(
         self, account_id: str, limit: int, before: int | None, unread_only: bool
     ) -> Sequence[InboxItem]:
@@ -69,6 +79,15 @@ class InboxRepository(Protocol):
 
     def dismiss(self, account_id: str, public_id: str, at: datetime) -> bool:
         """Take the entry out of the account's inbox; False when it has no such entry."""
+        ...
+
+    def withdraw(self, notification_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Take these notifications' entries out of every inbox; the entry ids by account."""
+        ...
+
+    def expire(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """Take up to ``limit`` entries whose notification expired by ``now`` out of the
+        inboxes; the entry ids by account."""
         ...
 
     def announce(self, account_id: str, change: InboxChange) -> bool:

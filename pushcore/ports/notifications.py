@@ -48,9 +48,17 @@ class NotificationRepository(Protocol):
         status: NotificationStatus | None,
         limit: int,
         before_id: str | None,
+        collapse_key: str | None = None,
     ) -> Sequence[Notification]:
-        """The account's notifications, newest first, optionally of one status,
-        with ids below ``before_id`` (the paging cursor)."""
+        """The account's notifications, newest first, optionally of one status (and
+        collapse key), with ids below ``before_id`` (the paging cursor)."""
+        ...
+
+    def open_with_key(
+        self, account_id: str, collapse_key: str, newer_id: str
+    ) -> Sequence[Notification]:
+        """The account's QUEUED or SCHEDULED notifications with this collapse key other
+        than ``newer_id``, locked FOR UPDATE (a claim waits for them), in id order."""
         ...
 
     def update(self, notification: Notification) -> None:

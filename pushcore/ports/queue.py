@@ -108,6 +108,11 @@ class DeliverySchedule(Protocol):
         of the stream, inserted in bulk by the database; how many."""
         ...
 
+    def fan_out_again(self, notification: Notification, original_id: str, due_at: datetime) -> int:
+        """One PENDING delivery of ``notification`` per active device of every account
+        the stream send ``original_id`` reached (its inbox entries); how many."""
+        ...
+
     def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
         """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
         ...

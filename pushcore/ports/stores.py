@@ -53,6 +53,11 @@ class Locks(Protocol):
         """Serialise registrations of one token (look up, then insert or update)."""
         ...
 
+    def collapse_key(self, account_id: str, key: str) -> None:
+        """Serialise the account's creates with one collapse key (insert, then look for
+        the older ones): of two at once, the later sees the earlier and supersedes it."""
+        ...
+
     def notifications(self, notification_ids: Sequence[str]) -> None:
         """Lock these notifications (in id order, so overlapping sets cannot deadlock)
         before deriving their status from their deliveries."""
@@ -81,6 +86,27 @@ class ServerKeyRepository(Protocol):
 
 
 T = TypeVar("T")
+
+
+class WithdrawalRepository(Protocol):
+    """A notification's withdrawal, stored with its queued sends (storage/sql/withdrawals.py)."""
+
+    def mark(self, notification_id: str, at: datetime) -> bool:
+        """Set the notification's ``withdrawn_at``, once; whether this call set it."""
+        ...
+
+    def cancel_pending(self, notification_id: str, reason: str) -> int:
+        """Cancel every PENDING delivery of the notification (retries too); how many."""
+        ...
+
+    def queue(self, notification_id: str, due: datetime) -> int:
+        """Turn its DELIVERED deliveries into withdrawals due at ``due`` (live devices':
+        WITHDRAWN at once); how many were queued for a gateway."""
+        ...
+
+    def queue_withdrawn(self, notification_ids: Sequence[str], due: datetime) -> int:
+        """:meth:`queue` for those of these notifications that are withdrawn; how many."""
+        ...
 
 
 class Transaction(Protocol):
@@ -184,6 +210,11 @@ class Transaction(Protocol):
     @property
     def occurrences(self) -> OccurrenceRepository:
         """Recurring schedules' occurrences and the notifications made of them."""
+        ...
+
+    @property
+    def withdrawals(self) -> WithdrawalRepository:
+        """Notifications taken back, and the withdrawals queued to their devices."""
         ...
 
     @property

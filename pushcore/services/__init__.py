@@ -26,9 +26,11 @@ from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
 from pushcore.services.recipient import RecipientService
+from pushcore.services.replacements import ReplacementService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
+from pushcore.services.withdraw import WithdrawService
 
 
 @attrs.frozen
@@ -59,8 +61,14 @@ class Services:
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
+    replacements: ReplacementService
     recipients: RecipientService
     """The signed-in person's zone, quiet hours, snooze and mutes."""
+
+    @property
+    def withdrawals(self) -> WithdrawService:
+        """Withdrawing notifications (stateless: made on each use)."""
+        return WithdrawService(self.writes, self.clock, self.wakes, self.live)
 
     @property
     def vapid_public_key(self) -> str:
@@ -102,6 +110,7 @@ __all__ = [
     "PeopleService",
     "Principal",
     "Registration",
+    "ReplacementService",
     "Replay",
     "SendResult",
     "Services",

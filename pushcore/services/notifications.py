@@ -17,6 +17,7 @@ from pushcore.domain.errors import (
     RevisionMismatch,
     ValidationError,
 )
+from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import (
     Delivery,
@@ -30,6 +31,7 @@ from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_tim
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
+from pushcore.services.collapse import supersede_in_batch, supersede_older
 from pushcore.services.icons import probe_icons
 
 MAX_PAGE = 100
@@ -75,6 +77,15 @@ def _item_index(error: FieldError) -> int:
     return int(index) if index.isdigit() else -1
 
 
+def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
+    """A request's timing and expiry problems (the expiry once its due time is known)."""
+    errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+    if errors:
+        return errors
+    due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+    return expiry_errors(due, request.ttl, request.expires_at)
+
+
 class WakeRelay:
     """Forwards wake-ups to the engine of this process, once one runs.
 
@@ -102,7 +113,9 @@ class NotificationService:
     _icons: IconProbe
     _waker: Waker
 
-    async def create(self, account_id: str, request: NewNotification) -> Notification:
+    async def create(
+        self, account_id: str, request: NewNotification, supersedes: str | None = None
+    ) -> Notification:
         """Schedule a notification; it and its deliveries are committed before this returns.
 
         Awaited on an event loop: the sender icon is checked there (ValidationError
@@ -110,17 +123,21 @@ class NotificationService:
         notification while this task waits, so a create holds no thread.
         """
         icons = await probe_icons(self._icons, account_id, {"senderIcon": request.sender_icon})
-        write = self._create_write(account_id, request, icons)
+        write = self._create_write(account_id, request, icons, supersedes)
         created = await self._writes.submit_async(write)
         self._waker.wake(created.scheduled_at)
         return created
 
     def _create_write(
-        self, account_id: str, request: NewNotification, bad_icons: Sequence[FieldError]
+        self,
+        account_id: str,
+        request: NewNotification,
+        bad_icons: Sequence[FieldError],
+        supersedes: str | None = None,
     ) -> Callable[[Transaction], Notification]:
         """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
-        errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+        errors = _request_errors(now, request)
         errors += bad_icons
         if errors:
             raise ValidationError(errors)
@@ -130,7 +147,9 @@ class NotificationService:
             if token is not None and tx.devices.find_by_token(account_id, token) is None:
                 raise DeviceNotFound("No device with this targetDeviceToken on this account")
             targets = tx.devices.active_targets(account_id, token)
-            return self._add(tx, account_id, request, now, targets)
+            created = self._add(tx, account_id, request, now, targets, supersedes)
+            supersede_older(tx, created, now)
+            return created
 
         return write
 
@@ -170,7 +189,7 @@ class NotificationService:
         now = self._clock.now()
         errors: list[FieldError] = []
         for i, request in enumerate(requests):
-            found = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+            found = _request_errors(now, request)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
         errors += bad_icons
         if errors:
@@ -204,7 +223,7 @@ class NotificationService:
             # Two statements for the whole batch (one round trip each on PostgreSQL).
             tx.notifications.add_many(created)
             tx.schedule.add_many(deliveries)
-            return created
+            return supersede_in_batch(tx, created, now)
 
         return write
 
@@ -215,9 +234,12 @@ class NotificationService:
         request: NewNotification,
         now: datetime,
         targets: Sequence[Device],
+        supersedes: str | None = None,
     ) -> Notification:
         """Store a new notification, due as ``request`` says, and its deliveries."""
         notification = self._new(account_id, request, now, targets)
+        if supersedes is not None:
+            notification = attrs.evolve(notification, supersedes=supersedes)
         tx.notifications.add(notification)
         due = notification.scheduled_at
         tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
@@ -242,6 +264,7 @@ class NotificationService:
                 "delay": request.delay or DEFAULT_DELAY.value,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
+                "expires_at": expires_at_of(due, request.ttl, request.expires_at),
             },
             id=self._ids.new_id("ntf"),
             account_id=account_id,
@@ -266,13 +289,14 @@ class NotificationService:
         status: NotificationStatus | None = None,
         limit: int = 20,
         before_id: str | None = None,
+        collapse_key: str | None = None,
     ) -> Page:
         """A page of the account's notifications, newest first."""
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
         with self._store.read() as tx:
             # One more than asked tells whether another page follows.
-            found = tx.notifications.list(account_id, status, limit + 1, before_id)
+            found = tx.notifications.list(account_id, status, limit + 1, before_id, collapse_key)
         items = found[:limit]
         return Page(items, items[-1].id if len(found) > limit else None)
 
@@ -363,6 +387,9 @@ class NotificationService:
             due = in_milliseconds(
                 resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
             )
+        errors = expiry_errors(due, request.ttl, request.expires_at)
+        if errors:
+            raise ValidationError(errors)
         given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
         edited = attrs.evolve(
             found,
@@ -372,6 +399,7 @@ class NotificationService:
                 "custom_delay": request.custom_delay if timed else found.custom_delay,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
+                "expires_at": expires_at_of(due, request.ttl, request.expires_at),
             },
             # A notification with no delivery yet is looked at again at its due time.
             wake_at=due if found.wake_at == found.scheduled_at else found.wake_at,

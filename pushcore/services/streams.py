@@ -18,6 +18,7 @@ from pushcore.domain.errors import (
     PlanLimit,
     ValidationError,
 )
+from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.model import (
     IconStyle,
@@ -31,6 +32,7 @@ from pushcore.domain.model import (
 from pushcore.domain.scheduling import FREE_PLAN_STREAMS
 from pushcore.domain.states import NotificationStatus
 from pushcore.ports import Clock, IconProbe, IdGenerator, InboxSignal, Random, Store, Waker
+from pushcore.services.collapse import supersede_older
 from pushcore.services.icons import probe_icons
 
 # Codes come from 2,048 words x 31^4 suffixes (~1.9e9); a handful of draws is
@@ -144,6 +146,9 @@ class StreamService:
         The sender icon is checked on the event loop (ValidationError
         ``senderIcon``); the fan-out runs in a worker thread.
         """
+        errors = expiry_errors(self._clock.now(), request.ttl, request.expires_at)
+        if errors:
+            raise ValidationError(errors)
         await self._refuse_bad_icons(account_id, {"senderIcon": request.sender_icon})
         return await _in_thread(partial(self._fan_out, account_id, stream_id, request))
 
@@ -174,8 +179,13 @@ class StreamService:
                 created_at=now,
                 devices_targeted=0,
                 stream=StreamRef(stream.id, stream.name, stream.code),
+                collapse_key=request.collapse_key,
+                renotify=request.renotify,
+                ttl=request.ttl,
+                expires_at=expires_at_of(now, request.ttl, request.expires_at),
             )
             tx.notifications.add(notification)
+            supersede_older(tx, notification, now)
             sent = tx.schedule.fan_out(notification, stream.id, now)
             notification = attrs.evolve(notification, devices_targeted=sent)
             tx.notifications.update(notification)
@@ -185,6 +195,7 @@ class StreamService:
             # Due now, so in every subscriber's inbox now, devices or none; last, as
             # it holds the inbox's turn until COMMIT (storage/sql/inbox.py).
             inboxed = tx.inbox.fan_out(notification, stream.id, now)
+            tx.inbox.replace_older([notification], now)
         if inboxed:
             self._inbox.committed()
         if sent:

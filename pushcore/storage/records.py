@@ -67,8 +67,8 @@ def delivery_counts(rows: Sequence[tuple[str, int, int]]) -> DeliveryCounts:
     by = {status: count for status, count, _ in rows}
     return DeliveryCounts(
         pending=by.get("PENDING", 0) + by.get("IN_FLIGHT", 0) + by.get("HELD", 0),
-        delivered=by.get("DELIVERED", 0),
-        failed=by.get("FAILED", 0),
+        delivered=by.get("DELIVERED", 0) + by.get("WITHDRAWN", 0),
+        failed=by.get("FAILED", 0) + by.get("EXPIRED", 0),
         cancelled=by.get("CANCELLED", 0),
         handed=sum(handed for _, _, handed in rows),
     )

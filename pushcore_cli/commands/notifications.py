@@ -1,4 +1,5 @@
-"""pushctl send, and pushctl notifications: list, show, cancel, stats."""
+"""pushctl send, and pushctl notifications: list, show, cancel, stats (edit and replace:
+commands/edits.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pushcore.domain.states import NotificationStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch
 from pushcore_cli.errors import naming_options
+from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at, said
@@ -92,7 +94,7 @@ def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     return f"pending {counts.pending}, delivered {counts.delivered}, failed {counts.failed}"
 
 
-def _record(n: NotificationView) -> list[tuple[str, str | None]]:
+def record(n: NotificationView) -> list[tuple[str, str | None]]:
     stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
     metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
     return [
@@ -112,8 +114,12 @@ def _record(n: NotificationView) -> list[tuple[str, str | None]]:
         ("stream", stream),
         ("metadata", metadata),
         ("devices targeted", str(n.devices_targeted)),
+        ("collapse key", n.collapse_key),
+        ("revision", str(n.revision)),
         ("deliveries", _counts_text(n.deliveries)),
         ("failure reason", n.failure_reason),
+        ("expires", None if n.expires_at is None else format_timestamp(n.expires_at)),
+        ("withdrawn", None if n.withdrawn_at is None else format_timestamp(n.withdrawn_at)),
         ("created", format_timestamp(n.created_at)),
         ("settled", None if n.settled_at is None else format_timestamp(n.settled_at)),
     ]
@@ -128,6 +134,7 @@ OWN = {
     "scheduled_at": "at",
     "target_device_token": "device",
     "metadata": "metadata",
+    **TTL_FIELDS,
 }
 
 
@@ -170,6 +177,7 @@ def send(
             "--metadata", metavar="KEY=VALUE", help="Extra data for the app; repeat for each key."
         ),
     ] = None,
+    ttl: TtlOption = None,
     from_file: Annotated[
         str | None,
         typer.Option(
@@ -190,7 +198,8 @@ def send(
     Example: pushctl send "Build passed" --account alice --body "main is green" --delay 30s
     """
     if from_file is not None:
-        if any(v is not None for v in (title, delay, at, device, metadata, *fields.values())):
+        given = (title, delay, at, device, metadata, ttl, *fields.values())
+        if any(v is not None for v in given):
             raise typer.BadParameter(
                 "give TITLE and its options, or --from-file, not both", param_hint="'--from-file'"
             )
@@ -208,6 +217,7 @@ def send(
         **fields,
         "scheduled_at": scheduled_at,
         "metadata": metadata_fields(metadata) if metadata else None,
+        "ttl": ttl_seconds(ttl),
     }
     if delay is not None:
         options.update(delay_fields(delay))
@@ -343,7 +353,7 @@ def show(
     if json_output:
         output.print_json(to_json(found))
     else:
-        output.print_record(_record(found))
+        output.print_record(record(found))
 
 
 @app.command("cancel")
@@ -361,8 +371,27 @@ def cancel(
     if json_output:
         output.print_json(to_json(cancelled))
     else:
-        output.print_record(_record(cancelled))
+        output.print_record(record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
+
+
+@app.command("withdraw")
+def withdraw(
+    ctx: typer.Context,
+    notification_id: IdArgument,
+    account: AccountOption = None,
+    json_output: output.JsonOption = False,
+) -> None:
+    """Take a notification back from every inbox and device it reached (cancel it if none).
+
+    Example: pushctl notifications withdraw --account alice ntf_01JD0000000000000000000000
+    """
+    withdrawn = api_for(ctx, account).client.notifications.withdraw(notification_id)
+    if json_output:
+        output.print_json(to_json(withdrawn))
+    else:
+        output.print_record(record(withdrawn))
+    output.say(f"Withdrew notification {notification_id}.")
 
 
 @app.command("stats")
@@ -396,3 +425,14 @@ def stats(
             ),
         ]
     )
+
+
+def _register_edits() -> None:
+    # Here, at the end: edits.py builds on this module's helpers.
+    from pushcore_cli.commands import edits
+
+    app.command("edit")(edits.edit)
+    app.command("replace")(edits.replace)
+
+
+_register_edits()

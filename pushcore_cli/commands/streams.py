@@ -14,6 +14,7 @@ from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, Api, api_for
 from pushcore_cli.errors import naming_options
+from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
 
 app = typer.Typer(
@@ -166,7 +167,7 @@ def _one_title(title: str | None, title_option: str | None) -> str:
 
 
 @app.command("send")
-@field_options(StreamSend, {"title": "title_option"})
+@field_options(StreamSend, {"title": "title_option", **TTL_FIELDS})
 def send(
     ctx: typer.Context,
     stream: Annotated[
@@ -184,6 +185,7 @@ def send(
     title_option: Annotated[
         str | None, typer.Option("--title", help="The title, as an option (the same as TITLE).")
     ] = None,
+    ttl: TtlOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
     **fields: Any,
@@ -198,6 +200,7 @@ def send(
         result = api.client.streams.send(
             _own_stream_id(api, stream),
             chosen_title,
+            ttl=ttl_seconds(ttl),
             **fields,
         )
     notification_id = result.notification_id

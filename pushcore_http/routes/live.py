@@ -18,8 +18,14 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView, to_json
-from pushcore.domain.inbox import InboxItem, Read
+from pushcore.converter import (
+    DismissedEventView,
+    InboxEntryView,
+    ReadEventView,
+    WithdrawnEventView,
+    to_json,
+)
+from pushcore.domain.inbox import InboxItem, Read, Withdrawn
 from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
@@ -41,7 +47,8 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 # notification's fields never change; the cache is cleared when it grows.
 _SHARED: dict[str, str] = {}
 _SHARED_MAX = 256
-_OWN = frozenset({"id", "deliveredAt", "readAt"})  # the entry's own fields, written per entry
+# The entry's own fields, written per entry.
+_OWN = frozenset({"id", "deliveredAt", "readAt", "replaces"})
 
 
 def frame(item: InboxItem, quiet: bool = False) -> bytes:
@@ -59,14 +66,27 @@ def frame(item: InboxItem, quiet: bool = False) -> bytes:
     if quiet:
         # Inside the person's quiet hours: an open app shows it without a sound.
         own += ',"quiet":true'
+    own += f',"replaces":{_COMPACT.encode(entry.replaces)}'
     data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
-    return f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
+    added = f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
+    if entry.replaces is None:
+        return added
+    # A replacement: the old entry leaves every open channel, then the new one comes.
+    return withdrawn_frame((entry.replaces,)) + added
+
+
+def withdrawn_frame(ids: tuple[str, ...]) -> bytes:
+    """A `withdrawn` event: these entries left the inbox (no id: the resume point stays)."""
+    data = _COMPACT.encode(to_json(WithdrawnEventView(ids)))
+    return f"event: withdrawn\ndata: {data}\n\n".encode()
 
 
 def change_frame(change: object) -> bytes:
     """A `read` or `dismissed` event: no id, so the client's resume point stays."""
     if isinstance(change, Read):
         name, view = "read", to_json(ReadEventView(change.ids, change.unread))
+    elif isinstance(change, Withdrawn):
+        name, view = "withdrawn", to_json(WithdrawnEventView(change.ids))
     else:
         name, view = "dismissed", to_json(DismissedEventView(getattr(change, "id", "")))
     return f"event: {name}\ndata: {_COMPACT.encode(view)}\n\n".encode()
@@ -117,11 +137,13 @@ _STREAM = {
     "description": "`retry: 2000` first; then per entry `id:`, `event: notification` and "
     '`data:` (an InboxEntry, with `"quiet": true` when it falls inside the person\'s '
     "quiet hours or snooze); `event: read` (ReadEvent) and `event: dismissed` "
-    "(DismissedEvent) without an id; a `: keepalive` comment at least every 15 s.",
+    "(DismissedEvent) and `event: withdrawn` (WithdrawnEvent) without an id; a "
+    "`: keepalive` comment at least every 15 s.",
     "x-event-data": {
         "notification": ref(InboxEntryView),
         "read": ref(ReadEventView),
         "dismissed": ref(DismissedEventView),
+        "withdrawn": ref(WithdrawnEventView),
     },
 }
 _RESUME = {"name": "Last-Event-ID", "in": "header", "schema": ENTRY_ID}

@@ -15,12 +15,15 @@ from pushcore.converter import (
     structure_request,
 )
 from pushcore.domain import errors as e
+from pushcore.domain.collapse import replacement_request
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import Notification
-from pushcore.domain.revisions import if_match_revision, merge_patch
+from pushcore.domain.revisions import TIMING_FIELDS, if_match_revision, merge_patch
 from pushcore.domain.scheduling import MAX_BATCH
 from pushcore.domain.scopes import Scope
 from pushcore.domain.states import NotificationStatus
+from pushcore.domain.timefmt import format_timestamp
+from pushcore.services.replacements import replacement_key
 from pushcore_http.answers import answer, query, ref, refusal, shared
 from pushcore_http.auth import key, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
@@ -42,6 +45,7 @@ _PAGE = [
         "Only notifications in this status.",
         {"type": "string", "enum": [s.value for s in NotificationStatus]},
     ),
+    query("collapseKey", "Only notifications with this collapse key.", {"type": "string"}),
     query("limit", "Page size.", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
     query("cursor", "The `nextCursor` of the previous page, unchanged.", _CURSOR),
 ]
@@ -88,7 +92,12 @@ async def list_page(request: Request) -> Response:
     cursor = query.get("cursor")
     before = decode_cursor(cursor) if cursor else None
     page = await run_in_threadpool(
-        services.notifications.list, caller.account_id, status, limit, before
+        services.notifications.list,
+        caller.account_id,
+        status,
+        limit,
+        before,
+        query.get("collapseKey"),
     )
     return view_response(views.NotificationPageView.of(page.items, page.next_before))
 
@@ -209,5 +218,64 @@ async def edit(request: Request) -> Response:
         apply,
         icon if isinstance(icon, str) else None,
     )
+    detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries))
+
+
+@routes.post(
+    "/api/notifications/{notification_id}/replace",
+    "Replace a notification",
+    _WRITE,
+    answer(201, "The replacement; `supersedes` names the original.", ref("NotificationDetail"))
+    | shared("400", "413", "415"),
+    "The create fields, all optional: omitted ones are the original's, no timing means "
+    "now. A new notification to the original's audience (its target, or the stream's "
+    "subscribers at the original send) with the original's `collapseKey` (or, where it "
+    "had none, the original's id): the original is superseded if no gateway has taken "
+    "it, else replaced on devices and in inboxes.",
+    body=NewNotification,
+)
+async def replace(request: Request) -> Response:
+    """201 with the replacement, which carries the original's key and `supersedes`."""
+    services, caller = served(request)
+    replacements = services.replacements
+    given = await read_json(request) if await request.body() else {}
+    original = await run_in_threadpool(
+        replacements.original, caller.account_id, request.path_params["notification_id"]
+    )
+    if original.stream is not None and isinstance(given, dict):
+        timed = sorted(TIMING_FIELDS & given.keys())
+        if timed:
+            raise e.ValidationError(
+                [e.FieldError(name, "a stream send goes out at once") for name in timed]
+            )
+    merged = replacement_request(
+        request_json(original),
+        given,
+        replacement_key(original),
+        format_timestamp(original.created_at),
+    )
+    new = structure_request(NewNotification, merged)
+    created = await replacements.replace(caller.account_id, original, new)
+    detail = await run_in_threadpool(services.notifications.get, caller.account_id, created.id)
+    return view_response(views.NotificationView.of(detail.notification, detail.deliveries), 201)
+
+
+@routes.post(
+    "/api/notifications/{notification_id}/withdraw",
+    "Withdraw a notification",
+    _WRITE,
+    answer(200, "The notification, with `withdrawnAt`.", ref("NotificationDetail")),
+    "No body. Takes it back from every inbox and open live channel (`event: withdrawn`) "
+    "and sends a withdrawal to each device it reached (APNs a background push, FCM data "
+    "`type: withdrawn`, Web Push and webhook devices `{event: withdrawn, notificationId, "
+    "collapseKey}`). Not yet taken by a gateway: cancelled (CANCELLED). Again: the same "
+    "answer, nothing sent again.",
+)
+async def withdraw(request: Request) -> Response:
+    """Withdraw: 200 with `withdrawnAt`; again, the same 200 and nothing sent again."""
+    services, caller = served(request)
+    notification_id = request.path_params["notification_id"]
+    await run_in_threadpool(services.withdrawals.withdraw, caller.account_id, notification_id)
     detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
     return view_response(views.NotificationView.of(detail.notification, detail.deliveries))

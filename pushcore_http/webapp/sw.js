@@ -65,13 +65,34 @@ self.addEventListener("fetch", (event) => {
   );
 });
 
-// A push is the platform-neutral payload (API.md, "Delivery payloads").
+// The tag a notification is shown with: one per thing that changes (its collapse key),
+// else one per notification, so that a withdrawal can find what it showed.
+const tagOf = (payload) => payload.collapseKey || payload.notificationId || undefined;
+
+// A withdrawal closes what was shown for that notification: under its own id's tag, or
+// under its collapse key's while it is still the one shown there (a newer one that took
+// the tag since stays).
+async function withdraw(payload) {
+  const tags = [payload.collapseKey, payload.notificationId].filter(Boolean);
+  for (const tag of tags) {
+    for (const n of await self.registration.getNotifications({ tag })) {
+      if (tag === payload.notificationId || n.data?.notificationId === payload.notificationId) n.close();
+    }
+  }
+}
+
+// A push is the platform-neutral payload (API.md, "Delivery payloads"), or a withdrawal
+// `{event: "withdrawn", notificationId, collapseKey}`.
 self.addEventListener("push", (event) => {
   let payload = {};
   try {
     payload = event.data ? event.data.json() : {};
   } catch {
     payload = { title: event.data ? event.data.text() : "pushcore" };
+  }
+  if (payload.event === "withdrawn") {
+    event.waitUntil(withdraw(payload));
+    return;
   }
   const from = payload.sender?.name || payload.stream?.name || null;
   const lines = [from, payload.body].filter(Boolean);
@@ -80,7 +101,7 @@ self.addEventListener("push", (event) => {
       body: lines.join("\n"),
       icon: payload.sender?.icon || APP_ICON,
       badge: "/app/icons/badge-96.png",
-      tag: payload.notificationId || undefined,
+      tag: tagOf(payload),
       data: { notificationId: payload.notificationId || null },
     }),
   );

@@ -45,6 +45,11 @@ OPTION_VALUES: dict[str, tuple[str, Any]] = {
     "scheduled_at": (AT.isoformat(), format_timestamp(AT)),
     "sender_name": ("CI", "CI"),
     "sender_icon": (ICON, ICON),
+    "collapse_key": ("build-7", "build-7"),
+    "renotify": ("--no-renotify", False),  # a flag: given alone
+    # --ttl says either as a duration: the send with --at expires an hour after AT.
+    "ttl": ("1h", 3600),
+    "expires_at": ("1h", format_timestamp(AT + timedelta(hours=1))),
 }
 
 
@@ -103,7 +108,11 @@ def test_every_field_is_stored_from_its_option(cli: Cli, icon: str) -> None:
             *dict.fromkeys(
                 part
                 for field, value in fields.items()
-                for part in ((value,) if field == "title" else (option[camel(field)], value))
+                for part in (
+                    (value,)
+                    if field == "title" or value.startswith("--")
+                    else (option[camel(field)], value)
+                )
             )
         ]
         if "title" not in fields:

@@ -39,6 +39,7 @@ PAYLOAD: dict[str, Any] = {
     "sender": {"name": "CI", "icon": None},
     "stream": None,
     "scheduledAt": "2026-11-21T10:15:30.123Z",
+    "expiresAt": None,
 }
 
 

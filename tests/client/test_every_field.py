@@ -52,6 +52,8 @@ def every_field(icon: str) -> dict[str, Any]:
         "scheduled_at": AT,
         "sender_name": "CI",
         "sender_icon": icon,
+        "collapse_key": "every-field",
+        "renotify": False,
     }
 
 
@@ -94,13 +96,15 @@ def test_the_async_client_takes_every_field(server: Server, account: Account, ic
 
 def test_every_stream_field_is_sent(server: Server, account: Account, icon: str) -> None:
     stream_fields = {"name": "Deploys", "description": "main deploys", "icon_url": icon}
-    send_fields = {
+    send_fields: dict[str, Any] = {
         "title": "v2",
         "body": "notes",
         "sound": pushcore.Sound.SOFT,
         "priority": pushcore.Priority.HIGH,
         "sender_name": "CI",
         "sender_icon": icon,
+        "collapse_key": "deploys",
+        "renotify": False,
     }
     assert list(stream_fields) == names(NewStream), "give the new field a value"
     assert list(send_fields) == names(StreamSend), "give the new field a value"
@@ -140,6 +144,6 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_valid_ones(
         message = str(raised.value)
         assert "'colour'" in message
         assert all(name in message for name in names(NewNotification))
-        with pytest.raises(TypeError, match=r"'colour'.*sender_icon"):
+        with pytest.raises(TypeError, match=r"'colour'.*renotify"):
             client.streams.send("str_x", "hi", colour="red")
         assert list(client.notifications.list()) == []

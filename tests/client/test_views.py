@@ -155,6 +155,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "failureReason": n.failure_reason,
         "settledAt": ts(n.settled_at),
         "revision": n.revision,
+        "collapseKey": n.collapse_key,
+        "renotify": n.renotify,
+        "supersedes": n.supersedes,
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {

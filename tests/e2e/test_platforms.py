@@ -112,7 +112,14 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
         "sender": {"name": "CI", "icon": None},
         "stream": None,
         "scheduledAt": created["scheduledAt"],
+        "event": "notification",
+        "collapseKey": None,
+        "revision": 1,
+        "renotify": True,
+        "receipt": None,
+        "expiresAt": None,
     }
+    assert "topic" not in message.headers
     assert message.headers["urgency"] == "high"
     assert message.headers["ttl"] == "86400"
     assert message.headers["content-encoding"] == "aes128gcm"

@@ -34,6 +34,7 @@ class Sent:
     outcome: Outcome | None  # what the gateway answered; None when it raised or was held
     title: str = ""  # what the device shows: an edit's race is checked on it
     revision: int = 1
+    kind: str = "notification"  # or "withdrawal"
 
 
 class ScriptedGateway:
@@ -150,6 +151,7 @@ def _sent(d: Dispatch, at: datetime, outcome: Outcome | None) -> Sent:
         outcome=outcome,
         title=d.notification.title,
         revision=d.notification.revision,
+        kind=d.delivery.kind,
     )
 
 

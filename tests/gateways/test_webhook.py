@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import format_datetime
 
+import attrs
 import pytest
 
 from pushcore.domain.model import StreamRef
@@ -109,12 +110,16 @@ def slow_server() -> Iterator[IconServer]:
 
 
 def test_posts_the_neutral_payload_as_json(receiver: Receiver) -> None:
-    note = notification(
-        "ntf_payload",
-        metadata={"env": "prod", "region": "eu-west"},
-        sender_name="CI",
-        sender_icon="https://cdn.example/ci.png",
-        stream=StreamRef(id="str_1", name="Deploys", code="DEPLOY42"),
+    note = attrs.evolve(
+        notification(
+            "ntf_payload",
+            metadata={"env": "prod", "region": "eu-west"},
+            sender_name="CI",
+            sender_icon="https://cdn.example/ci.png",
+            stream=StreamRef(id="str_1", name="Deploys", code="DEPLOY42"),
+        ),
+        collapse_key="deploy-main",
+        renotify=False,
     )
 
     outcomes = send([dispatch(receiver.url("/hook"), note)])
@@ -133,6 +138,13 @@ def test_posts_the_neutral_payload_as_json(receiver: Receiver) -> None:
         "sender": {"name": "CI", "icon": "https://cdn.example/ci.png"},
         "stream": {"name": "Deploys", "code": "DEPLOY42"},
         "scheduledAt": "2026-11-21T10:15:30.123Z",
+        # A webhook device replaces what it showed with the same key (API.md).
+        "event": "notification",
+        "collapseKey": "deploy-main",
+        "revision": 1,
+        "renotify": False,
+        "receipt": None,
+        "expiresAt": None,
     }
     assert request.headers["content-type"] == "application/json"
     assert request.headers["user-agent"] == USER_AGENT

@@ -36,7 +36,7 @@ def test_the_inbox_pages_newest_first_with_the_unread_count(api: Api) -> None:
     entry = first["items"][0]
     assert set(entry) == {
         "id", "notificationId", "title", "body", "iconStyle", "sound", "priority", "metadata",
-        "sender", "stream", "deliveredAt", "readAt",
+        "sender", "stream", "deliveredAt", "readAt", "replaces", "collapseKey", "expiresAt",
     }  # fmt: skip
     assert entry["sender"] == {"name": "Deploys", "icon": None}
     assert entry["stream"]["name"] == "Deploys"

@@ -135,6 +135,8 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
     bob = api.token("bob")
     stream = api.client.post("/api/streams", json={"name": "News"}, headers=alice).json()
     notification = {"title": "Hello"}
+    sent = api.client.post("/api/notifications", json=notification, headers=alice).json()
+    original = api.client.post("/api/notifications", json=notification, headers=alice).json()
     return {
         "/api/keys": ("/api/keys", api.token("alice"), {"name": "ci", "scopes": ["devices:read"]}),
         "/api/devices": ("/api/devices", alice, {"platform": "ios", "token": "a1" * 32}),
@@ -150,6 +152,16 @@ def post_samples(api: Api) -> dict[str, tuple[str, dict[str, str], dict[str, Any
             f"/api/streams/{stream['id']}/send",
             alice,
             notification,
+        ),
+        "/api/notifications/{notification_id}/replace": (
+            f"/api/notifications/{original['id']}/replace",
+            alice,
+            {"body": "again"},
+        ),
+        "/api/notifications/{notification_id}/withdraw": (
+            f"/api/notifications/{sent['id']}/withdraw",
+            alice,
+            {},
         ),
         # An entry id of nobody's: passed over, the unread count answered.
         "/api/inbox/read": (

@@ -247,6 +247,8 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("delete", "/api/notifications/{notification_id}", "alice-key", 200)
     call("delete", "/api/notifications/{notification_id}", "alice-key", 409)
     call("patch", "/api/notifications/{notification_id}", "alice-key", 409, {"title": "Late"})
+    call("post", "/api/notifications/{notification_id}/replace", "alice-key", 201, {"body": "New"})
+    call("post", "/api/notifications/{notification_id}/withdraw", "alice-key", 200)
     call("post", "/api/notifications", "alice-key", 400, {"title": ""})
     call("post", "/api/notifications", "alice-key", 404, {"title": "t", "targetDeviceToken": "?"})
     call("post", "/api/notifications/batch", "alice-key", 201)
@@ -390,7 +392,7 @@ def test_docs_page_names_every_parameter(client: TestClient) -> None:
         for section in page["children"]
         if section["id"].startswith("op-post-") and "auth" not in section["id"]
     ]
-    assert len(posts) == 8
+    assert len(posts) == 10
     for section in posts:
         # Name, in, type, description (the body's field tables have three columns).
         parameters = [r[:3] for r in rows(section) if len(r) == 4 and r[0] != "Name"]

@@ -64,4 +64,13 @@ def test_the_payload_has_exactly_api_mds_fields() -> None:
         "sender",
         "stream",
         "scheduledAt",
+        # API.md, "After sending": what a replacement needs (expiresAt: the expiry's).
+        "event",
+        "collapseKey",
+        "revision",
+        "renotify",
+        "receipt",
+        "expiresAt",
     }
+    assert payload["event"] == "notification"
+    assert payload["receipt"] is None

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from pushcore.domain.collapse import is_collapse_key, web_push_topic
 from pushcore.domain.errors import ValidationError
-from pushcore.domain.expiry import expires_at_of, seconds_left
+from pushcore.domain.expiry import expires_at_of, expiry_errors, seconds_left
 from pushcore.domain.revisions import (
     EDITABLE,
+    EXPIRY_FIELDS,
     FIXED,
     TIMING_FIELDS,
     TIMINGS,
@@ -23,7 +24,7 @@ from pushcore.domain.revisions import (
     merge_patch,
 )
 
-PLAIN = sorted(EDITABLE - TIMING_FIELDS)
+PLAIN = sorted(EDITABLE - TIMING_FIELDS - EXPIRY_FIELDS)
 values = (
     st.none()
     | st.text(max_size=5)
@@ -59,6 +60,13 @@ def test_a_new_timing_replaces_the_old_one_whole(
     )
     assert merged[name] == "now"
     assert not (TIMING_FIELDS - {name}) & merged.keys()
+
+
+@given(originals, st.sampled_from(sorted(EXPIRY_FIELDS)), st.integers(1, 99) | st.none())
+def test_one_expiry_replaces_the_other(original: dict[str, Any], name: str, value: Any) -> None:
+    merged = merge_patch(original | {"ttl": 60, "expiresAt": "x"}, {name: value})
+    assert merged.get(name) == value
+    assert not (EXPIRY_FIELDS - {name}) & merged.keys()
 
 
 @pytest.mark.parametrize(
@@ -145,3 +153,23 @@ def test_without_an_expiry_nothing_is_left_to_count() -> None:
     assert expires_at_of(DUE, None, None) is None
     assert seconds_left(None, DUE) is None
     assert expires_at_of(DUE, None, DUE + timedelta(hours=1)) == DUE + timedelta(hours=1)
+
+
+instants = st.datetimes(
+    min_value=datetime(2026, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)
+)
+
+
+@given(instants, st.integers(1, 2_419_200) | st.none(), instants | st.none())
+def test_an_expiry_is_ttl_or_a_time_after_the_due_time_never_both(
+    due: datetime, ttl: int | None, expires_at: datetime | None
+) -> None:
+    errors = expiry_errors(due, ttl, expires_at)
+    if ttl is not None and expires_at is not None:
+        assert [e.field for e in errors] == ["expiresAt"]
+    elif expires_at is not None and expires_at <= due:
+        assert [e.message for e in errors] == ["must be after the due time"]
+    else:
+        assert errors == []
+        resolved = expires_at_of(due, ttl, expires_at)
+        assert resolved is None or resolved > due

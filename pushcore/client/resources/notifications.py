@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pushcore.client._call import Auth, Call, json_body, one, path
+from pushcore.client._call import Auth, Call, json_body, one, patch_body, path
 from pushcore.client._keywords import keywords
 from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
 from pushcore.converter import (
@@ -63,6 +63,34 @@ def cancel(notification_id: str) -> Call[NotificationView]:
     return Call("DELETE", url, Auth.KEY, one(NotificationView))
 
 
+@keywords(NewNotification)
+def update(
+    notification_id: str, *, if_revision: int | None = None, **fields: Any
+) -> Call[NotificationView]:
+    """Edit a notification no gateway has taken yet (PATCH, a JSON merge patch): the
+    fields given change, None clears one; ``if_revision`` makes it conditional (412
+    ``revision_mismatch`` when the notification is at another revision)."""
+    url = path("/api/notifications/{}", notification_id)
+    headers = None if if_revision is None else {"If-Match": str(if_revision)}
+    data = patch_body(**fields)
+    return Call("PATCH", url, Auth.KEY, one(NotificationView), data, headers=headers)
+
+
+@keywords(NewNotification)
+def replace(notification_id: str, **fields: Any) -> Call[NotificationView]:
+    """A new notification to the original's audience, with its collapse key (or its id):
+    the fields given, the original's for the rest, now unless a timing is given."""
+    url = path("/api/notifications/{}/replace", notification_id)
+    return Call("POST", url, Auth.KEY, one(NotificationView), json_body(**fields))
+
+
+def withdraw(notification_id: str) -> Call[NotificationView]:
+    """Take a notification back from every inbox and device that got it (cancelled when
+    none has yet); again, the same answer and nothing sent again."""
+    url = path("/api/notifications/{}/withdraw", notification_id)
+    return Call("POST", url, Auth.KEY, one(NotificationView))
+
+
 def stats() -> Call[StatsView]:
     """The account's counts by status and delivery, and for the last 24 hours."""
     return Call("GET", "/api/notifications/stats", Auth.KEY, one(StatsView))
@@ -72,11 +100,15 @@ def page(
     status: NotificationStatus | str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    collapse_key: str | None = None,
 ) -> Call[NotificationPageView]:
-    """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``."""
+    """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``
+    (only those with ``collapse_key``, when given)."""
     params = {"limit": str(PAGE_SIZE if limit is None else limit)}
     if status is not None:
         params["status"] = str(status)
+    if collapse_key is not None:
+        params["collapseKey"] = collapse_key
     if cursor is not None:
         params["cursor"] = cursor
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
@@ -94,6 +126,9 @@ class Notifications(Resource[S_co]):
     create_many = endpoint(create_many)
     get = endpoint(get)
     cancel = endpoint(cancel)
+    update = endpoint(update)
+    replace = endpoint(replace)
+    withdraw = endpoint(withdraw)
     stats = endpoint(stats)
     page = endpoint(page)
     list = listing(all_)

@@ -17,11 +17,19 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from pushcore.domain.inbox import Dismissed, InboxChange, InboxItem, Read, entry_id_prefix
+from pushcore.domain.inbox import (
+    Dismissed,
+    InboxChange,
+    InboxItem,
+    Read,
+    Withdrawn,
+    entry_id_prefix,
+)
 from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
+from pushcore.storage.sql.inbox_replace import replace_older
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
@@ -59,15 +67,17 @@ class Inbox(Repository):
         at = self._dialect.time(now)
         # The notification's row is read here, not trusted from the caller: a
         # cancel committed since is seen (and a cancelled one never gets in).
+        # Nor a withdrawn or expired one (a retry of a withdrawn one's delivery).
         cursor = self._sql.run(
-            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
-            f" SELECT ? || {self._dialect.id_tail}, n.account_id, n.id,"
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
+            f" expires_at) SELECT ? || {self._dialect.id_tail}, n.account_id, n.id,"
             " CASE WHEN n.scheduled_at > ? THEN n.scheduled_at"
-            " ELSE ? END FROM notifications AS n WHERE n.id = ANY(?) AND n.stream_id IS NULL"
-            " AND n.status <> 'CANCELLED'"
+            " ELSE ? END, n.expires_at FROM notifications AS n WHERE n.id = ANY(?)"
+            " AND n.stream_id IS NULL AND n.status <> 'CANCELLED' AND n.withdrawn_at IS NULL"
+            " AND (n.expires_at IS NULL OR n.expires_at > ?)"
             " ORDER BY n.scheduled_at, n.id"
             " ON CONFLICT (notification_id, account_id) DO NOTHING",
-            (entry_id_prefix(now), at, at, self._dialect.array(sorted(notification_ids))),
+            (entry_id_prefix(now), at, at, self._dialect.array(sorted(notification_ids)), at),
         )
         return int(cursor.rowcount)
 
@@ -75,12 +85,34 @@ class Inbox(Repository):
         """An entry per subscriber of the stream, inserted by the database in one go."""
         self._take_turn()
         cursor = self._sql.run(
-            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
-            f" SELECT ? || {self._dialect.id_tail}, s.account_id, ?, ? FROM subscriptions AS s"
-            " WHERE s.stream_id = ? ORDER BY s.account_id",
-            (entry_id_prefix(at), notification.id, self._dialect.time(at), stream_id),
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
+            f" expires_at) SELECT ? || {self._dialect.id_tail}, s.account_id, ?, ?, ?"
+            " FROM subscriptions AS s WHERE s.stream_id = ? ORDER BY s.account_id",
+            (
+                entry_id_prefix(at),
+                notification.id,
+                self._dialect.time(at),
+                self._dialect.opt_time(notification.expires_at),
+                stream_id,
+            ),
         )
         return int(cursor.rowcount)
+
+    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
+        """An entry of ``notification`` for every account that has one of ``original_id``."""
+        self._take_turn()
+        cursor = self._sql.run(
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
+            f" SELECT ? || {self._dialect.id_tail}, o.account_id, ?, ? FROM inbox AS o"
+            " WHERE o.notification_id = ? ORDER BY o.account_id",
+            (entry_id_prefix(at), notification.id, self._dialect.time(at), original_id),
+        )
+        return int(cursor.rowcount)
+
+    def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
+        """Entries of these (just written) replace the older entries with their collapse
+        keys; how many older entries left. Call after writing the new entries."""
+        return sum(replace_older(self._sql, n, now) for n in notifications if n.collapse_key)
 
     def _items(self, where: str, *params: object) -> list[InboxItem]:
         entry = INBOX.codec(self._dialect).decode
@@ -178,6 +210,27 @@ class Inbox(Repository):
             self._sql.run(statement, (payload,))
         return True
 
+    def withdraw(self, notification_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Take these notifications' entries out of every inbox; their ids by account."""
+        if not notification_ids:
+            return {}
+        rows = self._sql.all(
+            "DELETE FROM inbox WHERE notification_id = ANY(?) RETURNING account_id, public_id",
+            (self._dialect.array(sorted(notification_ids)),),
+        )
+        return _by_account(rows)
+
+    def expire(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """Take up to ``limit`` entries past their expiry out of the inboxes; ids by account."""
+        rows = self._sql.all(
+            "DELETE FROM inbox WHERE seq IN (SELECT seq FROM inbox INDEXED BY inbox_expiry"  # noqa: S608
+            " WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"
+            + self._sql.lock("FOR UPDATE SKIP LOCKED")
+            + ") RETURNING account_id, public_id",
+            (self._dialect.time(now), limit),
+        )
+        return _by_account(rows)
+
     def dismiss(self, account_id: str, public_id: str, at: datetime) -> bool:
         """Dismiss the account's entry; whether it had one (not dismissed already)."""
         cursor = self._sql.run(
@@ -188,6 +241,13 @@ class Inbox(Repository):
         return bool(cursor.rowcount > 0)
 
 
+def _by_account(rows: Sequence[tuple[object, ...]]) -> dict[str, list[str]]:
+    taken: dict[str, list[str]] = {}
+    for account_id, public_id in rows:
+        taken.setdefault(str(account_id), []).append(str(public_id))
+    return {account: sorted(ids) for account, ids in taken.items()}
+
+
 # A NOTIFY payload must stay under 8000 bytes: a long read goes in several.
 _PAYLOAD_IDS = 150  # ids of 36 characters, quoted: under 6,000 bytes
 
@@ -196,6 +256,11 @@ def change_payloads(account_id: str, change: InboxChange) -> list[str]:
     """The NOTIFY payloads of a read or a dismissal (:func:`read_change` reads one)."""
     if isinstance(change, Dismissed):
         return [json.dumps({"account": account_id, "dismissed": change.id})]
+    if isinstance(change, Withdrawn):
+        return [
+            json.dumps({"account": account_id, "withdrawn": change.ids[i : i + _PAYLOAD_IDS]})
+            for i in range(0, len(change.ids), _PAYLOAD_IDS)
+        ]
     return [
         json.dumps(
             {
@@ -215,6 +280,8 @@ def read_change(payload: str) -> tuple[str, InboxChange] | None:
         data = json.loads(payload) if payload else None
         if isinstance(data, dict) and "dismissed" in data:
             return str(data["account"]), Dismissed(str(data["dismissed"]))
+        if isinstance(data, dict) and "withdrawn" in data:
+            return str(data["account"]), Withdrawn(tuple(str(i) for i in data["withdrawn"]))
         if isinstance(data, dict) and "read" in data:
             ids = tuple(str(i) for i in data["read"])
             return str(data["account"]), Read(ids, int(data["unread"]))

@@ -38,6 +38,9 @@ CONTENT = NOTIFICATIONS.part(
     "devices_targeted",
     "wake_at",
     "revision",
+    "renotify",
+    "ttl",
+    "expires_at",
     "id",
 )
 _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608
@@ -86,16 +89,33 @@ class Notifications(Repository):
         status: NotificationStatus | None,
         limit: int,
         before_id: str | None,
+        collapse_key: str | None = None,
     ) -> Sequence[Notification]:
         """The account's notifications, newest first, after the cursor."""
         where, params = "account_id = ?", [account_id]
         if status is not None:
             where += " AND status = ?"
             params.append(status.value)
+        if collapse_key is not None:
+            where += " AND collapse_key = ?"
+            params.append(collapse_key)
         if before_id is not None:
             where += " AND id < ?"
             params.append(before_id)
         return self._select(where + " ORDER BY id DESC LIMIT ?", *params, limit)
+
+    def open_with_key(
+        self, account_id: str, collapse_key: str, newer_id: str
+    ) -> Sequence[Notification]:
+        """The account's QUEUED or SCHEDULED notifications with this collapse key other
+        than ``newer_id``, locked as a PATCH locks one (a claim waits), in id order."""
+        where = (
+            "account_id = ? AND (collapse_key = ? OR id = ?) AND id <> ?"
+            " AND status IN ('QUEUED', 'SCHEDULED') ORDER BY id"
+        )
+        lock = self._sql.lock("FOR UPDATE")
+        # A key that is a notification's id names it too (a /replace of one without a key).
+        return self._select(where + lock, account_id, collapse_key, collapse_key, newer_id)
 
     def update(self, notification: Notification) -> None:
         """Store the changed state."""

@@ -282,6 +282,26 @@ class Schedule(Repository):
         self._sql.tally.deliveries(notification.account_id, "PENDING", added)
         return added
 
+    def fan_out_again(self, notification: Notification, original_id: str, due_at: datetime) -> int:
+        """One delivery per active device of every account the stream send
+        ``original_id`` reached (its inbox entries: the subscribers at that send)."""
+        cursor = self._sql.run(
+            "INSERT INTO deliveries (id, notification_id, account_id, device_id, status,"
+            " due_at, attempts)"
+            " SELECT 'dlv_' || substr(:n, 5) || '_' || substr(d.id, 5), :n, :a, d.id,"
+            " 'PENDING', :due, 0 FROM devices AS d WHERE d.is_active = TRUE AND d.account_id IN"
+            " (SELECT account_id FROM inbox WHERE notification_id = :o)",
+            {
+                "n": notification.id,
+                "a": notification.account_id,
+                "due": self._dialect.time(due_at),
+                "o": original_id,
+            },
+        )
+        added = int(cursor.rowcount)
+        self._sql.tally.deliveries(notification.account_id, "PENDING", added)
+        return added
+
     def cancel_unsent(self, notification_id: str, reason: str) -> int:
         """Cancel the notification's PENDING deliveries never handed to a gateway."""
         rows = self._sql.all(

@@ -23,6 +23,9 @@ DELIVERY_COLUMNS = {
     "DELIVERED": "deliveries_delivered",
     "FAILED": "deliveries_failed",
     "CANCELLED": "deliveries_cancelled",
+    # Counted with their kin until the stats have columns of their own.
+    "EXPIRED": "deliveries_failed",
+    "WITHDRAWN": "deliveries_delivered",
 }
 COUNT_COLUMNS = (*STATUS_COLUMNS.values(), *dict.fromkeys(DELIVERY_COLUMNS.values()))
 _INDEX = {column: i for i, column in enumerate(COUNT_COLUMNS)}

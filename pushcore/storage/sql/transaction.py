@@ -21,6 +21,7 @@ from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.schedules import Occurrences
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
+from pushcore.storage.sql.withdrawals import Withdrawals
 
 # Namespaces (the first key of an advisory lock) of the decisions that must
 # be serialised across processes but have no row to lock yet. "push" in
@@ -28,6 +29,7 @@ from pushcore.storage.sql.tally import Tally
 MIGRATION_LOCK = 0x70757368
 PLAN_LIMIT_LOCK = MIGRATION_LOCK + 1
 DEVICE_TOKEN_LOCK = MIGRATION_LOCK + 2
+COLLAPSE_KEY_LOCK = MIGRATION_LOCK + 4  # + 3 is the inbox's (inbox.py)
 # MIGRATION_LOCK + 3: the inbox's turn (sql/inbox.py).
 
 
@@ -51,6 +53,10 @@ class Locks:
     def device_token(self, account_id: str, token: str) -> None:
         """Serialise registrations of this token until the transaction ends."""
         self._advisory(DEVICE_TOKEN_LOCK, f"{account_id} {token}")
+
+    def collapse_key(self, account_id: str, key: str) -> None:
+        """Serialise the account's creates with this collapse key until the transaction ends."""
+        self._advisory(COLLAPSE_KEY_LOCK, f"{account_id} {key}")
 
     def notifications(self, notification_ids: Sequence[str]) -> None:
         """Lock these notifications, in id order, until the transaction ends."""
@@ -125,6 +131,7 @@ class Transaction:
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
         self.recipients = Recipients(sql)
+        self.withdrawals = Withdrawals(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
