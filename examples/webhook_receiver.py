@@ -7,42 +7,23 @@ It listens on 127.0.0.1, registers itself as a webhook device (the answer holds
 the device's secret, shown once), sends itself one notification, and prints what
 arrived once its signature verified; a POST without a valid signature is refused
 with 401. The server must be allowed to post to loopback addresses for this demo
-(PUSHCORE_ALLOW_PRIVATE_NETWORKS=true on the server). The check itself is the
-function ``verified``: copy it into your own receiver. The ``standardwebhooks``
-package does the same.
+(PUSHCORE_ALLOW_PRIVATE_NETWORKS=true on the server). The check is
+``pushcore.webhooks.verify``, which event webhooks (docs/webhooks.md) are
+checked with too; the ``standardwebhooks`` package does the same.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
-import hmac
-import json
 import os
 import queue
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
 import pushcore
-
-TOLERANCE = 5 * 60  # seconds a timestamp may be off: replays of old deliveries are refused
-
-
-def verified(secret: str, headers: dict[str, str], body: bytes) -> bool:
-    """Whether ``body`` came from pushcore: HMAC-SHA256 of ``id.timestamp.body`` keyed
-    with the secret's bytes, sent as ``v1,<base64>`` in ``webhook-signature``."""
-    message_id = headers.get("webhook-id", "")
-    stamp = headers.get("webhook-timestamp", "")
-    if not message_id or not stamp.isdigit() or abs(time.time() - int(stamp)) > TOLERANCE:
-        return False
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    digest = hmac.new(key, f"{message_id}.{stamp}.".encode() + body, hashlib.sha256).digest()
-    expected = "v1," + base64.b64encode(digest).decode()
-    return any(hmac.compare_digest(expected, s) for s in headers["webhook-signature"].split())
+import pushcore.webhooks
 
 
 def serve(port: int, secret_box: list[str], arrived: queue.Queue[dict[str, object]]) -> str:
@@ -50,12 +31,17 @@ def serve(port: int, secret_box: list[str], arrived: queue.Queue[dict[str, objec
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             headers = {k.lower(): v for k, v in self.headers.items()}
-            ok = bool(secret_box) and verified(secret_box[0], headers, body)
+            try:
+                # The parsed body once the signature and its timestamp check out.
+                delivery = pushcore.webhooks.verify(secret_box[0], headers, body)
+            except (pushcore.InvalidSignature, IndexError):
+                delivery = None
+            ok = delivery is not None
             self.send_response(200 if ok else 401)
             self.send_header("Content-Length", "0")
             self.end_headers()
-            if ok:
-                arrived.put({"id": headers["webhook-id"], **json.loads(body)})
+            if delivery is not None:
+                arrived.put({"id": headers["webhook-id"], **delivery})
             else:
                 print("refused a POST without a valid signature: 401")
 

@@ -21,6 +21,7 @@ from pushcore.domain.errors import (
     IdempotencyKeyReused,
     IllegalTransition,
     InvalidJson,
+    InvalidSignature,
     MethodNotAllowed,
     NotCancellable,
     NotEditable,
@@ -152,6 +153,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "IllegalTransition",
     "InvalidJson",
+    "InvalidSignature",
     "Last24hView",
     "LookupView",
     "MethodNotAllowed",
@@ -211,6 +213,8 @@ for _name in __all__:
 def __getattr__(name: str) -> Any:
     """The rest of the public API, imported on first use: a program that only needs
     the Client loads no server code (no aiohttp, h2, argon2, uvicorn)."""
+    if name == "webhooks":  # the receivers' module, pushcore.webhooks.verify
+        return importlib.import_module("pushcore.webhooks")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -66,6 +66,7 @@ from pushcore.services.recipient import RecipientService
 from pushcore.services.revocations import SignedOut
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
+from pushcore.services.webhooks import WebhookService
 from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
@@ -206,6 +207,7 @@ def build_services(
         people=PeopleService(store, stamps, passwords, sessions, settings.signup),
         passwords=passwords,
         wakes=wakes,
+        webhooks=WebhookService(store, stamps, ids, random, guard),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).
@@ -359,7 +361,9 @@ def build_engine(
     """The delivery engine for ``services``, registered to receive their wake-ups;
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     from pushcore.delivery import DeliveryEngine, EngineConfig
+    from pushcore.delivery.config import new_owner
     from pushcore.delivery.retention import Retention, RetentionConfig
+    from pushcore.delivery.webhooks import EventSender
 
     settings = services.settings
     # The data directory holds the pair every process shares before Web Push loads it.
@@ -381,6 +385,14 @@ def build_engine(
     retention = Retention(
         services.store, services.clock, RetentionConfig(keep=settings.retention), services.live
     )
+    owner = owner or new_owner()
+    events = EventSender(
+        services.store,
+        services.clock,
+        NetworkGuard(allow_private=settings.allow_private_networks),
+        owner,
+        tls=tls_context(settings.ca_file),
+    )
     engine = DeliveryEngine(
         services.store,
         services.clock,
@@ -390,6 +402,7 @@ def build_engine(
         observer=metrics,
         retention=retention,
         inbox=services.live,
+        events=events,
     )
     if metrics is not None:
         metrics.watch_engine(engine)

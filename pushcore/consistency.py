@@ -15,6 +15,7 @@ import attrs
 from pushcore.domain.lifecycle import reconciled
 from pushcore.domain.model import Delivery, DeliveryCounts, Device, Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.events import record_events, settled_changes
 from pushcore.ports import IdGenerator, Transaction
 
 
@@ -76,6 +77,8 @@ def reconcile(
             changed.append(updated)
     if changed:
         tx.notifications.update_many(changed)
+        # notification.delivered / .failed, in this transaction (the outbox).
+        record_events(tx, settled_changes({n.id: n.status for n in settling}, changed), now)
     return changed
 
 

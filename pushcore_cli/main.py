@@ -69,6 +69,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("streams", "streams", "app"),
     ("gateways", "gateways", "app"),
     ("listen", "listen", "listen"),
+    ("webhooks", "webhooks", "app"),
+    ("events", "webhooks", "events"),
 )
 
 

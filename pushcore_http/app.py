@@ -35,6 +35,7 @@ from pushcore_http.routes import (
     prometheus,
     streams,
     web_app,
+    webhooks,
     webpush,
 )
 
@@ -61,6 +62,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *oidc.routes,
     *app_session.routes,
     *web_app.routes,
+    *webhooks.routes,
+    *webhooks.events_routes,
 )
 """Every endpoint of the API app, as declared beside its handler: its route table and
 its /openapi.json are made from these."""

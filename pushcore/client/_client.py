@@ -18,6 +18,7 @@ from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
 from pushcore.client.resources.notifications import Notifications
 from pushcore.client.resources.streams import Streams
+from pushcore.client.resources.webhooks import Events, Webhooks
 from pushcore.converter import SessionView
 
 HEADERS = {"User-Agent": "pushcore-client", "Accept": "application/json"}
@@ -65,6 +66,8 @@ class Client:
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
         self.account = Account(sender)
+        self.webhooks = Webhooks(sender)
+        self.events = Events(sender)
 
     @classmethod
     def login(
@@ -147,6 +150,8 @@ class AsyncClient:
         self.streams = Streams(sender)
         self.inbox = Inbox(sender)
         self.account = Account(sender)
+        self.webhooks = Webhooks(sender)
+        self.events = Events(sender)
 
     @classmethod
     async def login(

@@ -32,6 +32,7 @@ from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
+from pushcore.delivery.webhooks import EventSender
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
@@ -69,8 +70,12 @@ class DeliveryEngine:
         observer: DeliveryObserver | None = None,
         retention: Retention | None = None,
         inbox: InboxSignal | None = None,
+        events: EventSender | None = None,
     ) -> None:
         self._store = store
+        # Event webhooks, posted beside the loop: see delivery/webhooks.py.
+        self._events = events
+        self._poster: asyncio.Task[None] | None = None
         # Run beside the loop, in this process: see delivery/retention.py.
         self._retention = retention
         self._sweeper: asyncio.Task[None] | None = None
@@ -147,6 +152,8 @@ class DeliveryEngine:
         self._runner = self._loop.create_task(self._run())
         if self._retention is not None:
             self._sweeper = self._loop.create_task(self._retention.run())
+        if self._events is not None:
+            self._poster = self._loop.create_task(self._events.run())
         return self._runner
 
     async def run(self) -> None:
@@ -301,10 +308,10 @@ class DeliveryEngine:
         self._stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
-        sweeper = self._sweeper
-        if sweeper is not None and sweeper.get_loop() is asyncio.get_running_loop():
-            sweeper.cancel()
-            await asyncio.gather(sweeper, return_exceptions=True)
+        for beside in (self._sweeper, self._poster):
+            if beside is not None and beside.get_loop() is asyncio.get_running_loop():
+                beside.cancel()
+                await asyncio.gather(beside, return_exceptions=True)
         runner = self._runner
         if runner is not None and runner.get_loop() is asyncio.get_running_loop():
             # Let the current tick end first: a claim it is waiting for is

@@ -34,6 +34,7 @@ from pushcore.domain.outcomes import (
 )
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.domain.withdraw import is_withdrawal, settled_as
+from pushcore.events import expired_change, failure_changes, record_events
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 # Notifications rolled up per transaction: on SQLite each holds the one write
@@ -110,6 +111,8 @@ class Ledger:
                     # The device went away between scheduling and now: nothing to send.
                     reason = "Device inactive" if device is not None else "Device removed"
                 tx.deliveries.settle(delivery.id, self.owner, status, reason, now)
+                if status is DeliveryStatus.EXPIRED:
+                    record_events(tx, [expired_change(delivery, device, reason)], now)
                 orphaned[delivery.notification_id] = reason
             # The recipients' quiet hours, snoozes and mutes (delivery/quiet.py).
             screened = screen(tx, dispatches, now, self.owner)
@@ -215,6 +218,8 @@ class Ledger:
                     tx.devices.deactivate(delivery.device_id)
                     said.append(functools.partial(say_deactivated, dispatch, outcome))
             tx.deliveries.to_roll_up(settled, now)
+            # delivery.failed and device.deactivated, in this transaction (the outbox).
+            record_events(tx, failure_changes(decided, settled), now)
         for say in said:
             say()
         return earliest

@@ -23,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 import attrs
 
@@ -35,8 +37,24 @@ from pushcore.domain.scheduling import STALE_LIVE_DEVICE
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 
 log = logging.getLogger("pushcore.retention")
+T = TypeVar("T")
 # How far back the stats look (24 hours, in whole minutes), and a margin.
 ACTIVITY_KEPT = timedelta(hours=25)
+
+
+async def finish_in_thread(thread: ThreadPoolExecutor, work: Callable[[], T]) -> T:
+    """``work``'s result, run on ``thread``; cancelled, it still waits for ``work`` to end.
+
+    Stopping, a transaction goes on in its thread: it must end before anyone closes
+    the store under it (a connection closed while in use crashes SQLite).
+    """
+    running = thread.submit(work)
+    try:
+        return await asyncio.shield(asyncio.wrap_future(running))
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await asyncio.wrap_future(running)
+        raise
 
 
 @attrs.frozen
@@ -83,6 +101,9 @@ class Retention:
             deleted += self._remove_stale_live_devices(tx, now)
             if self.config.keep > timedelta(0):
                 deleted += tx.retention.delete_settled(now - self.config.keep, self.config.batch)
+                # The event log is kept as long as the notifications it tells of; a
+                # batch each sweep (not counted: the pace follows the notifications).
+                tx.events.delete_before(now - self.config.keep, self.config.batch)
             # Entries past their notification's expiresAt leave the inbox (API.md).
             expired = tx.inbox.expire(now, self.config.batch)
             told = {a: tx.inbox.announce(a, Withdrawn(tuple(ids))) for a, ids in expired.items()}
@@ -102,16 +123,7 @@ class Retention:
         return len(stale)
 
     async def _sweep_in_thread(self) -> int:
-        running = self._thread.submit(self.sweep)
-        try:
-            return await asyncio.shield(asyncio.wrap_future(running))
-        except asyncio.CancelledError:
-            # Stopping: the batch's transaction goes on in its thread; let it
-            # end before anyone closes the store under it (a connection closed
-            # while in use crashes SQLite), then stop.
-            with contextlib.suppress(Exception):
-                await asyncio.wrap_future(running)
-            raise
+        return await finish_in_thread(self._thread, self.sweep)
 
     async def run(self) -> None:
         """Sweep batch by batch with a pause between, rest when nothing is left; until cancelled."""

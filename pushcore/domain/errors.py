@@ -88,6 +88,13 @@ class Unauthorized(PushcoreError):
         return f"{self.message} ({self.hint})"
 
 
+class InvalidSignature(Unauthorized):
+    """A webhook's body, headers and secret do not verify (``pushcore.webhooks.verify``):
+    a bad or missing signature, or a timestamp too far from the receiver's clock."""
+
+    code = "invalid_signature"
+
+
 class Forbidden(PushcoreError):
     """The caller is known but a business rule refuses the action."""
 

@@ -15,6 +15,8 @@ class Scope(enum.StrEnum):
     NOTIFICATIONS_WRITE = "notifications:write"
     DEVICES_READ = "devices:read"
     DEVICES_WRITE = "devices:write"
+    WEBHOOKS_READ = "webhooks:read"
+    WEBHOOKS_WRITE = "webhooks:write"
 
 
 ALL_SCOPES: tuple[Scope, ...] = tuple(Scope)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Protocol, TypeVar
 
 from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
+from pushcore.ports.events import EventRepository, WebhookRepository
 from pushcore.ports.idempotency import IdempotencyRepository
 from pushcore.ports.inbox import InboxRepository
 from pushcore.ports.notifications import (
@@ -225,6 +226,16 @@ class Transaction(Protocol):
     @property
     def inbox(self) -> InboxRepository:
         """Inbox entries."""
+        ...
+
+    @property
+    def webhooks(self) -> WebhookRepository:
+        """Event webhook endpoints."""
+        ...
+
+    @property
+    def events(self) -> EventRepository:
+        """Events for senders (the outbox) and their attempts."""
         ...
 
 

@@ -30,6 +30,7 @@ from pushcore.services.replacements import ReplacementService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
+from pushcore.services.webhooks import WebhookService
 from pushcore.services.withdraw import WithdrawService
 
 
@@ -57,6 +58,7 @@ class Services:
     people: PeopleService
     passwords: PasswordHashing
     wakes: WakeRelay
+    webhooks: WebhookService
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another

@@ -15,9 +15,11 @@ import attrs
 
 from pushcore.consistency import reconcile
 from pushcore.domain.errors import NotFound
+from pushcore.domain.events import EventType
 from pushcore.domain.inbox import Withdrawn
 from pushcore.domain.model import Notification
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
+from pushcore.events import record_event
 from pushcore.ports import Clock, InboxSignal, Transaction, Waker, Writes
 
 WITHDRAWN = "withdrawn"  # the failure reason of what a withdrawal cancelled
@@ -59,6 +61,15 @@ class WithdrawService:
         if found.withdrawn_at is not None:
             return _Done(found, 0, {}, frozenset())
         tx.withdrawals.mark(notification_id, now)
+        withdrawn_event = EventType.NOTIFICATION_WITHDRAWN
+        record_event(
+            tx,
+            account_id,
+            withdrawn_event,
+            now,
+            notification_id=notification_id,
+            status="WITHDRAWN",
+        )
         withdrawn = attrs.evolve(found, withdrawn_at=now)
         queued = 0
         if found.status in _OPEN and not tx.progress.counts(notification_id).handed:

@@ -33,6 +33,7 @@ TABLES = (
     "idempotency_keys", "health", "passwords", "refresh_tokens", "oidc_flows",
     "oidc_codes", "inbox", "oidc_identities", "oidc_legacy_accounts", "server_keys",
     "session_revocations", "rollups", "schedule_occurrences",
+    "webhook_endpoints", "events", "webhook_attempts",
 )  # fmt: skip
 
 ACCOUNTS = Table("accounts", Account)

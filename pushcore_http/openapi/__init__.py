@@ -47,6 +47,8 @@ TAGS = {
     "People": "Sign-in, sessions and the signed-in account.",
     "Single sign-on": "Sign-in with the OpenID provider, when configured.",
     "Inbox": "What reached the account, and its live channel.",
+    "Event webhooks": "Signed events POSTed to the sender's endpoints (Standard Webhooks).",
+    "Events": "The account's event log.",
     "Operations": "Health, metrics and this document.",
 }
 """Each endpoint is listed under one of these (its :class:`Endpoints`' tag), in this order."""

@@ -299,6 +299,20 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("post", "/api/auth/password", "alice", 200)
     call("post", "/api/auth/password", "alice", 400)  # the example's current one is no more
 
+    hook = {"url": "https://93.184.215.14/hook", "events": ["webhook.*"]}
+    ids["webhook_id"] = call("post", "/api/webhooks", "alice", 201, hook)["id"]
+    call("post", "/api/webhooks", "alice", 400, {"url": "http://10.0.0.1/", "events": ["*"]})
+    call("get", "/api/webhooks", "alice", 200)
+    call("get", "/api/webhooks/{webhook_id}", "alice", 200)
+    call("patch", "/api/webhooks/{webhook_id}", "alice", 200, {"description": "Orders"})
+    call("post", "/api/webhooks/{webhook_id}/rotate-secret", "alice", 200, {})
+    call("post", "/api/webhooks/{webhook_id}/test", "alice", 202, {})
+    call("get", "/api/webhooks/{webhook_id}/attempts", "alice", 200)
+    call("get", "/api/events", "alice", 200)
+    call("get", "/api/events?type=nope", "alice", 400)
+    call("delete", "/api/webhooks/{webhook_id}", "alice", 200)
+    call("get", "/api/webhooks/{webhook_id}", "alice", 404)
+
     call("get", "/healthz", None, 200)
     call("get", "/readyz", None, 200)
     call("get", "/api/webpush/vapid-public-key", None, 200)
@@ -392,7 +406,7 @@ def test_docs_page_names_every_parameter(client: TestClient) -> None:
         for section in page["children"]
         if section["id"].startswith("op-post-") and "auth" not in section["id"]
     ]
-    assert len(posts) == 10
+    assert len(posts) == 13
     for section in posts:
         # Name, in, type, description (the body's field tables have three columns).
         parameters = [r[:3] for r in rows(section) if len(r) == 4 and r[0] != "Name"]

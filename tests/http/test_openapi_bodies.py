@@ -26,6 +26,7 @@ from schemathesis import GenerationMode
 from pushcore.converter import structure_batch, structure_request
 from pushcore.converter.recipient import SubscriptionMute, parse_account_patch
 from pushcore.domain.errors import ValidationError
+from pushcore.domain.events import NewWebhook, WebhookChange
 from pushcore.domain.inputs import (
     InboxRead,
     NewApiKey,
@@ -62,6 +63,8 @@ STRUCTURE: dict[str, Callable[[Any], object]] = {
     "PasswordChange": partial(structure_request, PasswordChange),
     "AccountPatch": parse_account_patch,
     "SubscriptionMute": partial(structure_request, SubscriptionMute),
+    "NewWebhook": partial(structure_request, NewWebhook),
+    "WebhookChange": partial(structure_request, WebhookChange),
 }
 
 DOCUMENT = openapi_document()

@@ -32,7 +32,8 @@ from pushcore.domain.scopes import Scope
 TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 SCOPES_MESSAGE = (
     "must be an array whose items are one of: "
-    "notifications:read, notifications:write, devices:read, devices:write"
+    "notifications:read, notifications:write, devices:read, devices:write, webhooks:read,"
+    " webhooks:write"
 )
 
 

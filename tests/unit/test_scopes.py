@@ -21,7 +21,14 @@ from pushcore.domain.scopes import (
 )
 
 NOW = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)
-CANONICAL = ("notifications:read", "notifications:write", "devices:read", "devices:write")
+CANONICAL = (
+    "notifications:read",
+    "notifications:write",
+    "devices:read",
+    "devices:write",
+    "webhooks:read",
+    "webhooks:write",
+)
 
 scope_lists = st.lists(st.sampled_from(Scope), max_size=12)
 nows = st.datetimes(

@@ -10,6 +10,7 @@ from typing import Any
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.counters import flush
 from pushcore.storage.sql.dialect import Dialect, Sql
+from pushcore.storage.sql.events import Events, Webhooks
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
 from pushcore.storage.sql.notifications import Notifications, Progress
@@ -131,6 +132,8 @@ class Transaction:
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
         self.recipients = Recipients(sql)
+        self.webhooks = Webhooks(sql)
+        self.events = Events(sql)
         self.withdrawals = Withdrawals(sql)
 
     @contextmanager

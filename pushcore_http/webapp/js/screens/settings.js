@@ -11,6 +11,8 @@ const SCOPES = {
   "notifications:write": "Send notifications, publish to your streams, mark your inbox read.",
   "devices:read": "See the devices that receive your notifications.",
   "devices:write": "Add and remove devices.",
+  "webhooks:read": "See your event webhook endpoints and what was sent to them.",
+  "webhooks:write": "Add, change and remove event webhook endpoints.",
 };
 
 export async function render(root, context) {

@@ -1,0 +1,261 @@
+"""Event webhooks: the endpoints, the events (the outbox and event log), their attempts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pushcore.domain.events import Attempt, AttemptStatus, Event, WebhookEndpoint
+from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.rows import Codec, Table
+
+# Subscriptions hold no space: one text column, space-separated.
+_SUBSCRIPTIONS = Codec("text", "' '.join({})", "tuple({}.split())")
+ENDPOINTS = Table("webhook_endpoints", WebhookEndpoint, codecs={"events": _SUBSCRIPTIONS})
+_ATTEMPT = (
+    "endpoint_id, event_id, type, status, attempts, created_at, next_attempt_at,"
+    " attempted_at, response_status, duration_ms"
+)
+_EVENT = "id, account_id, type, created_at, data, notification_id"
+
+
+class Webhooks(Repository):
+    def add(self, endpoint: WebhookEndpoint) -> None:
+        """Insert a new endpoint."""
+        self._sql.insert_new(
+            ENDPOINTS.insert, ENDPOINTS.codec(self._dialect).encode(endpoint), endpoint.id
+        )
+
+    def get(self, account_id: str, endpoint_id: str) -> WebhookEndpoint | None:
+        """The account's endpoint with this id, or None."""
+        where = "id = ? AND account_id = ?"
+        rows = self._sql.select(
+            ENDPOINTS.columns, "webhook_endpoints", where, endpoint_id, account_id
+        )
+        return ENDPOINTS.codec(self._dialect).decode(rows[0]) if rows else None
+
+    def by_ids(self, endpoint_ids: Sequence[str]) -> list[WebhookEndpoint]:
+        """These endpoints (those that still exist)."""
+        rows = self._sql.select(
+            ENDPOINTS.columns, "webhook_endpoints", "id = ANY(?)", self._dialect.array(endpoint_ids)
+        )
+        decode = ENDPOINTS.codec(self._dialect).decode
+        return [decode(r) for r in rows]
+
+    def list(self, account_id: str, *, enabled_only: bool = False) -> list[WebhookEndpoint]:
+        """The account's endpoints, oldest first."""
+        where = "account_id = ?" + (" AND enabled" if enabled_only else "") + " ORDER BY id"
+        rows = self._sql.select(ENDPOINTS.columns, "webhook_endpoints", where, account_id)
+        decode = ENDPOINTS.codec(self._dialect).decode
+        return [decode(r) for r in rows]
+
+    def count(self, account_id: str) -> int:
+        """How many endpoints the account has."""
+        (n,) = self._sql.one(
+            "SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = ?", (account_id,)
+        )
+        return int(n)
+
+    def update(self, endpoint: WebhookEndpoint) -> None:
+        """Store the endpoint's changed state."""
+        self._sql.run(
+            "UPDATE webhook_endpoints SET url = :url, events = :events,"
+            " description = :description, enabled = :enabled, secret = :secret,"
+            " disabled_reason = :disabled_reason, old_secret = :old_secret,"
+            " old_secret_until = :old_secret_until WHERE id = :id",
+            ENDPOINTS.codec(self._dialect).params(endpoint),
+        )
+
+    def disable(self, endpoint_id: str, reason: str) -> None:
+        """Stop sending to the endpoint; its pending attempts fail."""
+        self._sql.run(
+            "UPDATE webhook_endpoints SET enabled = ?, disabled_reason = ? WHERE id = ?",
+            (False, reason, endpoint_id),
+        )
+        self._sql.run(
+            "UPDATE webhook_attempts SET status = 'failed', next_attempt_at = NULL,"
+            " lease_owner = NULL, lease_until = NULL WHERE endpoint_id = ? AND status = 'pending'",
+            (endpoint_id,),
+        )
+
+    def remove(self, account_id: str, endpoint_id: str) -> bool:
+        """Delete the endpoint and its attempts; whether it existed."""
+        self._sql.run("DELETE FROM webhook_attempts WHERE endpoint_id = ?", (endpoint_id,))
+        cursor = self._sql.run(
+            "DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ?",
+            (endpoint_id, account_id),
+        )
+        return bool(cursor.rowcount)
+
+
+def _attempt(dialect: Any, row: Sequence[Any]) -> Attempt:
+    opt = dialect.opt_read_time
+    return Attempt(
+        endpoint_id=row[0],
+        event_id=row[1],
+        type=row[2],
+        status=AttemptStatus(row[3]),
+        attempts=int(row[4]),
+        created_at=dialect.read_time(row[5]),
+        next_attempt_at=opt(row[6]),
+        attempted_at=opt(row[7]),
+        response_status=row[8],
+        duration_ms=row[9],
+    )
+
+
+class Events(Repository):
+    def add(self, event: Event, endpoint_ids: Sequence[str], due: datetime) -> None:
+        """Insert the event and a pending attempt, due at ``due``, per endpoint."""
+        time = self._dialect.time
+        self._sql.run(
+            f"INSERT INTO events ({_EVENT}) VALUES (?, ?, ?, ?, ?, ?)",  # noqa: S608
+            (
+                event.id,
+                event.account_id,
+                event.type,
+                time(event.created_at),
+                json.dumps(dict(event.data), separators=(",", ":")),
+                event.notification_id,
+            ),
+        )
+        if endpoint_ids:
+            self._sql.many(
+                "INSERT INTO webhook_attempts (endpoint_id, event_id, account_id, type, status,"
+                " attempts, created_at, next_attempt_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
+                [
+                    (e, event.id, event.account_id, event.type, time(event.created_at), time(due))
+                    for e in endpoint_ids
+                ],
+            )
+
+    def _decode(self, row: Sequence[Any]) -> Event:
+        return Event(
+            id=row[0],
+            account_id=row[1],
+            type=row[2],
+            created_at=self._dialect.read_time(row[3]),
+            data=json.loads(row[4]),
+            notification_id=row[5],
+        )
+
+    def by_ids(self, event_ids: Sequence[str]) -> list[Event]:
+        """These events (those still kept)."""
+        rows = self._sql.select(_EVENT, "events", "id = ANY(?)", self._dialect.array(event_ids))
+        return [self._decode(r) for r in rows]
+
+    def page(
+        self, account_id: str, after: str | None, types: Sequence[str], limit: int
+    ) -> list[Event]:
+        """The account's events after ``after`` (an event id), oldest first; ``types``
+        (exact types) narrows them."""
+        where, params = "account_id = ?", [account_id]
+        if after:
+            where += " AND id > ?"
+            params.append(after)
+        if types:
+            where += " AND type = ANY(?)"
+            params.append(self._dialect.array(types))
+        rows = self._sql.select(_EVENT, "events", where + " ORDER BY id LIMIT ?", *params, limit)
+        return [self._decode(r) for r in rows]
+
+    def attempts(self, endpoint_id: str, before: str | None, limit: int) -> list[Attempt]:
+        """The endpoint's attempts, newest event first, before the event id ``before``."""
+        where, params = "endpoint_id = ?", [endpoint_id]
+        if before is not None:
+            where += " AND event_id < ?"
+            params.append(before)
+        rows = self._sql.select(
+            _ATTEMPT, "webhook_attempts", where + " ORDER BY event_id DESC LIMIT ?", *params, limit
+        )
+        return [_attempt(self._dialect, r) for r in rows]
+
+    def claim(
+        self,
+        now: datetime,
+        owner: str,
+        lease_until: datetime,
+        limit: int,
+        per_endpoint: int,
+        busy: Sequence[str],
+    ) -> list[Attempt]:
+        """See :class:`pushcore.ports.events.EventRepository`."""
+        time = self._dialect.time
+        # SKIP LOCKED: another sender's claim in progress is passed over, never
+        # waited for or taken twice. The window keeps one endpoint's backlog from
+        # filling a claim (PostgreSQL takes no FOR UPDATE beside a window: the
+        # rows are locked inside, numbered outside).
+        rows = self._sql.all(
+            "UPDATE webhook_attempts SET lease_owner = ?, lease_until = ?"  # noqa: S608
+            " WHERE (endpoint_id, event_id) IN (SELECT endpoint_id, event_id FROM"
+            " (SELECT endpoint_id, event_id, ROW_NUMBER() OVER (PARTITION BY endpoint_id"
+            " ORDER BY next_attempt_at, event_id) AS turn FROM (SELECT endpoint_id, event_id,"
+            " next_attempt_at FROM webhook_attempts WHERE status = 'pending'"
+            " AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)"
+            " AND NOT (endpoint_id = ANY(?)) AND endpoint_id IN (SELECT id FROM"
+            " webhook_endpoints WHERE enabled) ORDER BY next_attempt_at, event_id LIMIT ?"
+            + self._sql.lock("FOR UPDATE SKIP LOCKED")
+            + ") AS due) AS numbered WHERE turn <= ?)"
+            f" RETURNING {_ATTEMPT}",
+            (
+                owner,
+                time(lease_until),
+                time(now),
+                time(now),
+                self._dialect.array(busy),
+                limit,
+                per_endpoint,
+            ),
+        )
+        return [_attempt(self._dialect, r) for r in rows]
+
+    def record(self, attempt: Attempt, owner: str) -> bool:
+        """Store an attempt's latest try and its next due time; False if not ours any more."""
+        opt = self._dialect.opt_time
+        cursor = self._sql.run(
+            "UPDATE webhook_attempts SET status = ?, attempts = ?, next_attempt_at = ?,"
+            " attempted_at = ?, response_status = ?, duration_ms = ?, lease_owner = NULL,"
+            " lease_until = NULL WHERE endpoint_id = ? AND event_id = ? AND lease_owner = ?",
+            (
+                attempt.status.value,
+                attempt.attempts,
+                opt(attempt.next_attempt_at),
+                opt(attempt.attempted_at),
+                attempt.response_status,
+                attempt.duration_ms,
+                attempt.endpoint_id,
+                attempt.event_id,
+                owner,
+            ),
+        )
+        return bool(cursor.rowcount)
+
+    def first_attempt_at(self, endpoint_id: str, event_id: str) -> datetime | None:
+        """When the event was first made due to this endpoint."""
+        rows = self._sql.select(
+            "created_at", "webhook_attempts", "endpoint_id = ? AND event_id = ?",
+            endpoint_id, event_id,
+        )  # fmt: skip
+        return self._dialect.read_time(rows[0][0]) if rows else None
+
+    def next_due_at(self) -> datetime | None:
+        """The earliest pending attempt's due time, or None."""
+        (value,) = self._sql.one(
+            "SELECT MIN(next_attempt_at) FROM webhook_attempts WHERE status = 'pending'"
+        )
+        return self._dialect.opt_read_time(value)
+
+    def delete_before(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` events made before ``before`` with their attempts."""
+        rows = self._sql.all(
+            "SELECT id FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?"  # noqa: S608
+            + self._sql.lock("FOR UPDATE SKIP LOCKED"),
+            (self._dialect.time(before), limit),
+        )
+        if not rows:
+            return 0
+        ids = self._dialect.array([r[0] for r in rows])
+        self._sql.run("DELETE FROM webhook_attempts WHERE event_id = ANY(?)", (ids,))
+        return int(self._sql.run("DELETE FROM events WHERE id = ANY(?)", (ids,)).rowcount)
