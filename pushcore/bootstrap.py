@@ -67,6 +67,7 @@ from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import PeopleService
 from pushcore.services.receipts import ReceiptService
+from pushcore.services.recipient import RecipientService
 from pushcore.services.revocations import SignedOut
 from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import SessionService
@@ -221,6 +222,7 @@ def build_services(
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).
         vapid_key=functools.cache(lambda: _vapid_public_key(settings.data_dir, store, clock)),
+        recipients=RecipientService(store, stamps, wakes),
     )
 
 

@@ -60,6 +60,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("token", "tokens", "app"),
     ("login", "login", "login"),
     ("logout", "login", "logout"),
+    ("account", "account", "app"),
     ("accounts", "accounts", "app"),
     ("keys", "keys", "app"),
     ("devices", "devices", "app"),

@@ -12,6 +12,7 @@ import httpx
 
 from pushcore.client._session import Session, Tokens, login_call, logout_call
 from pushcore.client._transport import AsyncSender, Policy, Sender
+from pushcore.client.resources.account import Account
 from pushcore.client.resources.devices import Devices
 from pushcore.client.resources.inbox import Inbox
 from pushcore.client.resources.keys import Keys
@@ -66,6 +67,7 @@ class Client:
         self.streams = Streams(sender)
         self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
+        self.account = Account(sender)
         self.webhooks = Webhooks(sender)
         self.events = Events(sender)
 
@@ -150,6 +152,7 @@ class AsyncClient:
         self.streams = Streams(sender)
         self.schedules = Schedules(sender)
         self.inbox = Inbox(sender)
+        self.account = Account(sender)
         self.webhooks = Webhooks(sender)
         self.events = Events(sender)
 

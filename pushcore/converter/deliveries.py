@@ -67,7 +67,7 @@ class DeliveryView(View):
             platform=row.platform,
             device_id=d.device_id if shown else None,
             device_name=row.device_name if shown else None,
-            status=public_status(d.status),
+            status=public_status(d.status, d.failure_reason),
             revision=revision,
             due_at=d.due_at,
             # Quiet hours (another change) add Delivery.held_until; until then, null.

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, ClassVar
 import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields
+from pushcore.converter.recipient import QuietHoursView, quiet_hours_view
 from pushcore.domain.model import Account, Plan
+from pushcore.domain.recipient import DEFAULT_ZONE, RecipientSettings
 from pushcore.domain.validation import about
 
 if TYPE_CHECKING:
@@ -26,11 +28,26 @@ class AccountView(View):
     id: str = attrs.field(metadata=_ID)
     plan: Plan = attrs.field(metadata=_PLAN)
     created_at: datetime = attrs.field(metadata=CREATED)
+    # The recipient's time (converter/recipient.py).
+    time_zone: str = attrs.field(default=DEFAULT_ZONE, metadata=about("An IANA time zone name."))
+    quiet_hours: QuietHoursView | None = attrs.field(
+        default=None, metadata=about("Quiet hours, or null for none.")
+    )
+    snooze_until: datetime | None = attrs.field(
+        default=None, metadata=about("Device deliveries are held until then; or null.")
+    )
 
     @classmethod
-    def of(cls, account: Account) -> AccountView:
-        """The view of an account."""
-        return copy_fields(cls, account)
+    def of(cls, account: Account, settings: RecipientSettings | None = None) -> AccountView:
+        """The view of an account, with its settings."""
+        given = settings or RecipientSettings()
+        return copy_fields(
+            cls,
+            account,
+            time_zone=given.time_zone,
+            quiet_hours=quiet_hours_view(given),
+            snooze_until=given.snooze_until,
+        )
 
 
 @attrs.frozen

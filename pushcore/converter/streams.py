@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import attrs
 
-from pushcore.converter._views import CREATED, View, copy_fields, count, ident, to_json
+from pushcore.converter._views import (
+    CREATED,
+    OMIT_IF_NONE,
+    View,
+    copy_fields,
+    count,
+    ident,
+    to_json,
+)
 from pushcore.domain.model import Stream, StreamView, Subscription
 from pushcore.domain.validation import about
 
@@ -89,11 +97,33 @@ class SubscriptionView(View):
     id: str = attrs.field(metadata=ident("sub", "subscription"))
     stream: StreamSummaryView
     created_at: datetime = attrs.field(metadata=about("When the caller subscribed."))
+    # Left out while the subscription has its defaults (not muted, critical allowed):
+    # the listing keeps its shape (a mute's PATCH answers SubscriptionWithMute).
+    muted_until: datetime | None = attrs.field(
+        default=None,
+        metadata={
+            **about("No device gets the stream's sends until then (left out: not muted)."),
+            OMIT_IF_NONE: True,
+        },
+    )
+    allow_critical: bool | None = attrs.field(
+        default=None,
+        metadata={
+            **about("Whether critical sends go through the mute and quiet hours (left out: true)."),
+            OMIT_IF_NONE: True,
+        },
+    )
 
     @classmethod
     def of(cls, subscription: Subscription, view: StreamView) -> SubscriptionView:
         """The view of a subscription to the stream ``view``."""
-        return copy_fields(cls, subscription, stream=StreamSummaryView.of(view))
+        plain = subscription.muted_until is None and subscription.allow_critical
+        return copy_fields(
+            cls,
+            subscription,
+            stream=StreamSummaryView.of(view),
+            allow_critical=None if plain else subscription.allow_critical,
+        )
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ import attrs
 from pushcore.consistency import detach_device, reconcile
 from pushcore.delivery.config import EngineConfig
 from pushcore.delivery.journal import say_deactivated, say_deferred, say_failed, say_retry
+from pushcore.delivery.quiet import screen
 from pushcore.domain.expiry import EXPIRED, has_expired
 from pushcore.domain.model import Delivery, Notification
 from pushcore.domain.outcomes import (
@@ -119,6 +120,10 @@ class Ledger:
                 if status is DeliveryStatus.EXPIRED:
                     record_events(tx, [expired_change(delivery, device, reason)], now)
                 orphaned[delivery.notification_id] = reason
+            # The recipients' quiet hours, snoozes and mutes (delivery/quiet.py).
+            screened = screen(tx, dispatches, now, self.owner)
+            dispatches = screened.send
+            orphaned.update(screened.ended)
             if orphaned:
                 reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
             candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]

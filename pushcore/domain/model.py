@@ -254,6 +254,8 @@ class Delivery:
     opened_at: datetime | None = None
     # What its next send carries: the notification, or its withdrawal (domain/withdraw.py).
     kind: str = "notification"
+    # Quiet hours: the end of the quiet it waits for (HELD), kept once released.
+    held_until: datetime | None = None
 
 
 @attrs.frozen
@@ -285,3 +287,6 @@ class Subscription:
     account_id: str
     stream_id: str
     created_at: datetime
+    # The subscriber's mute (API.md, "The recipient's time"; migration 0024).
+    muted_until: datetime | None = None
+    allow_critical: bool = True

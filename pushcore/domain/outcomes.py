@@ -17,6 +17,8 @@ class Dispatch:
     notification: Notification
     # The delivery's receipt token (pushcore/receipts.py), for its payload.
     receipt: str | None = None
+    # Inside the recipient's quiet hours in `silent` mode: each gateway's quiet form.
+    quiet: bool = False
 
 
 @attrs.frozen

@@ -16,6 +16,8 @@ import functools
 import hmac
 from collections.abc import Mapping
 
+import attrs
+
 from pushcore.domain.states import DeliveryStatus
 
 PREFIX = "rct_"
@@ -56,19 +58,40 @@ PUBLIC_STATUS: Mapping[str, PublicStatus] = {
     DeliveryStatus.CANCELLED.value: PublicStatus.CANCELLED,
     "HELD": PublicStatus.HELD,
     "EXPIRED": PublicStatus.EXPIRED,
-    "SUPERSEDED": PublicStatus.SUPERSEDED,
     "WITHDRAWN": PublicStatus.WITHDRAWN,
 }
 
 
-def public_status(stored: str) -> PublicStatus:
-    """The status the API shows for a stored delivery status."""
+# A superseded delivery is stored CANCELLED with this reason (a newer notification with
+# its collapse key came first), so counters and retention treat it as any cancel; the
+# list shows it as SUPERSEDED.
+SUPERSEDED_REASON = "superseded"
+
+
+def public_status(stored: str, reason: str | None = None) -> PublicStatus:
+    """The status the API shows for a stored delivery status (and failure reason)."""
+    if stored == DeliveryStatus.CANCELLED.value and reason == SUPERSEDED_REASON:
+        return PublicStatus.SUPERSEDED
     return PUBLIC_STATUS[stored]
 
 
-def stored_statuses(shown: PublicStatus) -> list[str]:
-    """The stored statuses shown as ``shown`` (what a ``status=`` filter matches)."""
-    return sorted(s for s, p in PUBLIC_STATUS.items() if p is shown)
+@attrs.frozen
+class StoredFilter:
+    """What a ``status=`` filter matches in storage: these stored statuses, and for
+    CANCELLED rows whether the reason is ``superseded`` (True), is not (False) or any."""
+
+    statuses: tuple[str, ...]
+    superseded: bool | None = None
+
+
+def stored_statuses(shown: PublicStatus) -> StoredFilter:
+    """The stored rows shown as ``shown`` (what a ``status=`` filter matches)."""
+    if shown is PublicStatus.SUPERSEDED:
+        return StoredFilter((DeliveryStatus.CANCELLED.value,), superseded=True)
+    statuses = tuple(sorted(s for s, p in PUBLIC_STATUS.items() if p is shown))
+    if shown is PublicStatus.CANCELLED:
+        return StoredFilter(statuses, superseded=False)
+    return StoredFilter(statuses)
 
 
 def _b64(data: bytes) -> str:

@@ -43,6 +43,7 @@ class DeliveryStatus(enum.StrEnum):
     CANCELLED = "CANCELLED"
     EXPIRED = "EXPIRED"  # not made by the notification's expiresAt
     WITHDRAWN = "WITHDRAWN"  # delivered, then its withdrawal was sent
+    HELD = "HELD"  # inside the recipient's quiet hours or snooze: waits for held_until
 
 
 class DeliveryEvent(enum.StrEnum):
@@ -54,6 +55,7 @@ class DeliveryEvent(enum.StrEnum):
     RETRY = "retry"  # back to PENDING with a later due time
     RELEASE = "release"  # handed back unsent (shutdown) or its lease ran out
     CANCEL = "cancel"
+    HOLD = "hold"  # claimed inside quiet hours: waits, unsent, until they end
 
 
 N = NotificationStatus
@@ -80,6 +82,10 @@ DELIVERY_TRANSITIONS: Mapping[tuple[DeliveryStatus, DeliveryEvent], DeliveryStat
     (D.IN_FLIGHT, DE.FAIL): D.FAILED,
     (D.IN_FLIGHT, DE.RETRY): D.PENDING,
     (D.IN_FLIGHT, DE.RELEASE): D.PENDING,
+    (D.IN_FLIGHT, DE.HOLD): D.HELD,
+    (D.HELD, DE.CLAIM): D.IN_FLIGHT,
+    (D.HELD, DE.RELEASE): D.PENDING,
+    (D.HELD, DE.CANCEL): D.CANCELLED,
 }
 
 TERMINAL_NOTIFICATION = frozenset({N.DELIVERED, N.FAILED, N.CANCELLED})

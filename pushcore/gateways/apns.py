@@ -42,6 +42,7 @@ from pushcore.domain.withdraw import is_withdrawal
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.after_sending import apns_expiration, apns_withdrawal
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
+from pushcore.gateways.quiet import quiet_apns_payload
 from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
@@ -112,18 +113,22 @@ def _encoded_or_failed(dispatch: Dispatch, receipt: str | None) -> bytes | Faile
     if is_withdrawal(dispatch.delivery):
         return apns_withdrawal(dispatch.notification)
     try:
-        return encode_payload(dispatch.notification, receipt)
+        return encode_payload(dispatch.notification, receipt, dispatch.quiet)
     except PayloadTooLarge as exc:
         return Failed(str(exc))
 
 
-def encode_payload(notification: Notification, receipt: str | None = None) -> bytes:
+def encode_payload(
+    notification: Notification, receipt: str | None = None, quiet: bool = False
+) -> bytes:
     """The payload as sent: at most 4096 bytes, the body (then the title) cut with an ellipsis.
 
     Raises PayloadTooLarge when the other fields (metadata, sender, stream)
     leave no room even for an empty title and body.
     """
     payload = apns_payload(notification)
+    if quiet:
+        payload = quiet_apns_payload(payload)
     if receipt is not None:
         payload["receipt"] = receipt
     alert = payload["aps"]["alert"]
@@ -338,8 +343,9 @@ class ApnsGateway:
             elif not _DEVICE_TOKEN.fullmatch(dispatch.device.token):
                 outcomes[index] = TokenInvalid("BadDeviceToken")
             else:
-                # A withdrawal is a background push, which APNs takes at priority 5 only.
-                low = withdrawal or notification.priority is Priority.LOW
+                # A withdrawal is a background push, which APNs takes at priority 5 only;
+                # a quiet one (quiet hours, silent mode) is delivered without waking.
+                low = withdrawal or dispatch.quiet or notification.priority is Priority.LOW
                 headers: list[Header] = [
                     (b"apns-push-type", b"background" if withdrawal else b"alert"),
                     (b"apns-priority", b"5" if low else b"10"),

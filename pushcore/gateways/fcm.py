@@ -37,6 +37,7 @@ from pushcore.domain.payload import shorten_to_fit
 from pushcore.domain.withdraw import is_withdrawal
 from pushcore.gateways._http import retry_after_seconds, status_reason
 from pushcore.gateways.after_sending import body_key, fcm_ttl, fcm_withdrawal
+from pushcore.gateways.quiet import quiet_fcm_message
 from pushcore.outbound.guard import tls_context
 from pushcore.ports import Clock
 
@@ -371,6 +372,8 @@ class FcmGateway:
                 fitted = {**fitted, "receipt": receipt}
             ttl = fcm_ttl(notification, now)
             message = fcm_message(dispatch.device.token, fitted, notification.priority, ttl)
+            if dispatch.quiet:
+                message = quiet_fcm_message(message)
             body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
             sends.append(self._send_one(body, notification.id))
         return await asyncio.gather(*sends)

@@ -42,7 +42,7 @@ class Stamped(Generic[T]):
 
     def __init__(self, encode: Callable[[Dispatch, str | None], bytes | T]) -> None:
         self._encode = encode
-        self._bodies: dict[tuple[tuple[str, str], int], bytes | T] = {}
+        self._bodies: dict[tuple[tuple[str, str], bool, int], bytes | T] = {}
 
     def __call__(self, dispatch: Dispatch) -> bytes | T:
         """The body of ``dispatch``, carrying its own receipt."""
@@ -51,7 +51,8 @@ class Stamped(Generic[T]):
         if receipt is not None and stand_in is None:
             return self._encode(dispatch, receipt)  # no placeholder that long
         # A withdrawal's body has no receipt: the stamp then finds nothing to replace.
-        key = (body_key(dispatch), 0 if stand_in is None else len(stand_in))
+        # A quiet dispatch (quiet hours, silent mode) has a body of its own.
+        key = (body_key(dispatch), dispatch.quiet, 0 if stand_in is None else len(stand_in))
         if key not in self._bodies:
             self._bodies[key] = self._encode(dispatch, stand_in)
         body = self._bodies[key]

@@ -41,6 +41,7 @@ from pushcore.gateways._http import (
     status_reason,
 )
 from pushcore.gateways.after_sending import neutral_body, web_push_ttl
+from pushcore.gateways.quiet import WEB_PUSH_URGENCY
 from pushcore.gateways.receipts import Stamped
 from pushcore.gateways.vapid import (
     VapidKey,
@@ -162,6 +163,7 @@ class WebPushGateway:
             body = encrypt(plaintext, keys)
         except ValueError:
             return Failed("Web Push subscription keys are invalid")
+        urgency = WEB_PUSH_URGENCY if dispatch.quiet else URGENCY[dispatch.notification.priority]
         headers = {
             "Authorization": vapid_authorization(
                 self._vapid, url, self._subject, self._clock.now()
@@ -169,7 +171,7 @@ class WebPushGateway:
             "Content-Encoding": "aes128gcm",
             "Content-Type": "application/octet-stream",
             "TTL": str(web_push_ttl(dispatch.notification, self._clock.now())),
-            "Urgency": URGENCY[dispatch.notification.priority],
+            "Urgency": urgency,
             "User-Agent": USER_AGENT,
         }
         key = dispatch.notification.collapse_key

@@ -13,7 +13,7 @@ from typing import Protocol
 import attrs
 
 from pushcore.domain.model import Delivery, Platform
-from pushcore.domain.receipts import ReceiptEvent
+from pushcore.domain.receipts import ReceiptEvent, StoredFilter
 
 
 @attrs.frozen
@@ -43,12 +43,12 @@ class DeliveryLogRepository(Protocol):
     def page(
         self,
         notification_id: str,
-        statuses: Sequence[str] | None,
+        statuses: StoredFilter | None,
         limit: int,
         after_id: str | None,
     ) -> Sequence[DeliveryRow]:
         """Up to ``limit`` of the notification's deliveries in id order after
-        ``after_id``, only those in ``statuses`` (stored names) when given."""
+        ``after_id``, only those ``statuses`` matches when given."""
         ...
 
     def record(self, delivery_id: str, event: ReceiptEvent, at: datetime) -> Receipt | None:

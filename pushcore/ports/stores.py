@@ -33,6 +33,7 @@ from pushcore.ports.people import (
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.receipts import DeliveryLogRepository
+from pushcore.ports.recipient import RecipientRepository
 from pushcore.ports.schedules import OccurrenceRepository, ScheduleRepository
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
@@ -201,6 +202,11 @@ class Transaction(Protocol):
     @property
     def idempotency_keys(self) -> IdempotencyRepository:
         """Idempotency-Key claims and the answers kept for replay."""
+        ...
+
+    @property
+    def recipients(self) -> RecipientRepository:
+        """The recipient's settings (zone, quiet hours, snooze, mutes); HELD deliveries."""
         ...
 
     @property

@@ -26,6 +26,7 @@ from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.people import AccountSummary, PeopleService
 from pushcore.services.receipts import ReceiptService
+from pushcore.services.recipient import RecipientService
 from pushcore.services.replacements import ReplacementService
 from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import Session, SessionService
@@ -68,6 +69,8 @@ class Services:
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
     replacements: ReplacementService
+    recipients: RecipientService
+    """The signed-in person's zone, quiet hours, snooze and mutes."""
 
     @property
     def withdrawals(self) -> WithdrawService:

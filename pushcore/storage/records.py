@@ -90,7 +90,7 @@ def delivery_counts(rows: Sequence[tuple[str, int, int, int]]) -> DeliveryCounts
     """Counts from ``(status, count, handed, opened)`` rows grouped by delivery status."""
     by = {status: count for status, count, _, _ in rows}
     return DeliveryCounts(
-        pending=by.get("PENDING", 0) + by.get("IN_FLIGHT", 0),
+        pending=by.get("PENDING", 0) + by.get("IN_FLIGHT", 0) + by.get("HELD", 0),
         delivered=by.get("DELIVERED", 0) + by.get("WITHDRAWN", 0),
         failed=by.get("FAILED", 0) + by.get("EXPIRED", 0),
         cancelled=by.get("CANCELLED", 0),

@@ -30,6 +30,7 @@ from pushcore.domain.timefmt import format_timestamp
 from pushcore.live import Channel, LiveHub
 from pushcore.live.stream import KEEPALIVE, follow
 from pushcore.ports import Clock
+from pushcore.services.recipient import RecipientService
 from pushcore.services.tokens import verified_expiry
 from pushcore_http.answers import answer, query, ref
 from pushcore_http.auth import served
@@ -50,7 +51,7 @@ _SHARED_MAX = 256
 _OWN = frozenset({"id", "deliveredAt", "readAt", "replaces"})
 
 
-def frame(item: InboxItem) -> bytes:
+def frame(item: InboxItem, quiet: bool = False) -> bytes:
     """The `notification` event of an entry; its id is what a client resumes from."""
     entry = item.entry
     shared = _SHARED.get(entry.notification_id)
@@ -62,6 +63,9 @@ def frame(item: InboxItem) -> bytes:
         _SHARED[entry.notification_id] = shared
     read = None if entry.read_at is None else format_timestamp(entry.read_at)
     own = f'"deliveredAt":"{format_timestamp(entry.delivered_at)}","readAt":{_COMPACT.encode(read)}'
+    if quiet:
+        # Inside the person's quiet hours: an open app shows it without a sound.
+        own += ',"quiet":true'
     own += f',"replaces":{_COMPACT.encode(entry.replaces)}'
     data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
     added = f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
@@ -105,14 +109,24 @@ class EventStream(StreamingResponse):
 
 
 async def _events(
-    hub: LiveHub, channel: Channel, clock: Clock, until: datetime | None, resumed: bool
+    hub: LiveHub,
+    channel: Channel,
+    clock: Clock,
+    until: datetime | None,
+    resumed: bool,
+    recipients: RecipientService,
 ) -> AsyncIterator[bytes]:
     yield RETRY
     async for event in follow(hub, channel, clock, until, resumed):
         if event is KEEPALIVE:
             yield b": keepalive\n\n"
         elif isinstance(event, InboxItem):
-            yield frame(event)
+            account = event.entry.account_id
+            settings = recipients.recent(account)
+            if settings is None:
+                settings = await run_in_threadpool(recipients.settings, account)
+            priority = event.notification.priority
+            yield frame(event, settings.is_quiet(event.entry.delivered_at, priority))
         else:
             yield change_frame(event)
 
@@ -121,7 +135,8 @@ routes = Endpoints("Inbox")
 _STREAM = {
     "type": "string",
     "description": "`retry: 2000` first; then per entry `id:`, `event: notification` and "
-    "`data:` (an InboxEntry); `event: read` (ReadEvent) and `event: dismissed` "
+    '`data:` (an InboxEntry, with `"quiet": true` when it falls inside the person\'s '
+    "quiet hours or snooze); `event: read` (ReadEvent) and `event: dismissed` "
     "(DismissedEvent) and `event: withdrawn` (WithdrawnEvent) without an id; a "
     "`: keepalive` comment at least every 15 s.",
     "x-event-data": {
@@ -169,5 +184,5 @@ async def events(request: Request) -> Response:
     channel = await hub.open(
         caller.account_id, caller.key_id, after, address, session_id=caller.session_id
     )
-    stream = _events(hub, channel, services.clock, until, after is not None)
+    stream = _events(hub, channel, services.clock, until, after is not None, services.recipients)
     return EventStream(hub, channel, stream)

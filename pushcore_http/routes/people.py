@@ -23,6 +23,7 @@ from pushcore.converter import (
     SessionView,
     structure_request,
 )
+from pushcore.converter.recipient import AccountPatch, parse_account_patch
 from pushcore.domain import errors as e
 from pushcore.domain.people import PasswordChange, SessionRefresh, SignIn, SignUp
 from pushcore.services.people import BAD_SIGN_IN
@@ -186,4 +187,26 @@ async def account(request: Request) -> Response:
     """The signed-in account."""
     services, caller = served(request)
     found = await run_in_threadpool(services.accounts.ensure, caller.account_id)
-    return view_response(AccountView.of(found))
+    settings = await run_in_threadpool(services.recipients.settings, caller.account_id)
+    return view_response(AccountView.of(found, settings))
+
+
+@routes.declare(
+    "PATCH",
+    "/api/account",
+    "Change your time zone, quiet hours or snooze",
+    USER,
+    answer(200, "The account, with its settings.", AccountView) | shared("400", "413", "415"),
+    "Each field given is replaced whole; the others are kept. `timeZone`: an IANA name "
+    "(an offset or unknown name is a 400). `quietHours`: null, or `{start, end, days, mode, "
+    "bypass}` (an end before the start crosses midnight). `snoozeUntil`: a timestamp or "
+    "null. What your devices have held is screened again at once under the new settings.",
+    body=AccountPatch,
+)
+async def update_account(request: Request) -> Response:
+    """Replace the settings given; held deliveries follow the new ones at once."""
+    services, caller = served(request)
+    patch = parse_account_patch(await read_json(request))
+    found = await run_in_threadpool(services.accounts.ensure, caller.account_id)
+    settings = await run_in_threadpool(services.recipients.update, caller.account_id, patch)
+    return view_response(AccountView.of(found, settings))

@@ -8,11 +8,12 @@ from starlette.responses import Response
 
 from pushcore import converter as views
 from pushcore.converter import structure_request
+from pushcore.converter.recipient import MutedSubscriptionView, SubscriptionMute
 from pushcore.domain import errors as e
 from pushcore.domain.inputs import NewStream, StreamSend, Subscribe
 from pushcore.domain.scopes import Scope
 from pushcore_http import address_limits
-from pushcore_http.answers import answer, listing, ref, refusal, removal
+from pushcore_http.answers import answer, listing, ref, refusal, removal, shared
 from pushcore_http.auth import USER, USER_OR_NONE, caller_or_none, either, key, served
 from pushcore_http.body import read_json, read_message
 from pushcore_http.endpoints import Endpoints
@@ -135,6 +136,31 @@ async def unsubscribe(request: Request) -> Response:
     subscription_id = request.path_params["subscription_id"]
     await run_in_threadpool(services.streams.unsubscribe, user.account_id, subscription_id)
     return view_response(views.DeletedView.of(subscription_id))
+
+
+@routes.declare(
+    "PATCH",
+    "/api/streams/subscriptions/{subscription_id}",
+    "Mute a stream you follow",
+    USER,
+    answer(200, "The subscription, with its mute.", MutedSubscriptionView)
+    | refusal(e.NotFound("Subscription not found"))
+    | shared("400", "413", "415"),
+    "`mutedUntil` (a timestamp, or null to unmute): until then the stream's sends reach "
+    "your inbox but no device (those deliveries end CANCELLED, `muted`). `allowCritical` "
+    "(default true): its critical sends go through the mute and quiet hours; false treats "
+    "them as high.",
+    body=SubscriptionMute,
+)
+async def mute(request: Request) -> Response:
+    """Mute or unmute one of your subscriptions."""
+    services, user = served(request)
+    body = structure_request(SubscriptionMute, await read_json(request))
+    subscription_id = request.path_params["subscription_id"]
+    found, view = await run_in_threadpool(
+        services.recipients.mute, user.account_id, subscription_id, body.mute()
+    )
+    return view_response(MutedSubscriptionView.of(found, view))
 
 
 @routes.get(

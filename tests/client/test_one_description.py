@@ -33,6 +33,7 @@ def methods(resource: Any) -> dict[str, Any]:
 def test_both_clients_have_the_same_resources_of_one_class_each() -> None:
     sync, asynchronous = resources(pushcore.Client(URL)), resources(pushcore.AsyncClient(URL))
     assert sorted(sync) == [
+        "account",
         "devices",
         "events",
         "inbox",

@@ -210,7 +210,13 @@ def summary(v: StreamView) -> dict[str, Any]:
 
 
 def subscription(sub: Subscription, v: StreamView) -> dict[str, Any]:
-    return {"id": sub.id, "stream": summary(v), "createdAt": ts(sub.created_at)}
+    found: dict[str, Any] = {"id": sub.id, "stream": summary(v), "createdAt": ts(sub.created_at)}
+    # A mute shows only where there is one (or critical is not allowed through).
+    if sub.muted_until is not None or not sub.allow_critical:
+        found["allowCritical"] = sub.allow_critical
+    if sub.muted_until is not None:
+        found["mutedUntil"] = ts(sub.muted_until)
+    return found
 
 
 def send_result(r: SendResult) -> dict[str, Any]:

@@ -515,3 +515,21 @@ def test_each_device_gets_its_own_receipt(apns: FakeApns, clock: FakeClock) -> N
         second.receipt,
     ]
     assert tries(apns, "a")[0].payload["aps"] == tries(apns, "b")[0].payload["aps"]
+
+
+def test_a_quiet_push_is_passive_priority_5_and_without_a_sound(
+    apns: FakeApns, clock: FakeClock
+) -> None:
+    # Quiet hours in `silent` mode (API.md, "The recipient's time"); beside it the same
+    # notification sent as usual, in the same batch.
+    note = notification("ntf_q", priority=Priority.HIGH, sound=Sound.DEFAULT)
+    quiet = attrs.evolve(ios(note, "quiet"), quiet=True)
+    assert send(gateway_for(apns, clock), [quiet, ios(note, "loud")]) == [Delivered()] * 2
+    [hushed], [usual] = tries(apns, "quiet"), tries(apns, "loud")
+    assert hushed.headers["apns-priority"] == "5"
+    assert hushed.payload["aps"] == {
+        "alert": {"title": note.title, "body": note.body},
+        "interruption-level": "passive",
+    }
+    assert usual.headers["apns-priority"] == "10"
+    assert usual.payload == expected_payload(note)

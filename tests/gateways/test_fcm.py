@@ -522,3 +522,15 @@ def test_each_device_gets_its_own_receipt_in_data(fcm: FcmServer, send: Any) -> 
         first.receipt,
         second.receipt,
     )
+
+
+def test_a_quiet_push_is_normal_priority_with_quiet_in_data(fcm: FcmServer, send: Any) -> None:
+    # Quiet hours in `silent` mode (API.md, "The recipient's time").
+    loud = android("tok-a", notification("ntf_1"))
+    assert send(attrs.evolve(loud, quiet=True)) == [Delivered()]
+    (message,) = fcm.messages()
+    assert message == {
+        "token": "tok-a",
+        "data": {**DEFAULT_DATA, "quiet": "true"},
+        "android": {"priority": "NORMAL"},
+    }

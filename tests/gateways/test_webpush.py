@@ -592,3 +592,15 @@ def test_the_public_key_is_an_unpadded_base64url_uncompressed_point(vapid: Vapid
     assert isinstance(private, ec.EllipticCurvePrivateKey)
     public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), point)
     assert public.public_numbers() == private.public_key().public_numbers()
+
+
+def test_a_quiet_push_has_urgency_low_whatever_its_priority(
+    server: WebPushServer, vapid: VapidKey, clock: FakeClock
+) -> None:
+    # Quiet hours in `silent` mode (API.md, "The recipient's time").
+    subscription = server.subscribe()
+    loud = web_dispatch(subscription, notification(priority=Priority.CRITICAL))
+
+    send(make_gateway(vapid, clock), [attrs.evolve(loud, quiet=True)])
+
+    assert server.messages[0].headers["urgency"] == "low"

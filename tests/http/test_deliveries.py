@@ -295,3 +295,19 @@ def test_reading_the_inbox_opens_that_accounts_deliveries(dapi: Api, receiver: R
     assert {
         i["id"]: i["openedAt"] for i in ok(deliveries(dapi, key, sent["notificationId"]))["items"]
     } == before
+
+
+def test_a_superseded_delivery_is_listed_and_filtered_as_superseded(
+    dapi: Api, receiver: Receiver
+) -> None:
+    key = dapi.key("alice")
+    device(dapi, key, "webhook", receiver.url("/w"), "hook")
+    later = {"title": "Score 1-0", "collapseKey": "match-7", "delay": "custom", "customDelay": 3600}
+    older = ok(dapi.client.post("/api/notifications", json=later, headers=key), 201)
+    newer = {**later, "title": "Score 2-0"}
+    ok(dapi.client.post("/api/notifications", json=newer, headers=key), 201)
+
+    (item,) = ok(deliveries(dapi, key, older["id"]))["items"]
+    assert (item["status"], item["failureReason"]) == ("SUPERSEDED", "superseded")
+    assert ok(deliveries(dapi, key, older["id"], "?status=SUPERSEDED"))["items"] == [item]
+    assert ok(deliveries(dapi, key, older["id"], "?status=CANCELLED"))["items"] == []

@@ -279,6 +279,7 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("post", "/api/streams/subscribe", "bob", 409, {"code": stream["code"]})
     call("post", "/api/streams/subscribe", "alice", 403, {"code": stream["code"]})
     call("get", "/api/streams/subscriptions", "bob", 200)
+    call("patch", "/api/streams/subscriptions/{subscription_id}", "bob", 200)
     call("get", "/api/streams/lookup/{code}", "bob", 200)
     call("post", "/api/streams/{stream_id}/send", "alice-key", 201)
     call("delete", "/api/streams/subscriptions/{subscription_id}", "bob", 200)
@@ -308,6 +309,8 @@ def test_examples_are_accepted_and_every_answer_matches_the_document(
     call("post", "/api/auth/logout", None, 200, {"refreshToken": fresh["refreshToken"]})
     call("post", "/api/auth/signup", None, 403)
     call("get", "/api/account", "alice", 200)
+    call("patch", "/api/account", "alice", 200)
+    call("patch", "/api/account", "alice", 400, {"timeZone": "+02:00"})
     call("post", "/api/auth/password", "alice", 200)
     call("post", "/api/auth/password", "alice", 400)  # the example's current one is no more
 

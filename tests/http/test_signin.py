@@ -208,8 +208,9 @@ def test_account_shows_the_signed_in_account(api: Api, client: TestClient) -> No
     response = client.get("/api/account", headers=bearer(session))
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"id", "plan", "createdAt"}
-    assert (body["id"], body["plan"]) == ("alice", "pro")
+    # With the recipient's settings (API.md, "The recipient's time"), at their defaults.
+    assert set(body) == {"id", "plan", "createdAt", "timeZone", "quietHours", "snoozeUntil"}
+    assert (body["id"], body["plan"], body["timeZone"]) == ("alice", "pro", "UTC")
     assert client.get("/api/account").json()["error"] == "Authentication required"
     with_key = client.get("/api/account", headers=api.key("alice"))
     assert with_key.json()["error"] == "This endpoint requires a user token"

@@ -50,6 +50,11 @@ LEGAL_DELIVERY = {
     (D.IN_FLIGHT, DE.FAIL): D.FAILED,
     (D.IN_FLIGHT, DE.RETRY): D.PENDING,
     (D.IN_FLIGHT, DE.RELEASE): D.PENDING,
+    # Quiet hours: a claimed delivery waits unsent; released at the end or on a change.
+    (D.IN_FLIGHT, DE.HOLD): D.HELD,
+    (D.HELD, DE.CLAIM): D.IN_FLIGHT,
+    (D.HELD, DE.RELEASE): D.PENDING,
+    (D.HELD, DE.CANCEL): D.CANCELLED,
 }
 # A delivery in one of these is settled: no event moves it again.
 TERMINAL_DELIVERY = frozenset({D.DELIVERED, D.FAILED, D.CANCELLED})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pushcore.client._call import Auth, Call, json_body, many, one, path
@@ -13,7 +14,9 @@ from pushcore.converter import (
     SendResultView,
     StreamDetailView,
     SubscriptionView,
+    converter,
 )
+from pushcore.converter.recipient import MutedSubscriptionView
 from pushcore.domain.inputs import NewStream, StreamSend
 
 
@@ -59,6 +62,16 @@ def unsubscribe(subscription_id: str) -> Call[DeletedView]:
     return Call("DELETE", url, Auth.USER, one(DeletedView))
 
 
+def mute(
+    subscription_id: str, muted_until: datetime | str | None, *, allow_critical: bool = True
+) -> Call[MutedSubscriptionView]:
+    """Mute a subscription until ``muted_until`` (None unmutes); critical sends go through
+    unless ``allow_critical`` is False (a user token)."""
+    url = path("/api/streams/subscriptions/{}", subscription_id)
+    data = {"mutedUntil": converter.unstructure(muted_until), "allowCritical": allow_critical}
+    return Call("PATCH", url, Auth.USER, one(MutedSubscriptionView), data)
+
+
 def lookup(code: str) -> Call[LookupView]:
     """The stream with this code, and whether the caller subscribes (a user token)."""
     return Call("GET", path("/api/streams/lookup/{}", code), Auth.USER, one(LookupView))
@@ -74,4 +87,5 @@ class Streams(Resource[S_co]):
     subscribe = endpoint(subscribe)
     subscriptions = endpoint(subscriptions)
     unsubscribe = endpoint(unsubscribe)
+    mute = endpoint(mute)
     lookup = endpoint(lookup)

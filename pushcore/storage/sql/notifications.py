@@ -11,7 +11,7 @@ from pushcore.storage.records import DELIVERIES, NOTIFICATIONS, delivery_counts
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.counters import read_stats
 
-OPEN = "status IN ('PENDING', 'IN_FLIGHT')"
+OPEN = "status IN ('PENDING', 'IN_FLIGHT', 'HELD')"
 # What changes of a notification after it is created (update_many, refresh), its
 # id last, as positional values: SQLite binds them quicker than dicts, after
 # every batch.

@@ -63,7 +63,14 @@ class Queue(Repository):
         )
 
     def _claim(
-        self, status: str, column: str, now: datetime, owner: str, lease: object, room: int
+        self,
+        status: str,
+        column: str,
+        now: datetime,
+        owner: str,
+        lease: object,
+        room: int,
+        order: str = "",
     ) -> list[Delivery]:
         # A PENDING delivery is taken only with a KEY SHARE lock on its
         # notification (skipped while a cancel holds it FOR UPDATE) or when it
@@ -72,7 +79,7 @@ class Queue(Repository):
             " AND (EXISTS (SELECT 1 FROM notifications AS n WHERE n.id = notification_id"
             " FOR KEY SHARE SKIP LOCKED) OR NOT EXISTS (SELECT 1 FROM notifications AS n"
             " WHERE n.id = notification_id))"
-            if status == "PENDING" and self._sql.locking
+            if status in ("PENDING", "HELD") and self._sql.locking
             else ""
         )
         # Only this module's literals reach the text; values are bound. SKIP
@@ -80,7 +87,8 @@ class Queue(Repository):
         # instead of waited for, and never taken twice.
         rows = self._sql.all(
             f"{_LEASE} IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
-            f" AND {column} <= ? ORDER BY {column}, id LIMIT ? FOR UPDATE SKIP LOCKED){guard}"
+            f" AND {column} <= ? ORDER BY {order or column}, id LIMIT ?"
+            f" FOR UPDATE SKIP LOCKED){guard}"
             f" RETURNING {DELIVERIES.columns}",
             (owner, lease, self._dialect.time(now), room),
         )
@@ -98,6 +106,11 @@ class Queue(Repository):
         claimed = self._claim("IN_FLIGHT", "lease_until", now, owner, lease, limit)
         if len(claimed) < limit:
             claimed += self._claim("PENDING", "due_at", now, owner, lease, limit - len(claimed))
+        if len(claimed) < limit:
+            # Quiet hours that ended: what they held goes out in its due order.
+            room = limit - len(claimed)
+            order = "held_until, due_at"
+            claimed += self._claim("HELD", "held_until", now, owner, lease, room, order)
         claimed.sort(key=lambda d: (d.due_at, d.id))
         return claimed
 
@@ -107,7 +120,9 @@ class Queue(Repository):
             "SELECT MIN(t) FROM ("
             " SELECT MIN(due_at) AS t FROM deliveries WHERE status = 'PENDING'"
             " UNION ALL"
-            " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT') AS m"
+            " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT'"
+            " UNION ALL"
+            " SELECT MIN(held_until) FROM deliveries WHERE status = 'HELD') AS m"
         )
         return self._dialect.opt_read_time(value)
 
@@ -312,7 +327,7 @@ class Schedule(Repository):
         """Cancel the notification's PENDING deliveries never handed to a gateway."""
         rows = self._sql.all(
             "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
-            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0"
+            " WHERE notification_id = ? AND status IN ('PENDING', 'HELD') AND attempts = 0"
             " RETURNING account_id",
             (reason, notification_id),
         )
@@ -322,8 +337,8 @@ class Schedule(Repository):
     def reschedule_unsent(self, notification_id: str, due: datetime) -> None:
         """Move the notification's PENDING deliveries never handed to a gateway to ``due``."""
         self._sql.run(
-            "UPDATE deliveries SET due_at = ?"
-            " WHERE notification_id = ? AND status = 'PENDING' AND attempts = 0",
+            "UPDATE deliveries SET due_at = ?, status = 'PENDING'"
+            " WHERE notification_id = ? AND status IN ('PENDING', 'HELD') AND attempts = 0",
             (self._dialect.time(due), notification_id),
         )
 
@@ -334,13 +349,14 @@ class Schedule(Repository):
         # these delivery rows in turn.
         touched = self._sql.all(
             "SELECT DISTINCT notification_id FROM deliveries"
-            " WHERE device_id = ? AND status = 'PENDING'",
+            " WHERE device_id = ? AND status IN ('PENDING', 'HELD')",
             (device_id,),
         )
         self._lock_notifications(sorted(r[0] for r in touched))
         rows = self._sql.all(
             "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
-            " WHERE device_id = ? AND status = 'PENDING' RETURNING account_id, notification_id",
+            " WHERE device_id = ? AND status IN ('PENDING', 'HELD')"
+            " RETURNING account_id, notification_id",
             (reason, device_id),
         )
         self._sql.tally.moved(rows, "PENDING", "CANCELLED")

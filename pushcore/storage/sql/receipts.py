@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.model import Platform
-from pushcore.domain.receipts import ReceiptEvent
+from pushcore.domain.receipts import SUPERSEDED_REASON, ReceiptEvent, StoredFilter
+from pushcore.domain.states import DeliveryStatus
 from pushcore.ports.receipts import DeliveryRow, Receipt
 from pushcore.storage.records import DELIVERIES
 from pushcore.storage.sql.accounts import Repository
@@ -20,7 +21,7 @@ class DeliveryLog(Repository):
     def page(
         self,
         notification_id: str,
-        statuses: Sequence[str] | None,
+        statuses: StoredFilter | None,
         limit: int,
         after_id: str | None,
     ) -> Sequence[DeliveryRow]:
@@ -28,7 +29,15 @@ class DeliveryLog(Repository):
         where, params = "d.notification_id = ?", [notification_id]
         if statuses is not None:
             where += " AND d.status = ANY(?)"
-            params.append(self._dialect.array(statuses))
+            params.append(self._dialect.array(statuses.statuses))
+            if statuses.superseded is not None:
+                # Only CANCELLED rows split by their reason; other statuses pass.
+                where += (
+                    " AND (d.status <> ? OR d.failure_reason = ?)"
+                    if statuses.superseded
+                    else " AND (d.status <> ? OR d.failure_reason IS NULL OR d.failure_reason <> ?)"
+                )
+                params += [DeliveryStatus.CANCELLED.value, SUPERSEDED_REASON]
         if after_id is not None:
             where += " AND d.id > ?"
             params.append(after_id)

@@ -20,7 +20,8 @@ class Retention(Repository):
         candidates = self._sql.all(
             "SELECT id FROM notifications INDEXED BY notifications_settled"  # noqa: S608
             f" WHERE settled_at < ? AND {_SETTLED} AND NOT EXISTS (SELECT 1 FROM deliveries"
-            " WHERE notification_id = notifications.id AND status IN ('PENDING', 'IN_FLIGHT'))"
+            " WHERE notification_id = notifications.id"
+            " AND status IN ('PENDING', 'IN_FLIGHT', 'HELD'))"
             " ORDER BY settled_at, id LIMIT ?" + self._sql.lock("FOR UPDATE SKIP LOCKED"),
             (self._dialect.time(before), limit),
         )

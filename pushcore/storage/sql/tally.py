@@ -19,6 +19,7 @@ STATUS_COLUMNS = {s.value: s.value.lower() for s in NotificationStatus}
 DELIVERY_COLUMNS = {
     "PENDING": "deliveries_pending",
     "IN_FLIGHT": "deliveries_pending",
+    "HELD": "deliveries_pending",
     "DELIVERED": "deliveries_delivered",
     "FAILED": "deliveries_failed",
     "CANCELLED": "deliveries_cancelled",

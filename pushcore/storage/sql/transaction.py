@@ -18,6 +18,7 @@ from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
 from pushcore.storage.sql.receipts import DeliveryLog
+from pushcore.storage.sql.recipient import Recipients
 from pushcore.storage.sql.retention import Retention
 from pushcore.storage.sql.schedules import Occurrences, Schedules
 from pushcore.storage.sql.streams import Streams, Subscriptions
@@ -131,6 +132,7 @@ class Transaction:
         self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
         self.occurrences = Occurrences(sql)
+        self.recipients = Recipients(sql)
         self.webhooks = Webhooks(sql)
         self.events = Events(sql)
         self.receipts = DeliveryLog(sql)

@@ -30,7 +30,8 @@ class Withdrawals(Repository):
         """Cancel every PENDING delivery, retries too: nothing more of it goes out."""
         rows = self._sql.all(
             "UPDATE deliveries SET status = 'CANCELLED', failure_reason = ?"
-            " WHERE notification_id = ? AND status = 'PENDING' RETURNING account_id",
+            " WHERE notification_id = ? AND status IN ('PENDING', 'HELD')"
+            " RETURNING account_id",
             (reason, notification_id),
         )
         self._sql.tally.moved(rows, "PENDING", "CANCELLED")

@@ -1,0 +1,134 @@
+"""The recipient's settings (zone, quiet hours, snooze; a subscription's mute) and the
+deliveries they hold (migration 0024)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pushcore.domain.recipient import (
+    DEFAULT_ZONE,
+    Mute,
+    RecipientSettings,
+    parse_quiet_hours,
+    quiet_hours_json,
+)
+from pushcore.storage.sql.accounts import Repository
+
+_SETTINGS = "id, time_zone, quiet_hours, snooze_until"
+
+
+class Recipients(Repository):
+    def _decode(self, row: Sequence[Any]) -> RecipientSettings:
+        _, zone, hours, snooze = row
+        return RecipientSettings(
+            time_zone=zone or DEFAULT_ZONE,
+            quiet_hours=parse_quiet_hours(json.loads(hours)) if hours else None,
+            snooze_until=self._dialect.opt_read_time(snooze),
+        )
+
+    def settings(self, account_id: str) -> RecipientSettings:
+        """The account's settings (the defaults for an account never seen)."""
+        rows = self._sql.all(f"SELECT {_SETTINGS} FROM accounts WHERE id = ?", (account_id,))  # noqa: S608
+        return self._decode(rows[0]) if rows else RecipientSettings()
+
+    def settings_many(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
+        """The settings of those of ``account_ids`` that have quiet hours or a snooze set,
+        in one primary-key lookup; the others have nothing to screen."""
+        if not account_ids:
+            return {}
+        rows = self._sql.all(
+            f"SELECT {_SETTINGS} FROM accounts WHERE id = ANY(?)"  # noqa: S608
+            " AND (quiet_hours IS NOT NULL OR snooze_until IS NOT NULL)",
+            (self._dialect.array(sorted(account_ids)),),
+        )
+        return {row[0]: self._decode(row) for row in rows}
+
+    def save(self, account_id: str, settings: RecipientSettings) -> None:
+        """Store the account's settings (the account exists)."""
+        hours = quiet_hours_json(settings.quiet_hours)
+        self._sql.run(
+            "UPDATE accounts SET time_zone = ?, quiet_hours = ?, snooze_until = ? WHERE id = ?",
+            (
+                settings.time_zone,
+                None if hours is None else json.dumps(hours, separators=(",", ":")),
+                self._dialect.opt_time(settings.snooze_until),
+                account_id,
+            ),
+        )
+
+    def mutes(
+        self, account_ids: Sequence[str], stream_ids: Sequence[str]
+    ) -> dict[tuple[str, str], Mute]:
+        """The subscriptions of these accounts to these streams, as (account, stream) ->
+        mute; a pair with no row is unsubscribed."""
+        if not account_ids or not stream_ids:
+            return {}
+        rows = self._sql.all(
+            "SELECT account_id, stream_id, muted_until, allow_critical FROM subscriptions"
+            " WHERE account_id = ANY(?) AND stream_id = ANY(?)",
+            (self._dialect.array(sorted(account_ids)), self._dialect.array(sorted(stream_ids))),
+        )
+        return {
+            (a, s): Mute(self._dialect.opt_read_time(until), bool(allow))
+            for a, s, until, allow in rows
+        }
+
+    def mute(self, subscription_id: str, account_id: str, mute: Mute) -> bool:
+        """Set the account's subscription's mute; False when it has no such subscription."""
+        cursor = self._sql.run(
+            "UPDATE subscriptions SET muted_until = ?, allow_critical = ?"
+            " WHERE id = ? AND account_id = ?",
+            (
+                self._dialect.opt_time(mute.muted_until),
+                mute.allow_critical,
+                subscription_id,
+                account_id,
+            ),
+        )
+        return bool(cursor.rowcount > 0)
+
+    def subscription_mute(self, subscription_id: str) -> Mute:
+        """A subscription's mute (the defaults when it has none)."""
+        rows = self._sql.all(
+            "SELECT muted_until, allow_critical FROM subscriptions WHERE id = ?",
+            (subscription_id,),
+        )
+        if not rows:
+            return Mute()
+        until, allow = rows[0]
+        return Mute(self._dialect.opt_read_time(until), bool(allow))
+
+    def hold(self, delivery_ids: Sequence[str], owner: str, until: datetime) -> int:
+        """Claimed deliveries wait, unsent, until ``until`` (HELD); how many ``owner`` held."""
+        # Neither a count (HELD counts as pending) nor an attempt: nothing was sent.
+        cursor = self._sql.run(
+            "UPDATE deliveries SET status = 'HELD', held_until = ?, attempts = attempts - 1,"
+            " lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ANY(?) AND status = 'IN_FLIGHT' AND lease_owner = ?",
+            (self._dialect.time(until), self._dialect.array(delivery_ids), owner),
+        )
+        return int(cursor.rowcount)
+
+    def release_account(self, account_id: str) -> int:
+        """Hand what the account's devices have HELD back to the queue, to be screened
+        again by the next claim (the settings changed); how many."""
+        cursor = self._sql.run(
+            "UPDATE deliveries SET status = 'PENDING' WHERE status = 'HELD' AND device_id IN"
+            " (SELECT id FROM devices WHERE account_id = ?)",
+            (account_id,),
+        )
+        return int(cursor.rowcount)
+
+    def held_for_devices(self, device_ids: Sequence[str]) -> list[tuple[str, str, str, datetime]]:
+        """(delivery, notification, device, due) of every delivery of these devices that
+        was held and is not yet sent: what a released one's collapse key is compared with."""
+        rows = self._sql.all(
+            "SELECT id, notification_id, device_id, due_at FROM deliveries"
+            " WHERE device_id = ANY(?) AND held_until IS NOT NULL"
+            " AND status IN ('HELD', 'PENDING', 'IN_FLIGHT')",
+            (self._dialect.array(sorted(device_ids)),),
+        )
+        return [(d, n, dev, self._dialect.read_time(due)) for d, n, dev, due in rows]
