@@ -300,3 +300,37 @@ def test_threads_that_come_and_go_open_no_more_connections(store: SqliteStore, p
     assert churn() <= first + 10
     with store.transaction() as tx:  # the store still works, and closes cleanly
         tx.accounts.ensure(Account("acc_a", Plan.FREE, datetime(2026, 1, 1, tzinfo=UTC)))
+
+
+def test_close_waits_for_a_transaction_running_in_another_thread(path: Path) -> None:
+    # An engine's roll-up thread can be mid-transaction when its process stops: closing
+    # its connection under it crashed the interpreter (a segfault in sqlite3).
+    store = SqliteStore(path)
+    inside, finished = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def slow_write() -> None:
+        try:
+            with store.transaction() as tx:
+                tx.accounts.add(Account("late", Plan.FREE, T0))
+                inside.set()
+                time.sleep(0.3)
+                tx.accounts.get("late")
+            finished.set()
+        except BaseException as exc:  # pragma: no cover - what the test reports
+            failures.append(exc)
+
+    writer = threading.Thread(target=slow_write)
+    writer.start()
+    assert inside.wait(5)
+    store.close()
+    # close() returned only once the other thread's transaction had committed.
+    assert finished.is_set()
+    writer.join(5)
+    assert failures == []
+    reopened = SqliteStore(path)
+    try:
+        with reopened.read() as tx:
+            assert tx.accounts.get("late") is not None
+    finally:
+        reopened.close()

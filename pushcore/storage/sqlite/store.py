@@ -63,6 +63,10 @@ class SqliteStore:
         # memory:// stores live in a private temporary directory, gone at close.
         self._remove_at_close = remove_at_close
         self._lock = threading.Lock()
+        # Told when a lent connection comes back: close() waits for those in use, as
+        # closing one under another thread's statement crashes the interpreter.
+        self._returned = threading.Condition(self._lock)
+        self._lent = 0
         self._write_lock = FairLock()
         # Connections are the store's, lent to one transaction at a time, not
         # one per thread: thread pools replace idle threads (anyio's after 10 s),
@@ -153,14 +157,17 @@ class SqliteStore:
             if self._closed:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed store.")
             conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._connect()
+            self._lent += 1
         try:
+            if conn is None:
+                conn = self._connect()
             yield conn
         finally:
             with self._lock:
+                self._lent -= 1
+                self._returned.notify_all()
                 # One left inside a transaction (its ROLLBACK failed) is not lent again.
-                if not self._closed and not conn.in_transaction:
+                if conn is not None and not self._closed and not conn.in_transaction:
                     self._idle.append(conn)
 
     def _migrate(self, migrations: Sequence[Migration]) -> None:
@@ -261,6 +268,9 @@ class SqliteStore:
         with self._lock:
             already = self._closed
             self._closed = True
+            # A transaction still running in another thread (an engine's roll-up at a
+            # stop) ends first; one that does not within CLOSE_WAIT_SECONDS is cut off.
+            self._returned.wait_for(lambda: self._lent == 0, CLOSE_WAIT_SECONDS)
             connections, self._connections, self._idle = self._connections, [], []
         for conn in connections:
             conn.close()
@@ -269,6 +279,9 @@ class SqliteStore:
             os.close(self._writer_fd)
             if self._remove_at_close is not None:
                 shutil.rmtree(self._remove_at_close, ignore_errors=True)
+
+
+CLOSE_WAIT_SECONDS = 5.0
 
 
 def _locked() -> Unavailable:

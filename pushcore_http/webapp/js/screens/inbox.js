@@ -205,6 +205,13 @@ export async function render(root) {
       setUnread(data.unread);
     } else if (type === "dismissed") {
       remove(data.id);
+    } else if (type === "withdrawn") {
+      // Withdrawn, expired, or replaced (a `notification` event with the new entry follows).
+      for (const id of data.ids || []) {
+        const known = entries.get(id);
+        if (known && !known.entry.readAt) setUnread(Math.max(0, unread - 1));
+        remove(id);
+      }
     }
   });
   return () => {
