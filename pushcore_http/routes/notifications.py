@@ -265,7 +265,7 @@ async def replace(request: Request) -> Response:
     "/api/notifications/{notification_id}/withdraw",
     "Withdraw a notification",
     _WRITE,
-    answer(200, "The notification, with `withdrawnAt`.", ref("NotificationDetail")),
+    answer(200, "The notification, with `withdrawnAt`.", ref("NotificationDetail")) | shared("400"),
     "No body. Takes it back from every inbox and open live channel (`event: withdrawn`) "
     "and sends a withdrawal to each device it reached (APNs a background push, FCM data "
     "`type: withdrawn`, Web Push and webhook devices `{event: withdrawn, notificationId, "

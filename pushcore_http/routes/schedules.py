@@ -74,7 +74,7 @@ async def create(request: Request) -> Response:
     "/api/schedules",
     "List schedules",
     _READ,
-    answer(200, "One page, newest first.", SchedulePageView),
+    answer(200, "One page, newest first.", SchedulePageView) | shared("400"),
     parameters=[
         query(
             "state",
@@ -173,7 +173,7 @@ def _action(name: str, summary: str, description: str) -> None:
         f"{_ONE}/{name}",
         summary,
         _WRITE,
-        answer(200, "The schedule.", ScheduleView) | _ENDED,
+        answer(200, "The schedule.", ScheduleView) | _ENDED | shared("400"),
         description,
     )(act)
 
@@ -195,7 +195,8 @@ _action(
     f"{_ONE}/occurrences",
     "Preview a schedule's occurrences",
     _READ,
-    answer(200, "The occurrences, in order.", {"type": "array", "items": {"$ref": OccurrenceView}}),
+    answer(200, "The occurrences, in order.", {"type": "array", "items": {"$ref": OccurrenceView}})
+    | shared("400"),
     "Each is `{at, localTime, shifted}`; `shifted` when the wall time did not exist that day.",
     parameters=[
         query("from", "A timestamp; default now.", {"type": "string", "format": "date-time"}),

@@ -24,7 +24,7 @@ from pushcore.domain.events import (
     WebhookChange,
 )
 from pushcore.domain.scopes import Scope
-from pushcore_http.answers import answer, listing, query, refusal, removal
+from pushcore_http.answers import answer, listing, query, refusal, removal, shared
 from pushcore_http.auth import either, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
@@ -130,7 +130,7 @@ async def delete(request: Request) -> Response:
     "/api/webhooks/{webhook_id}/rotate-secret",
     "Rotate an endpoint's secret",
     _WRITE,
-    answer(200, "The new secret (shown this once).", SecretView),
+    answer(200, "The new secret (shown this once).", SecretView) | shared("400"),
     "The previous secret signs too for 24 hours: `webhook-signature` then carries both "
     "signatures, space-separated.",
 )
@@ -147,7 +147,7 @@ async def rotate(request: Request) -> Response:
     "/api/webhooks/{webhook_id}/test",
     "Send a test event",
     _WRITE,
-    answer(202, "Queued: a `webhook.test` event for this endpoint.", EventIdView),
+    answer(202, "Queued: a `webhook.test` event for this endpoint.", EventIdView) | shared("400"),
 )
 async def test(request: Request) -> Response:
     """Queue a ``webhook.test`` event to this endpoint alone."""
