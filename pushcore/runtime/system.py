@@ -105,6 +105,10 @@ class UlidGenerator:
         """A fresh ``<prefix>_<ULID>``."""
         ms = int(self._clock.now().timestamp() * 1000)
         with self._lock:
+            if self._pool_pid != os.getpid():
+                # A forked child: "the last id plus one" would be its parent's next id
+                # too (both at the same millisecond), so the child starts its own order.
+                self._last = 0
             candidate = (ms << 80) | self._random80()
             if candidate <= self._last:
                 candidate = self._last + 1

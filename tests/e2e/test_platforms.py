@@ -101,6 +101,8 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
     wait_for(lambda: len(webpush.to(subscription)) == 1)
     (message,) = webpush.to(subscription)
     assert webpush.errors == []
+    # Each delivery's own receipt token (API.md, "Following up").
+    assert message.payload["receipt"].startswith("rct_")
     assert message.payload == {
         "notificationId": created["id"],
         "title": "Build passed",
@@ -116,7 +118,7 @@ def test_web_push_end_to_end(web_api: Api, webpush: WebPushServer) -> None:
         "collapseKey": None,
         "revision": 1,
         "renotify": True,
-        "receipt": None,
+        "receipt": message.payload["receipt"],
         "expiresAt": None,
     }
     assert "topic" not in message.headers
@@ -212,6 +214,8 @@ def test_fcm_end_to_end(fcm_api: tuple[Api, FcmServer]) -> None:
     ).json()
     wait_for(lambda: len(fake.received) == 1)
     (received,) = fake.received
+    receipt = received.message["data"]["receipt"]
+    assert receipt.startswith("rct_")
     assert received.message == {
         "token": "fcm-token-1",
         "android": {"priority": "NORMAL"},
@@ -223,6 +227,7 @@ def test_fcm_end_to_end(fcm_api: tuple[Api, FcmServer]) -> None:
             "sound": "default",
             "priority": "low",
             "metadata": '{"host":"db-1"}',
+            "receipt": receipt,
         },
     }
     assert fake.token_requests == 1
@@ -302,6 +307,7 @@ def test_apns_end_to_end(apns_api: tuple[Api, FakeApns]) -> None:
     assert request.headers["apns-priority"] == "10"
     assert request.claims["iss"] == "TEAM123456"
     assert request.jwt_header["kid"] == "KEY1234567"
+    assert request.payload["receipt"].startswith("rct_")
     assert request.payload == {
         "aps": {
             "alert": {"title": "Server down", "body": "api-2 is not answering"},
@@ -313,6 +319,7 @@ def test_apns_end_to_end(apns_api: tuple[Api, FakeApns]) -> None:
         "iconStyle": "bolt",
         "metadata": {"host": "api-2"},
         "sender": {"name": "Pager", "icon": None},
+        "receipt": request.payload["receipt"],
     }
 
     wait_for_status(api, key, created["id"], "DELIVERED")

@@ -125,16 +125,19 @@ def test_system_clock_and_randomness() -> None:
 
 def test_a_forked_child_makes_other_ids_than_its_parent() -> None:
     # Random bits are drawn for many ids at once: a child must not reuse the parent's.
+    # And at one millisecond a draw below the last id becomes "the last id plus one",
+    # which parent and child would both make (a 1 in 4 chance a round): 20 rounds.
     generator = UlidGenerator(FrozenClock())
-    generator.new_id("ntf")
-    reading, writing = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the child
-        os.write(writing, generator.new_id("ntf").encode())
-        os._exit(0)
-    os.close(writing)
-    os.waitpid(child, 0)
-    in_child = os.read(reading, 64).decode()
-    os.close(reading)
-    assert ID_RE.match(in_child)
-    assert in_child != generator.new_id("ntf")
+    for _ in range(20):
+        generator.new_id("ntf")
+        reading, writing = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the child
+            os.write(writing, generator.new_id("ntf").encode())
+            os._exit(0)
+        os.close(writing)
+        os.waitpid(child, 0)
+        in_child = os.read(reading, 64).decode()
+        os.close(reading)
+        assert ID_RE.match(in_child)
+        assert in_child != generator.new_id("ntf")
