@@ -182,7 +182,11 @@ class NewSchedule:
         )
     )
     start: str | None = attrs.field(
-        default=None, metadata=about("The rule's DTSTART, a local date-time; default now.")
+        default=None,
+        metadata=about(
+            "The rule's DTSTART, a local date-time; default: the current minute"
+            " (not the second: the rule would take its seconds)."
+        ),
     )
     time_zone: str = attrs.field(
         default="UTC", metadata=about("An IANA zone name.", example="Europe/Berlin")

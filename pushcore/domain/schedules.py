@@ -171,7 +171,10 @@ def parse_timing(
     if body.get("start") is not None:
         start = parse_local(body["start"], "start", errors)
     elif zone is not None:
-        start = now.astimezone(zone).replace(tzinfo=None, microsecond=0)
+        # The minute, not the second: RFC 5545 takes what a rule leaves out (BYSECOND,
+        # and BYMINUTE for an hourly rule) from DTSTART, so "now" with its seconds made
+        # FREQ=DAILY;BYHOUR=9;BYMINUTE=0 fire at 09:00:45.
+        start = now.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
     exdates = _exdates(body.get("exdates"), errors)
     catch_up = _catch_up(body.get("catchUp"), errors)
     if errors or rule is None or zone is None or start is None:

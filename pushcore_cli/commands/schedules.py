@@ -100,7 +100,9 @@ def create(
     start: Annotated[
         str | None,
         typer.Option(
-            "--start", metavar="LOCAL", help="The rule's start, 2027-03-14T09:00:00 (default now)."
+            "--start",
+            metavar="LOCAL",
+            help="The rule's start, 2027-03-14T09:00:00 (default: this minute).",
         ),
     ] = None,
     name: Annotated[

@@ -426,3 +426,19 @@ def test_a_start_or_from_too_far_for_the_rule_is_a_400_not_a_stall(
     url = f"/api/schedules/{s['id']}/occurrences?from=9999-01-01T00:00:00Z"
     far = api.client.get(url, headers=key)
     assert (far.status_code, far.json()["details"][0]["field"]) == (400, "from")
+
+
+def test_the_default_start_is_this_minute_so_a_rule_fires_on_the_minute(
+    sapi: tuple[Api, FakeClock],
+) -> None:
+    api, clock = sapi
+    clock.advance(timedelta(seconds=45, milliseconds=120))  # 08:00:45.120 UTC
+    key = api.key("alice")
+    schedule = create(api, key, rrule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0", timeZone="Europe/Berlin")
+    assert schedule["start"] == "2027-03-01T09:00:00"
+    url = f"/api/schedules/{schedule['id']}/occurrences?limit=2"
+    first, second = api.client.get(url, headers=key).json()
+    assert (first["localTime"], second["localTime"]) == (
+        "2027-03-02T09:00:00",
+        "2027-03-03T09:00:00",
+    )
