@@ -68,19 +68,22 @@ def path(template: str, *ids: str) -> str:
 
 def patch_body(**fields: Any) -> dict[str, Any]:
     """A JSON merge patch: camelCase names, None kept (it clears the field)."""
-    return {
-        camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
-        for k, v in fields.items()
-    }
+    return {camel(k): _json_value(v) for k, v in fields.items()}
+
+
+def _json_value(value: Any) -> Any:
+    """A field's value as the API writes it: a mapping as given, an input object (a
+    ``DeliverAt``) with its fields' API names."""
+    if isinstance(value, Mapping):
+        return converter.unstructure(dict(value))
+    if attrs.has(type(value)):
+        return {camel(k): v for k, v in converter.unstructure(value).items() if v is not None}
+    return converter.unstructure(value)
 
 
 def json_body(**fields: Any) -> dict[str, Any]:
     """A JSON request body: camelCase names, None left out, values as the API writes them."""
-    return {
-        camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
-        for k, v in fields.items()
-        if v is not None
-    }
+    return {camel(k): _json_value(v) for k, v in fields.items() if v is not None}
 
 
 class SyncSender(Protocol):

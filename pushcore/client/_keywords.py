@@ -43,6 +43,9 @@ def loose(hint: Any) -> Any:
             continue
         if isinstance(part, type) and issubclass(part, enum.Enum | datetime):
             parts += [part, str]
+        elif attrs.has(part):
+            # An object field (deliverAt) also as a dict with the API's names.
+            parts += [part, Mapping[str, str | None]]
         elif typing.get_origin(part) is dict:
             parts.append(Mapping[typing.get_args(part)])  # type: ignore[misc]
         else:

@@ -19,6 +19,7 @@ import cattrs
 
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
 from pushcore.domain.timefmt import format_timestamp
+from pushcore.domain.validation import NESTED
 
 T = TypeVar("T")
 
@@ -112,6 +113,11 @@ def _shape_ok(raw: Any, tp: Any) -> bool:
     return True
 
 
+def _nested_type(tp: Any) -> Any:
+    """The attrs class of a field typed ``X | None``."""
+    return next(a for a in (tp, *typing.get_args(tp)) if attrs.has(a))
+
+
 _FIELDS: dict[Any, dict[str, Any]] = {}
 
 
@@ -137,6 +143,12 @@ def structure_request(cls: type[T], data: Any) -> T:
                 errors.append(FieldError(json_name, "is required"))
             continue
         raw = data[json_name]
+        if field.metadata.get(NESTED) and isinstance(raw, dict):
+            try:
+                values[field.name] = structure_request(_nested_type(field.type), raw)
+            except ValidationError as exc:
+                errors += [FieldError(f"{json_name}.{e.field}", e.message) for e in exc.details]
+            continue
         try:
             if not _shape_ok(raw, field.type):
                 raise TypeError("wrong shape")

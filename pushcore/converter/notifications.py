@@ -119,6 +119,14 @@ class ScheduleRefView(View):
 
 
 @attrs.frozen
+class LocalTimeView(View):
+    """A local-time send's time: each recipient's deliveries fall due at it in their zone."""
+
+    local_time: str = attrs.field(metadata=about("The wall-clock time, HH:MM.", example="09:00"))
+    date: str | None = attrs.field(metadata=about("The day (YYYY-MM-DD), or null: the next."))
+
+
+@attrs.frozen
 class NotificationView(NotificationCreatedView):
     """The full record: every stored request field, status, failure reason and counts.
 
@@ -174,6 +182,13 @@ class NotificationView(NotificationCreatedView):
         default=None,
         metadata=about("The recurring schedule and occurrence it was made for; null if none."),
     )
+    deliver_at: LocalTimeView | None = attrs.field(
+        default=None,
+        metadata=about(
+            "A local-time send's `deliverAt` (each delivery's own due time is in the "
+            "deliveries list, `dueAt`); null if none."
+        ),
+    )
 
     @classmethod
     def of(cls, n: Notification, counts: DeliveryCounts | None = None) -> NotificationView:
@@ -185,6 +200,7 @@ class NotificationView(NotificationCreatedView):
             stream=None if n.stream is None else copy_fields(StreamRefView, n.stream),
             deliveries=None if counts is None else NotificationDeliveriesView.of(counts),
             schedule=None if n.schedule is None else copy_fields(ScheduleRefView, n.schedule),
+            deliver_at=None if n.deliver_at is None else copy_fields(LocalTimeView, n.deliver_at),
         )
 
 
@@ -314,7 +330,7 @@ _REQUEST_FIELDS = tuple(
     name
     for name in attrs.fields_dict(NewNotification)
     if name in attrs.fields_dict(Notification)
-    and name not in {"delay", "custom_delay", "scheduled_at"}
+    and name not in {"delay", "custom_delay", "scheduled_at", "deliver_at"}
 )
 
 

@@ -135,6 +135,10 @@ class Ledger:
             # their subscribers' inboxes when sent (StreamService.send).
             due = {n.id for n in (*woken, *notifications.values()) if n.stream is None}
             inboxed = tx.inbox.deliver_own(sorted(due), now) if due else 0
+            # A local-time stream send reaches each subscriber's inbox with the first
+            # of its deliveries there to fall due (StreamService.send wrote none).
+            local = [d.id for d in deliveries if _local_stream(notifications, d)]
+            inboxed += tx.inbox.deliver_local(local, now) if local else 0
             if inboxed:
                 keyed = {n.id: n for n in (*woken, *notifications.values()) if n.collapse_key}
                 tx.inbox.replace_older([n for i, n in sorted(keyed.items()) if i in due], now)
@@ -315,3 +319,9 @@ def _withdraw_late(tx: Transaction, notifications: Sequence[Notification], now: 
     the withdrawal's own transaction queues what was delivered before it, this what
     was delivered after; none is missed."""
     tx.withdrawals.queue_withdrawn([n.id for n in notifications], now)
+
+
+def _local_stream(notifications: dict[str, Notification], delivery: Delivery) -> bool:
+    """Whether ``delivery`` is one of a local-time stream send's (a notification)."""
+    n = notifications.get(delivery.notification_id)
+    return n is not None and n.stream is not None and n.deliver_at is not None

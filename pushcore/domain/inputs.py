@@ -20,6 +20,7 @@ from pushcore.domain.collapse import COLLAPSE_KEY, COLLAPSE_KEY_MAX, is_collapse
 from pushcore.domain.errors import FieldError
 from pushcore.domain.expiry import TTL_MAX, TTL_MIN
 from pushcore.domain.inbox import is_entry_id
+from pushcore.domain.localtime import DeliverAt
 from pushcore.domain.model import IconStyle, Platform, Priority, Sound, WebPushKeys
 from pushcore.domain.scheduling import (
     BODY_MAX,
@@ -262,6 +263,22 @@ def _ttl() -> Any:
     )
 
 
+def _deliver_at(what: str) -> Any:
+    return attrs.field(
+        default=None,
+        metadata={
+            v.NESTED: True,
+            **v.about(
+                f"Each recipient gets it at this wall-clock time in their own account's "
+                f"`timeZone` (default UTC): the next such time, or on `date` (a date whose "
+                f"time has passed in a zone goes there at once); at most 30 days ahead. "
+                f"Instead of {what}.",
+                short="Each recipient's local time, {localTime: HH:MM, date?: YYYY-MM-DD}.",
+            ),
+        },
+    )
+
+
 _EXPIRES_AT = v.about(
     "When it expires (after the due time); not with `ttl`.",
     example=EXAMPLE_FUTURE_TIME,
@@ -326,6 +343,7 @@ class NewNotification:
     renotify: bool = _renotify_field()
     ttl: int | None = _ttl()
     expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
+    deliver_at: DeliverAt | None = _deliver_at("`scheduledAt` and `delay`")  # noqa: RUF009 (an attrs field)
 
 
 @attrs.frozen
@@ -377,6 +395,7 @@ class StreamSend:
     renotify: bool = _renotify_field()
     ttl: int | None = _ttl()
     expires_at: datetime | None = attrs.field(default=None, metadata=_EXPIRES_AT)
+    deliver_at: DeliverAt | None = _deliver_at("going now (the send then waits)")  # noqa: RUF009 (an attrs field)
 
 
 @attrs.frozen

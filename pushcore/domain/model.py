@@ -12,6 +12,7 @@ from datetime import datetime
 
 import attrs
 
+from pushcore.domain.localtime import LocalTime, as_kept
 from pushcore.domain.scopes import Failure, Outcome, Scope, Success
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.domain.validation import about
@@ -190,6 +191,8 @@ class Notification:
     expires_at: datetime | None = None
     withdrawn_at: datetime | None = None  # POST .../withdraw, once
     schedule: ScheduleRef | None = None
+    # A local-time send: each delivery due at this wall-clock time in its recipient's zone.
+    deliver_at: LocalTime | None = attrs.field(default=None, converter=as_kept)
 
 
 @attrs.frozen

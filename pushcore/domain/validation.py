@@ -19,6 +19,9 @@ Validator = Callable[[Any, Any, Any], None]
 
 # Field metadata: what a field means and the schema facts no rule states.
 SCHEMA = "pushcore_schema"
+# Field metadata: an object field whose own fields' errors are named inside it
+# (`deliverAt.localTime`), not the object as a whole.
+NESTED = "pushcore_nested"
 # Field metadata: the field in one line, where a terse place (pushctl's --help) shows it.
 SHORT = "pushcore_short"
 

@@ -30,6 +30,11 @@ class InboxRepository(Protocol):
         ``now`` when that is later."""
         ...
 
+    def deliver_local(self, delivery_ids: Sequence[str], now: datetime) -> int:
+        """Put the notifications of these claimed deliveries (local-time stream sends)
+        in their devices' owners' inboxes at ``now``, unless there already; how many."""
+        ...
+
     def fan_out(self, notification: Notification, stream_id: str, at: datetime) -> int:
         """An entry of ``notification`` for every subscriber of the stream (the
         publisher is none: it cannot subscribe to its own stream); how many."""

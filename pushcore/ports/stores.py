@@ -20,6 +20,7 @@ from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceR
 from pushcore.ports.events import EventRepository, WebhookRepository
 from pushcore.ports.idempotency import IdempotencyRepository
 from pushcore.ports.inbox import InboxRepository
+from pushcore.ports.localtime import LocalTimeSchedule
 from pushcore.ports.notifications import (
     DeliveryProgress,
     NotificationRepository,
@@ -167,6 +168,11 @@ class Transaction(Protocol):
     @property
     def schedule(self) -> DeliverySchedule:
         """Deliveries made, fanned out and cancelled by the services."""
+        ...
+
+    @property
+    def local_times(self) -> LocalTimeSchedule:
+        """Deliveries due at each recipient's local time (local-time sends)."""
         ...
 
     @property

@@ -19,6 +19,7 @@ from pushcore.domain.errors import (
 )
 from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewNotification
+from pushcore.domain.localtime import due_by_zone, earliest, latest
 from pushcore.domain.model import (
     Delivery,
     DeliveryCounts,
@@ -33,6 +34,7 @@ from pushcore.domain.timefmt import in_milliseconds
 from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
 from pushcore.services.collapse import supersede_in_batch, supersede_older
 from pushcore.services.icons import probe_icons
+from pushcore.services.localtime import request_due, timing_errors
 
 MAX_PAGE = 100
 # The request fields a notification keeps as given, by name (title, body, sound,
@@ -79,6 +81,9 @@ def _item_index(error: FieldError) -> int:
 
 def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
     """A request's timing and expiry problems (the expiry once its due time is known)."""
+    if request.deliver_at is not None:
+        # Its due time follows from the owner's zone, read in the write (request_due).
+        return timing_errors(request, now) or expiry_errors(now, request.ttl, request.expires_at)
     errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
     if errors:
         return errors
@@ -171,7 +176,8 @@ class NotificationService:
             if token is not None and tx.devices.find_by_token(account_id, token) is None:
                 raise DeviceNotFound("No device with this targetDeviceToken on this account")
             targets = tx.devices.active_targets(account_id, token)
-            created = self._add(tx, account_id, request, now, targets, supersedes)
+            due = request_due(tx, account_id, request, now)
+            created = self._add(tx, account_id, request, now, targets, due, supersedes)
             supersede_older(tx, created, now)
             return created
 
@@ -239,9 +245,15 @@ class NotificationService:
                 raise ValidationError(missing)
             created: list[Notification] = []
             deliveries: list[Delivery] = []
-            for request in requests:
+            for i, request in enumerate(requests):
                 devices = targets[request.target_device_token]
-                created.append(self._new(account_id, request, now, devices))
+                try:
+                    due = request_due(tx, account_id, request, now)
+                except ValidationError as exc:
+                    raise ValidationError(
+                        [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in exc.details]
+                    ) from None
+                created.append(self._new(account_id, request, now, devices, due))
                 due = created[-1].scheduled_at
                 deliveries += new_deliveries(self._ids, created[-1], devices, due)
             # Two statements for the whole batch (one round trip each on PostgreSQL).
@@ -258,10 +270,11 @@ class NotificationService:
         request: NewNotification,
         now: datetime,
         targets: Sequence[Device],
+        due: datetime,
         supersedes: str | None = None,
     ) -> Notification:
-        """Store a new notification, due as ``request`` says, and its deliveries."""
-        notification = self._new(account_id, request, now, targets)
+        """Store a new notification, due ``due``, and its deliveries."""
+        notification = self._new(account_id, request, now, targets, due)
         if supersedes is not None:
             notification = attrs.evolve(notification, supersedes=supersedes)
         self.store(tx, notification, targets)
@@ -285,11 +298,13 @@ class NotificationService:
         request: NewNotification,
         now: datetime,
         targets: Sequence[Device],
+        due: datetime | None = None,
     ) -> Notification:
-        """A new notification, due as ``request`` says, for ``targets``."""
-        due = in_milliseconds(
-            resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
-        )
+        """A new notification for ``targets``, due ``due`` (or as ``request`` says)."""
+        if due is None:
+            due = in_milliseconds(
+                resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
+            )
         given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
         return Notification(
             **{
@@ -390,15 +405,23 @@ class NotificationService:
             raise NotEditable(f"Notification is being delivered; {hint}")
         request = apply(found)
         now = self._clock.now()
-        errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
+        errors = timing_errors(request, now) or schedule_errors(
+            now, request.delay, request.custom_delay, request.scheduled_at
+        )
         if errors:
             raise ValidationError(errors)
-        timed = request.delay is not None or request.scheduled_at is not None
+        local = request.deliver_at
+        timed = request.delay is not None or request.scheduled_at is not None or local is not None
+        if timed and local is None and found.stream is not None:
+            raise ValidationError([FieldError("body", "a stream send is timed by deliverAt alone")])
         due = found.scheduled_at
-        if timed:
-            due = in_milliseconds(
-                resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
-            )
+        dues: dict[str, datetime] = {}
+        if local is not None and found.stream is not None:
+            dues = due_by_zone(local, tx.local_times.unsent_zones(notification_id), now)
+            due = earliest(dues, now)
+        elif timed:
+            due = request_due(tx, account_id, request, now)
+        ttl_from = latest(dues, now) if dues else due
         errors = expiry_errors(due, request.ttl, request.expires_at)
         if errors:
             raise ValidationError(errors)
@@ -411,14 +434,17 @@ class NotificationService:
                 "custom_delay": request.custom_delay if timed else found.custom_delay,
                 "metadata": dict(request.metadata or {}),
                 "scheduled_at": due,
-                "expires_at": expires_at_of(due, request.ttl, request.expires_at),
+                "expires_at": expires_at_of(ttl_from, request.ttl, request.expires_at),
+                "deliver_at": local if timed else found.deliver_at,
             },
             # A notification with no delivery yet is looked at again at its due time.
             wake_at=due if found.wake_at == found.scheduled_at else found.wake_at,
             revision=found.revision + 1,
         )
         token = request.target_device_token
-        if token == found.target_device_token:
+        if dues:
+            tx.local_times.reschedule_unsent(notification_id, dues)
+        elif token == found.target_device_token:
             tx.schedule.reschedule_unsent(notification_id, due)
         else:
             edited = self._retarget(tx, edited, token)

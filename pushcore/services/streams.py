@@ -21,6 +21,7 @@ from pushcore.domain.errors import (
 )
 from pushcore.domain.expiry import expires_at_of, expiry_errors
 from pushcore.domain.inputs import NewStream, StreamSend
+from pushcore.domain.localtime import deliver_at_errors, due_by_zone, earliest, latest
 from pushcore.domain.model import (
     IconStyle,
     Notification,
@@ -72,8 +73,11 @@ def send_in(
     now: datetime,
     schedule: ScheduleRef | None = None,
 ) -> tuple[Notification, int, int]:
-    """Store a stream send in ``tx``, due ``now``: the notification, devices reached, inboxes."""
+    """Store a stream send in ``tx``, due ``now`` (or at each subscriber's local time): the
+    notification, devices reached, inboxes."""
     stream = view.stream
+    local = request.deliver_at
+    dues = {} if local is None else due_by_zone(local, tx.local_times.stream_zones(stream.id), now)
     notification = Notification(
         id=notification_id,
         account_id=stream.account_id,
@@ -86,7 +90,7 @@ def send_in(
         custom_delay=None,
         target_device_token=None,
         metadata={},
-        scheduled_at=now,
+        scheduled_at=earliest(dues, now) if dues else now,
         sender_name=request.sender_name or stream.name,
         sender_icon=request.sender_icon or stream.icon_url,
         status=NotificationStatus.QUEUED,
@@ -96,17 +100,27 @@ def send_in(
         collapse_key=request.collapse_key,
         renotify=request.renotify,
         ttl=request.ttl,
-        expires_at=expires_at_of(now, request.ttl, request.expires_at),
+        # A ttl counts from the last recipient's time: each gets at least that long.
+        expires_at=expires_at_of(
+            latest(dues, now) if dues else now, request.ttl, request.expires_at
+        ),
         schedule=schedule,
+        deliver_at=local,
     )
     tx.notifications.add(notification)
     supersede_older(tx, notification, now)
-    sent = tx.schedule.fan_out(notification, stream.id, now)
+    if local is None:
+        sent = tx.schedule.fan_out(notification, stream.id, now)
+    else:
+        sent = tx.local_times.fan_out(notification, stream.id, dues)
     notification = attrs.evolve(notification, devices_targeted=sent)
     tx.notifications.update(notification)
     if not sent:
         # Stream sends never wait for a device: nobody to reach is a failure now.
         (notification,) = reconcile(tx, [notification], now) or [notification]
+    if local is not None:
+        # Each subscriber's entry comes with its first delivery's time (the engine's claim).
+        return notification, sent, 0
     # Due now, so in every subscriber's inbox now, devices or none; last, as
     # it holds the inbox's turn until COMMIT (storage/sql/inbox.py).
     inboxed = tx.inbox.fan_out(notification, stream.id, now)
@@ -207,7 +221,10 @@ class StreamService:
         The sender icon is checked on the event loop (ValidationError
         ``senderIcon``); the fan-out runs in a worker thread.
         """
-        errors = expiry_errors(self._clock.now(), request.ttl, request.expires_at)
+        now = self._clock.now()
+        errors = expiry_errors(now, request.ttl, request.expires_at)
+        if request.deliver_at is not None:
+            errors += deliver_at_errors(request.deliver_at, now)
         if errors:
             raise ValidationError(errors)
         await self._refuse_bad_icons(account_id, {"senderIcon": request.sender_icon})
@@ -225,7 +242,7 @@ class StreamService:
         if inboxed:
             self._inbox.committed()
         if sent:
-            self._waker.wake(now)
+            self._waker.wake(notification.scheduled_at)
         return SendResult(notification, sent, view.subscribers, stream)
 
     def subscribe(self, account_id: str, code: str) -> tuple[Subscription, StreamView]:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.domain.inbox import InboxEntry
+from pushcore.domain.localtime import deliver_at_of_text, deliver_at_text
 from pushcore.domain.model import (
     Account,
     ApiKey,
@@ -43,8 +44,20 @@ ACCOUNTS = Table("accounts", Account)
 API_KEYS = Table("api_keys", ApiKey)
 # keys (WebPushKeys | None) is spread over keys_p256dh and keys_auth.
 DEVICES = Table("devices", Device)
-# stream (StreamRef | None) is spread over stream_id, stream_name and stream_code.
-NOTIFICATIONS = Table("notifications", Notification)
+# stream (StreamRef | None) is spread over stream_id, stream_name and stream_code;
+# deliver_at is held as JSON text, ["09:00", "2026-12-24"] (the date null when none).
+NOTIFICATIONS = Table(
+    "notifications",
+    Notification,
+    codecs={
+        "deliver_at": Codec(
+            "text",
+            "_deliver_at_text({})",
+            "_deliver_at({})",
+            {"_deliver_at_text": deliver_at_text, "_deliver_at": deliver_at_of_text},
+        )
+    },
+)
 DELIVERIES = Table("deliveries", Delivery, columns={"lease_expires_at": "lease_until"})
 # deleted_at is the table's own: a deleted stream is no entity.
 STREAMS = Table("streams", Stream)

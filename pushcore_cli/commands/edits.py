@@ -22,6 +22,13 @@ from pushcore_cli.commands.notifications import (
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
+from pushcore_cli.localtime import (
+    LOCAL_TIME_FIELDS,
+    LOCAL_TIME_FLAGS,
+    DateOption,
+    LocalTimeOption,
+    deliver_at,
+)
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at
 
@@ -33,6 +40,7 @@ OWN = {
     "target_device_token": "device",
     "metadata": "metadata",
     **TTL_FIELDS,
+    **LOCAL_TIME_FIELDS,
 }
 Delay = Annotated[
     str | None, typer.Option("--delay", metavar="DURATION", help=f"Send after {DELAY_HELP}.")
@@ -52,16 +60,20 @@ def _changes(
     ctx: typer.Context,
     account: str | None,
     fields: dict[str, Any],
-    timing: tuple[str | None, str | None],
+    timing: tuple[str | None, str | None, str | None, str | None],
     device: str | None,
     metadata: list[str] | None,
     ttl: timedelta | None,
 ) -> tuple[Any, dict[str, Any]]:
     """The API and the client's keyword arguments the options ask for."""
-    delay, at = timing
+    delay, at, local_time, on_date = timing
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
+    others = [name for name, v in (("--delay", delay), ("--at", at)) if v is not None]
     changes = {name: value for name, value in fields.items() if value is not None}
+    local = deliver_at(local_time, on_date, *others)
+    if local is not None:
+        changes["deliver_at"] = local
     if ttl is not None:
         changes["ttl"] = ttl_seconds(ttl)
     if delay is not None:
@@ -85,6 +97,8 @@ def edit(
     device: DeviceOption = None,
     metadata: Metadata = None,
     ttl: TtlOption = None,
+    local_time: LocalTimeOption = None,
+    on_date: DateOption = None,
     if_revision: Annotated[
         int | None,
         typer.Option(
@@ -99,7 +113,8 @@ def edit(
 
     Example: pushctl notifications edit ntf_01JD0000000000000000000000 --title "v8" --if-revision 1
     """
-    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata, ttl)
+    timing = (delay, at, local_time, on_date)
+    api, changes = _changes(ctx, account, fields, timing, device, metadata, ttl)
     if not changes:
         raise typer.BadParameter("give at least one option to change", param_hint="OPTIONS")
     with naming_options(EDIT_OPTIONS):
@@ -122,6 +137,8 @@ def replace(
     device: DeviceOption = None,
     metadata: Metadata = None,
     ttl: TtlOption = None,
+    local_time: LocalTimeOption = None,
+    on_date: DateOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
     **fields: Any,
@@ -131,7 +148,8 @@ def replace(
 
     Example: pushctl notifications replace ntf_01JD0000000000000000000000 --body "Build failed"
     """
-    api, changes = _changes(ctx, account, fields, (delay, at), device, metadata, ttl)
+    timing = (delay, at, local_time, on_date)
+    api, changes = _changes(ctx, account, fields, timing, device, metadata, ttl)
     with naming_options(EDIT_OPTIONS):
         new = api.client.notifications.replace(notification_id, **changes)
     if json_output:
@@ -141,4 +159,4 @@ def replace(
     output.say(f"Replaced notification {notification_id} with {new.id}.")
 
 
-EDIT_OPTIONS = {**flags(edit), "If-Match": "--if-revision"}
+EDIT_OPTIONS = {**flags(edit), **LOCAL_TIME_FLAGS, "If-Match": "--if-revision"}

@@ -27,6 +27,13 @@ from pushcore_cli.commands import AccountOption, Api, api_for, batch, deliveries
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
+from pushcore_cli.localtime import (
+    LOCAL_TIME_FIELDS,
+    LOCAL_TIME_FLAGS,
+    DateOption,
+    LocalTimeOption,
+    deliver_at,
+)
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at, said
 
@@ -139,6 +146,7 @@ OWN = {
     "target_device_token": "device",
     "metadata": "metadata",
     **TTL_FIELDS,
+    **LOCAL_TIME_FIELDS,
 }
 
 
@@ -182,6 +190,8 @@ def send(
         ),
     ] = None,
     ttl: TtlOption = None,
+    local_time: LocalTimeOption = None,
+    on_date: DateOption = None,
     from_file: Annotated[
         str | None,
         typer.Option(
@@ -202,7 +212,7 @@ def send(
     Example: pushctl send "Build passed" --account alice --body "main is green" --delay 30s
     """
     if from_file is not None:
-        given = (title, delay, at, device, metadata, ttl, *fields.values())
+        given = (title, delay, at, device, metadata, ttl, local_time, *fields.values())
         if any(v is not None for v in given):
             raise typer.BadParameter(
                 "give TITLE and its options, or --from-file, not both", param_hint="'--from-file'"
@@ -216,12 +226,15 @@ def send(
         raise typer.BadParameter("a TITLE is required (or --from-file)", param_hint="'TITLE'")
     if delay is not None and at is not None:
         raise typer.BadParameter("give --delay or --at, not both", param_hint="'--at'")
+    timings = [name for name, v in (("--delay", delay), ("--at", at)) if v is not None]
+    local = deliver_at(local_time, on_date, *timings)
     scheduled_at, local_at = (None, False) if at is None else resolve_at(at, datetime.now(UTC))
     options: dict[str, Any] = {
         **fields,
         "scheduled_at": scheduled_at,
         "metadata": metadata_fields(metadata) if metadata else None,
         "ttl": ttl_seconds(ttl),
+        "deliver_at": local,
     }
     if delay is not None:
         options.update(delay_fields(delay))
@@ -246,7 +259,13 @@ def send(
 
 
 # The request and query fields of these commands, by the option that sets them.
-OPTIONS = {**flags(send), "status": "--status", "limit": "--limit", "cursor": "--cursor"}
+OPTIONS = {
+    **flags(send),
+    **LOCAL_TIME_FLAGS,
+    "status": "--status",
+    "limit": "--limit",
+    "cursor": "--cursor",
+}
 
 
 def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:

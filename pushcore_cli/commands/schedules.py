@@ -40,6 +40,8 @@ OWN = {
     "scheduled_at": "rrule",
     # An instant makes no sense for every occurrence: --ttl says how long each lives.
     "expires_at": "rrule",
+    # Each occurrence's time: --tz recipient makes it each recipient's local time.
+    "deliver_at": "rrule",
     "metadata": "metadata",
     "target_device_token": "device",
 }

@@ -16,6 +16,13 @@ from pushcore_cli.commands import AccountOption, Api, api_for
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
+from pushcore_cli.localtime import (
+    LOCAL_TIME_FIELDS,
+    LOCAL_TIME_FLAGS,
+    DateOption,
+    LocalTimeOption,
+    deliver_at,
+)
 
 app = typer.Typer(
     help=(
@@ -167,7 +174,7 @@ def _one_title(title: str | None, title_option: str | None) -> str:
 
 
 @app.command("send")
-@field_options(StreamSend, {"title": "title_option", **TTL_FIELDS})
+@field_options(StreamSend, {"title": "title_option", **TTL_FIELDS, **LOCAL_TIME_FIELDS})
 def send(
     ctx: typer.Context,
     stream: Annotated[
@@ -186,11 +193,14 @@ def send(
         str | None, typer.Option("--title", help="The title, as an option (the same as TITLE).")
     ] = None,
     ttl: TtlOption = None,
+    local_time: LocalTimeOption = None,
+    on_date: DateOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
     **fields: Any,
 ) -> None:
-    """Send a notification now to every active device of every subscriber of a stream.
+    """Send a notification to every active device of every subscriber of a stream: now,
+    or with --local-time at that time of day in each subscriber's own time zone.
 
     Example: pushctl streams send --account alice falcon-7k2q "v2 is out"
     """
@@ -201,6 +211,7 @@ def send(
             _own_stream_id(api, stream),
             chosen_title,
             ttl=ttl_seconds(ttl),
+            deliver_at=deliver_at(local_time, on_date),
             **fields,
         )
     notification_id = result.notification_id
@@ -235,7 +246,7 @@ def send(
 
 
 # The request fields of these commands, by the option that sets them.
-OPTIONS = {**flags(create), **flags(send), "code": "CODE"}
+OPTIONS = {**flags(create), **flags(send), **LOCAL_TIME_FLAGS, "code": "CODE"}
 
 
 @app.command("subscribe")

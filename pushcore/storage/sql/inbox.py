@@ -81,6 +81,27 @@ class Inbox(Repository):
         )
         return int(cursor.rowcount)
 
+    def deliver_local(self, delivery_ids: Sequence[str], now: datetime) -> int:
+        """Entries, at ``now``, for the owners of these claimed deliveries' devices
+        (local-time stream sends, whose subscribers' entries wait for their own times)
+        not yet in their inboxes."""
+        if not delivery_ids:
+            return 0
+        self._take_turn()
+        at = self._dialect.time(now)
+        cursor = self._sql.run(
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
+            f" expires_at) SELECT ? || {self._dialect.id_tail}, dv.account_id, n.id, ?,"
+            " MIN(n.expires_at) FROM deliveries AS d JOIN devices AS dv ON dv.id = d.device_id"
+            " JOIN notifications AS n ON n.id = d.notification_id WHERE d.id = ANY(?)"
+            " AND n.status <> 'CANCELLED' AND n.withdrawn_at IS NULL"
+            " AND (n.expires_at IS NULL OR n.expires_at > ?)"
+            " GROUP BY dv.account_id, n.id ORDER BY dv.account_id, n.id"
+            " ON CONFLICT (notification_id, account_id) DO NOTHING",
+            (entry_id_prefix(now), at, self._dialect.array(sorted(delivery_ids)), at),
+        )
+        return int(cursor.rowcount)
+
     def fan_out(self, notification: Notification, stream_id: str, at: datetime) -> int:
         """An entry per subscriber of the stream, inserted by the database in one go."""
         self._take_turn()

@@ -41,6 +41,7 @@ CONTENT = NOTIFICATIONS.part(
     "renotify",
     "ttl",
     "expires_at",
+    "deliver_at",
     "id",
 )
 _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608

@@ -13,6 +13,7 @@ from pushcore.storage.sql.dialect import Dialect, Sql
 from pushcore.storage.sql.events import Events, Webhooks
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
+from pushcore.storage.sql.localtime import LocalTimes
 from pushcore.storage.sql.notifications import Notifications, Progress
 from pushcore.storage.sql.oidc import SignIns
 from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
@@ -138,6 +139,7 @@ class Transaction:
         self.receipts = DeliveryLog(sql)
         self.withdrawals = Withdrawals(sql)
         self.schedules = Schedules(sql)
+        self.local_times = LocalTimes(sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
