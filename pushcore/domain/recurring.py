@@ -11,13 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import attrs
 
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.recurrence import Occurrence, Position, parse_rule, positioned
-from pushcore.domain.schedules import CatchUp, CatchUpMode, ScheduleState, Timing, catch_up
+from pushcore.domain.schedules import (
+    RECIPIENT,
+    CatchUp,
+    CatchUpMode,
+    ScheduleState,
+    Timing,
+    catch_up,
+    zone_of,
+)
 from pushcore.ports.recurrence import RuleExpander
 
 # How far ahead of its due time an occurrence becomes a notification: enough
@@ -68,7 +75,10 @@ class Schedule:
     @property
     def timing(self) -> Timing:
         """The checked timing; the stored rule was checked at its creation."""
-        return Timing(parse_rule(self.rrule), self.start, ZoneInfo(self.time_zone), self.exdates)
+        zone = zone_of(self.time_zone)
+        return Timing(
+            parse_rule(self.rrule), self.start, zone, self.exdates, self.time_zone == RECIPIENT
+        )
 
     @property
     def catch_up(self) -> CatchUp:

@@ -81,6 +81,20 @@ class CatchUp:
     window: int = WINDOW_DEFAULT
 
 
+# `timeZone: "recipient"`: each occurrence is a local-time send. Its rule is read in
+# the zone whose clocks are the first to show any wall time (UTC+14, no daylight
+# saving), so an occurrence's instant is the earliest any recipient needs it: it
+# is made then (or its lead before) and each recipient's delivery waits for that
+# wall time in its own zone.
+RECIPIENT = "recipient"
+RECIPIENT_FRAME = ZoneInfo("Etc/GMT-14")
+
+
+def zone_of(name: str) -> ZoneInfo:
+    """The zone a stored ``timeZone`` reads the rule in (``recipient``: the frame above)."""
+    return RECIPIENT_FRAME if name == RECIPIENT else ZoneInfo(name)
+
+
 @attrs.frozen
 class Timing:
     """A schedule's checked timing: rule, start (wall time), zone and excluded wall times."""
@@ -89,6 +103,12 @@ class Timing:
     start: datetime
     zone: ZoneInfo
     exdates: tuple[datetime, ...] = ()
+    recipient: bool = False  # timeZone "recipient": ``zone`` is RECIPIENT_FRAME
+
+    @property
+    def zone_name(self) -> str:
+        """The ``timeZone`` as the API shows it."""
+        return RECIPIENT if self.recipient else self.zone.key
 
     def preview(self, expander: RuleExpander, since: datetime, limit: int) -> list[Occurrence]:
         """The next ``limit`` occurrences at or after the instant ``since``."""
@@ -159,10 +179,8 @@ def parse_timing(
     except ValidationError as exc:
         errors.extend(exc.details)
     name = body.get("timeZone", "UTC")
-    if name == "recipient":
-        errors.append(
-            FieldError("timeZone", '"recipient" needs local-time sends, not yet available')
-        )
+    if name == RECIPIENT:
+        zone = RECIPIENT_FRAME
     else:
         try:
             zone = parse_zone(name)
@@ -180,7 +198,7 @@ def parse_timing(
     if errors or rule is None or zone is None or start is None:
         raise ValidationError(errors)
     check_spacing(rule, start, zone, expander)
-    return Timing(rule, start, zone, exdates), catch_up
+    return Timing(rule, start, zone, exdates, name == RECIPIENT), catch_up
 
 
 def preview_limit(value: str | None) -> int:

@@ -18,14 +18,16 @@ import attrs
 from pushcore.domain.events import EventType
 from pushcore.domain.expiry import expires_at_of
 from pushcore.domain.inputs import NewNotification, StreamSend
+from pushcore.domain.localtime import DeliverAt
 from pushcore.domain.model import ScheduleRef
 from pushcore.domain.recurring import LEAD, Schedule, plan
-from pushcore.domain.schedules import ScheduleState
+from pushcore.domain.schedules import RECIPIENT, RECIPIENT_FRAME, ScheduleState
 from pushcore.domain.timefmt import in_milliseconds
 from pushcore.events import record_event
 from pushcore.ports import Clock, IdGenerator, InboxSignal, RuleExpander, Store, Transaction, Waker
 from pushcore.ports.schedules import TemplateReader
 from pushcore.services.collapse import supersede_older
+from pushcore.services.localtime import own_due
 from pushcore.services.notifications import NotificationService
 from pushcore.services.streams import send_in
 
@@ -71,6 +73,11 @@ class Maker:
             return 0
         ref = ScheduleRef(schedule.id, occurrence_at)
         request = self._templates.read(schedule.template, schedule.stream_id is not None)
+        if schedule.time_zone == RECIPIENT:
+            # The occurrence's wall time, read in the rule's frame, in each recipient's zone.
+            wall = occurrence_at.astimezone(RECIPIENT_FRAME)
+            local = DeliverAt(wall.strftime("%H:%M"), wall.date().isoformat())
+            request = attrs.evolve(request, deliver_at=local)
         if isinstance(request, StreamSend):
             view = None
             if schedule.stream_id is not None:
@@ -95,6 +102,8 @@ class Maker:
         account_id, token = schedule.account_id, request.target_device_token
         known = token is None or tx.devices.find_by_token(account_id, token) is not None
         targets = tx.devices.active_targets(account_id, token) if known else []
+        if request.deliver_at is not None:
+            due = own_due(tx, account_id, request.deliver_at, due)
         made = self._notifications.compose(account_id, request, now, targets)
         made = attrs.evolve(
             made,

@@ -116,7 +116,7 @@ class ScheduleService:
             state=ScheduleState.ACTIVE,
             rrule=timing.rule.text,
             start=timing.start,
-            time_zone=timing.zone.key,
+            time_zone=timing.zone_name,
             exdates=timing.exdates,
             catch_up_mode=catch_up.mode,
             catch_up_window=catch_up.window,

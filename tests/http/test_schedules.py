@@ -143,12 +143,67 @@ def test_bad_fields_are_400s_naming_the_field_and_store_nothing(
     assert api.client.get("/api/schedules", headers=key).json()["items"] == []
 
 
-def test_recipient_time_zone_is_refused_for_now(sapi: tuple[Api, FakeClock]) -> None:
-    api, _ = sapi
-    body = {"name": "n", "rrule": "FREQ=DAILY", "template": {"title": "t"}, "timeZone": "recipient"}
-    response = api.client.post("/api/schedules", json=body, headers=api.key("alice"))
-    assert response.status_code == 400
-    assert response.json()["details"][0]["field"] == "timeZone"
+def as_user(api: Api, account: str, zone: str, token: str) -> None:
+    """Give ``account`` a zone and an android device ``token`` (its own calls)."""
+    jwt = api.token(account)
+    assert api.client.patch("/api/account", json={"timeZone": zone}, headers=jwt).is_success
+    device = {"platform": "android", "token": token}
+    assert api.client.post("/api/devices", json=device, headers=jwt).status_code == 201
+
+
+def deliveries_due(api: Api, key: dict[str, str], notification_id: str) -> list[str]:
+    url = f"/api/notifications/{notification_id}/deliveries"
+    return sorted(d["dueAt"] for d in api.client.get(url, headers=key).json()["items"])
+
+
+def test_recipient_time_zone_makes_each_occurrence_a_local_time_send(
+    sapi: tuple[Api, FakeClock],
+) -> None:
+    api, clock = sapi
+    key = api.key("alice")
+    as_user(api, "alice", "Europe/Berlin", "tok-a")
+    maker = api.services.schedules.maker
+    s = create(api, key, start="2027-03-02T09:00:00", timeZone="recipient", rrule="FREQ=DAILY")
+    assert s["timeZone"] == "recipient"
+    # The rule's wall times; each occurrence's instant is the first any clock shows it (UTC+14).
+    url = f"/api/schedules/{s['id']}/occurrences?limit=2"
+    shown = api.client.get(url, headers=key).json()
+    assert [(o["at"], o["localTime"]) for o in shown] == [
+        ("2027-03-01T19:00:00.000Z", "2027-03-02T09:00:00"),
+        ("2027-03-02T19:00:00.000Z", "2027-03-03T09:00:00"),
+    ]
+    clock.set(datetime(2027, 3, 1, 18, 59, 30, tzinfo=UTC))
+    maker.run_once()
+    (own,) = made(api, key)
+    assert own["deliverAt"] == {"localTime": "09:00", "date": "2027-03-02"}
+    # 09:00 in Berlin (CET) on 2 March.
+    assert own["scheduledAt"] == "2027-03-02T08:00:00.000Z"
+    assert deliveries_due(api, key, own["id"]) == ["2027-03-02T08:00:00.000Z"]
+
+    # A stream schedule: each subscriber at 09:00 in its own zone.
+    as_user(api, "bob", "Asia/Tokyo", "tok-b")
+    as_user(api, "carol", "America/New_York", "tok-c")
+    stream = api.client.post("/api/streams", json={"name": "Daily"}, headers=key).json()
+    for account in ("bob", "carol"):
+        code = {"code": stream["code"]}
+        jwt = api.token(account)
+        assert api.client.post("/api/streams/subscribe", json=code, headers=jwt).status_code == 201
+    create(
+        api,
+        key,
+        start="2027-03-03T09:00:00",
+        timeZone="recipient",
+        template={"title": "Digest"},
+        streamId=stream["id"],
+    )
+    clock.set(datetime(2027, 3, 2, 19, 0, tzinfo=UTC))
+    maker.run_once()
+    digest = next(n for n in made(api, key) if n["title"] == "Digest")
+    assert digest["deliverAt"] == {"localTime": "09:00", "date": "2027-03-03"}
+    assert deliveries_due(api, key, digest["id"]) == [
+        "2027-03-03T00:00:00.000Z",  # Tokyo
+        "2027-03-03T14:00:00.000Z",  # New York (EST)
+    ]
 
 
 def test_scopes_and_jwt(sapi: tuple[Api, FakeClock]) -> None:
