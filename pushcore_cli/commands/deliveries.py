@@ -57,7 +57,7 @@ def deliveries(
 ) -> None:
     """List a notification's deliveries, device by device.
 
-    Each one's status and attempts, and when it was delivered, displayed and opened.
+    Each one's status, due time and attempts, and when it was delivered, displayed and opened.
     Another account's device (a stream send's subscriber) is not named.
 
     Example: pushctl notifications deliveries --account alice ntf_01JD0000000000000000000000
@@ -73,12 +73,14 @@ def deliveries(
         output.say("No deliveries.")
         return
     output.print_table(
-        ["device", "platform", "status", "attempts", "delivered", "seen / why"],
+        ["device", "platform", "status", "due", "attempts", "delivered", "seen / why"],
         (
             [
                 _device(d),
                 None if d.platform is None else d.platform.value,
                 d.status.value,
+                # Each its own: a local-time send's fall due in each recipient's zone.
+                output.when(d.due_at),
                 str(d.attempts),
                 output.when(d.delivered_at),
                 _what_happened(d),

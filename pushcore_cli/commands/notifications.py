@@ -105,6 +105,15 @@ def _counts_text(counts: DeliveryCountsView | None) -> str | None:
     return text
 
 
+def _local_text(n: NotificationView) -> str | None:
+    """A local-time send's time: ``09:00 on 2026-12-24, each recipient's clock``."""
+    local = n.deliver_at
+    if local is None:
+        return None
+    day = "" if local.date is None else f" on {local.date}"
+    return f"{local.local_time}{day}, each recipient's clock"
+
+
 def record(n: NotificationView) -> list[tuple[str, str | None]]:
     stream = None if n.stream is None else f"{n.stream.name} ({n.stream.code})"
     metadata = ", ".join(f"{k}={v}" for k, v in n.metadata.items()) or None
@@ -116,6 +125,7 @@ def record(n: NotificationView) -> list[tuple[str, str | None]]:
         # Delays are seconds long: show the exact time, not the minute.
         ("scheduled", format_timestamp(n.scheduled_at)),
         ("asked", _asked_text(n)),
+        ("local time", _local_text(n)),
         ("priority", n.priority.value),
         ("sound", n.sound.value),
         ("icon style", n.icon_style.value),

@@ -50,7 +50,11 @@ OPTION_VALUES: dict[str, tuple[str, Any]] = {
     # --ttl says either as a duration: the send with --at expires an hour after AT.
     "ttl": ("1h", 3600),
     "expires_at": ("1h", format_timestamp(AT + timedelta(hours=1))),
+    # --local-time excludes --delay and --at too: a third send.
+    "deliver_at": ("09:00", {"localTime": "09:00", "date": None}),
 }
+# The options that each go in a send of their own (timings exclude each other).
+ALONE = ("--delay", "--local-time")
 
 
 @pytest.fixture
@@ -98,11 +102,9 @@ def test_every_field_is_stored_from_its_option(cli: Cli, icon: str) -> None:
     assert added.exit_code == 0, added.output
     option = flags(notifications.send)
     given = {name: value.replace(ICON, icon) for name, (value, _) in OPTION_VALUES.items()}
-    # --delay and --at exclude each other: one send with --delay, one with the rest.
-    sends = [
-        {f: v for f, v in given.items() if option[camel(f)] == "--delay"},
-        {f: v for f, v in given.items() if option[camel(f)] != "--delay"},
-    ]
+    # --delay, --local-time and --at exclude each other: a send each, --at's with the rest.
+    sends = [{f: v for f, v in given.items() if option[camel(f)] == alone} for alone in ALONE]
+    sends.append({f: v for f, v in given.items() if option[camel(f)] not in ALONE})
     for fields in sends:
         args = [
             *dict.fromkeys(

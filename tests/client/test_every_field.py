@@ -57,6 +57,8 @@ def every_field(icon: str) -> dict[str, Any]:
         # ttl and expiresAt exclude each other: sent as expiresAt, the ttl has its own test.
         "ttl": None,
         "expires_at": AT + timedelta(minutes=10),
+        # A timing of its own (not with scheduled_at or delay): its own test below.
+        "deliver_at": None,
     }
 
 
@@ -110,6 +112,7 @@ def test_every_stream_field_is_sent(server: Server, account: Account, icon: str)
         "renotify": False,
         "ttl": 60,
         "expires_at": None,  # not with ttl
+        "deliver_at": None,  # goes now: test_deliver_at_takes_a_dict below
     }
     assert list(stream_fields) == names(NewStream), "give the new field a value"
     assert list(send_fields) == names(StreamSend), "give the new field a value"
@@ -120,6 +123,19 @@ def test_every_stream_field_is_sent(server: Server, account: Account, icon: str)
         result = client.streams.send(stream.id, **send_fields)
         found = client.notifications.get(result.notification_id)
     assert {name: getattr(found, name) for name in send_fields} == send_fields
+
+
+def test_deliver_at_takes_a_dict_with_the_apis_names(server: Server, account: Account) -> None:
+    day = (datetime.now(UTC) + timedelta(days=3)).date().isoformat()
+    with pushcore.Client(server.base, api_key=account.api_key) as client:
+        created = client.notifications.create(
+            "stand-up", deliver_at={"localTime": "09:00", "date": day}
+        )
+        found = client.notifications.get(created.id)
+    assert found.deliver_at is not None
+    assert (found.deliver_at.local_time, found.deliver_at.date) == ("09:00", day)
+    # The account's zone is UTC (the default): 09:00 UTC that day.
+    assert found.scheduled_at == datetime.fromisoformat(f"{day}T09:00Z")
 
 
 @pytest.mark.parametrize("client_class", [pushcore.Client, pushcore.AsyncClient])

@@ -164,6 +164,9 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
         "schedule": None
         if n.schedule is None
         else {"id": n.schedule.id, "occurrenceAt": ts(n.schedule.occurrence_at)},
+        "deliverAt": None
+        if n.deliver_at is None
+        else {"localTime": n.deliver_at.local_time, "date": n.deliver_at.date},
     }
     if counts is not None:  # left out of list items, not null
         body["deliveries"] = {
