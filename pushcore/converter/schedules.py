@@ -33,6 +33,12 @@ def _local(value: datetime) -> str:
     return value.isoformat(timespec="seconds")
 
 
+_ZONE_WORDS = (
+    'An IANA zone name, or "recipient": each occurrence at its wall time in each '
+    "recipient's own zone (a local-time send, `deliverAt`)."
+)
+
+
 @attrs.frozen
 class CatchUpView(View):
     """What happens to occurrences that fell due while the service was down."""
@@ -50,7 +56,7 @@ class ScheduleView(View):
     state: ScheduleState
     rrule: str = attrs.field(metadata=about("An RFC 5545 RRULE value, without DTSTART."))
     start: str = attrs.field(metadata=_LOCAL)
-    time_zone: str = attrs.field(metadata=about("An IANA zone name.", example="Europe/Berlin"))
+    time_zone: str = attrs.field(metadata=about(_ZONE_WORDS, example="Europe/Berlin"))
     exdates: tuple[str, ...]
     catch_up: CatchUpView
     template: dict[str, Any] = attrs.field(
@@ -189,7 +195,7 @@ class NewSchedule:
         ),
     )
     time_zone: str = attrs.field(
-        default="UTC", metadata=about("An IANA zone name.", example="Europe/Berlin")
+        default="UTC", metadata=about(_ZONE_WORDS, example="Europe/Berlin")
     )
     exdates: tuple[str, ...] = attrs.field(
         default=(), metadata=about("Up to 500 local date-times that are skipped.")
