@@ -138,7 +138,7 @@ class WebhookService:
                 data={"notificationId": None, "endpointId": endpoint.id, "status": "test"},
             )
             # Whatever the endpoint subscribes to, a test goes to it, and only to it.
-            tx.events.add(event, [endpoint.id], now)
+            tx.events.add([(event, [endpoint.id])], now)
         return event.id
 
     def attempts(
