@@ -26,6 +26,7 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
 )
+from pushcore.domain.paging import Page, cut
 from pushcore.domain.revisions import NOT_EDITABLE_HINT
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
@@ -50,14 +51,6 @@ class NotificationDetail:
 
     notification: Notification
     deliveries: DeliveryCounts
-
-
-@attrs.frozen
-class Page:
-    """One page of a list, newest first; ``next_before`` is the last id when more follow."""
-
-    items: Sequence[Notification]
-    next_before: str | None
 
 
 def item_field(index: int) -> str:
@@ -324,15 +317,14 @@ class NotificationService:
         limit: int = 20,
         before_id: str | None = None,
         collapse_key: str | None = None,
-    ) -> Page:
+    ) -> Page[Notification]:
         """A page of the account's notifications, newest first."""
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
         with self._store.read() as tx:
             # One more than asked tells whether another page follows.
             found = tx.notifications.list(account_id, status, limit + 1, before_id, collapse_key)
-        items = found[:limit]
-        return Page(items, items[-1].id if len(found) > limit else None)
+        return cut(found, limit, lambda n: n.id)
 
     def cancel(self, account_id: str, notification_id: str) -> Notification:
         """Cancel while no delivery has been handed to a gateway; 409 otherwise."""

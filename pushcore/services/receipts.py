@@ -10,6 +10,7 @@ import attrs
 from pushcore.converter.deliveries import DeliveryView
 from pushcore.domain.errors import FieldError, NotFound, ValidationError
 from pushcore.domain.events import EventType
+from pushcore.domain.paging import Page, cut
 from pushcore.domain.receipts import (
     PublicStatus,
     ReceiptEvent,
@@ -46,14 +47,6 @@ def receipt_recorded(tx: Transaction, receipt: Receipt) -> None:
         )
 
 
-@attrs.frozen
-class DeliveryPage:
-    """A page of deliveries as the caller may see them, and the id the next follows."""
-
-    items: Sequence[DeliveryView]
-    next_after: str | None
-
-
 @attrs.define(slots=False, eq=False, repr=False)
 class ReceiptService:
     """The deliveries list (notifications:read) and receipts (no credential)."""
@@ -69,7 +62,7 @@ class ReceiptService:
         status: PublicStatus | None = None,
         limit: int = 20,
         after_id: str | None = None,
-    ) -> DeliveryPage:
+    ) -> Page[DeliveryView]:
         """A page of the notification's deliveries in id order; NotFound for another
         account's notification. Another account's device (a stream send's subscriber)
         is shown without its id and name."""
@@ -82,6 +75,7 @@ class ReceiptService:
                 raise NotFound("Notification not found")
             rows = tx.receipts.page(notification_id, statuses, limit + 1, after_id)
         own_sends = found.stream is None
+        page = cut(rows, limit, lambda r: r.delivery.id)
         items = [
             DeliveryView.of(
                 row,
@@ -90,9 +84,9 @@ class ReceiptService:
                 # A removed device of a send to one's own devices was one's own.
                 or (row.device_account_id is None and own_sends),
             )
-            for row in rows[:limit]
+            for row in page.items
         ]
-        return DeliveryPage(items, items[-1].id if len(rows) > limit else None)
+        return Page(items, page.next_key)
 
     def record(self, token: str, event: ReceiptEvent) -> None:
         """Note ``event`` for the token's delivery (the first of each kind wins);
