@@ -4,11 +4,11 @@ printed as a table or JSON, and the command line that shows the next page."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 import typer
 
-from pushcore.converter import parse_list_query, to_json
+from pushcore.converter import parse_list_query
 from pushcore_cli import output
 
 T_co = TypeVar("T_co", covariant=True)
@@ -57,8 +57,7 @@ def print_page(
     """``page`` as JSON, or as a table (``empty`` when it has no items) followed by the
     command (``again`` with the options given) that shows the next page."""
     if json_output:
-        view: Any = page
-        output.print_json(to_json(view))
+        output.show(page, json_output)
         return
     if not page.items:
         output.say(empty)

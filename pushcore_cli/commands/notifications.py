@@ -248,17 +248,16 @@ OPTIONS = {**flags(send), **PAGE_OPTIONS}
 
 
 def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:
-    if json_output:
-        output.print_json(to_json(created))
-    else:
-        output.print_record(
-            [
-                ("id", created.id),
-                ("status", created.status.value),
-                ("scheduled", format_timestamp(created.scheduled_at)),
-                ("devices targeted", str(created.devices_targeted)),
-            ]
-        )
+    output.show(
+        created,
+        json_output,
+        [
+            ("id", created.id),
+            ("status", created.status.value),
+            ("scheduled", format_timestamp(created.scheduled_at)),
+            ("devices targeted", str(created.devices_targeted)),
+        ],
+    )
     api.warn_without_engine()
     if created.devices_targeted == 0:
         output.warn(
@@ -331,10 +330,7 @@ def show(
     Example: pushctl notifications show --account alice ntf_01JD0000000000000000000000
     """
     found = api_for(ctx, account).client.notifications.get(notification_id)
-    if json_output:
-        output.print_json(to_json(found))
-    else:
-        output.print_record(record(found))
+    output.show(found, json_output, record(found))
 
 
 @app.command("cancel")
@@ -349,10 +345,7 @@ def cancel(
     Example: pushctl notifications cancel --account alice ntf_01JD0000000000000000000000
     """
     cancelled = api_for(ctx, account).client.notifications.cancel(notification_id)
-    if json_output:
-        output.print_json(to_json(cancelled))
-    else:
-        output.print_record(record(cancelled))
+    output.show(cancelled, json_output, record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
 
 
@@ -368,10 +361,7 @@ def withdraw(
     Example: pushctl notifications withdraw --account alice ntf_01JD0000000000000000000000
     """
     withdrawn = api_for(ctx, account).client.notifications.withdraw(notification_id)
-    if json_output:
-        output.print_json(to_json(withdrawn))
-    else:
-        output.print_record(record(withdrawn))
+    output.show(withdrawn, json_output, record(withdrawn))
     output.say(f"Withdrew notification {notification_id}.")
 
 
