@@ -7,7 +7,11 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from pushcore.domain.errors import FieldError, ValidationError
+
 T = TypeVar("T")
+
+MAX_PAGE = 100  # the largest page a list serves
 
 
 @attrs.frozen
@@ -23,3 +27,9 @@ def cut(found: Sequence[T], limit: int, key: Callable[[T], str]) -> Page[T]:
     the one more than asked tells whether another page follows."""
     items = found[:limit]
     return Page(items, key(items[-1]) if len(found) > limit else None)
+
+
+def check_limit(limit: int) -> None:
+    """A ValidationError naming ``limit`` unless it is a page size a list serves."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])

@@ -16,10 +16,10 @@ from pushcore.domain.inbox import (
     legacy_entry_seq,
 )
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
+from pushcore.domain.paging import check_limit
 from pushcore.ports import Clock, InboxSignal, Store
 from pushcore.services.receipts import opened_in_inbox
 
-MAX_PAGE = 100
 MAX_REPLAY = 500  # entries read at once when a live channel catches up
 
 
@@ -46,8 +46,7 @@ class InboxService:
         self, account_id: str, limit: int = 20, before: str | None = None, unread: bool = False
     ) -> InboxPage:
         """A page of the account's entries, newest first, and its unread count."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         cursor = None if before is None else check_entry_id(before, "cursor")
         with self._store.read() as tx:
             below = None

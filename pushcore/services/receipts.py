@@ -8,9 +8,9 @@ from datetime import datetime
 import attrs
 
 from pushcore.converter.deliveries import DeliveryView
-from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.errors import NotFound
 from pushcore.domain.events import EventType
-from pushcore.domain.paging import Page, cut
+from pushcore.domain.paging import Page, check_limit, cut
 from pushcore.domain.receipts import (
     PublicStatus,
     ReceiptEvent,
@@ -22,7 +22,6 @@ from pushcore.ports import Clock, Store, Transaction
 from pushcore.ports.receipts import Receipt
 from pushcore.receipts import ReceiptKey
 
-MAX_PAGE = 100
 UNKNOWN = "No delivery has this receipt token"
 
 
@@ -66,8 +65,7 @@ class ReceiptService:
         """A page of the notification's deliveries in id order; NotFound for another
         account's notification. Another account's device (a stream send's subscriber)
         is shown without its id and name."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         statuses = None if status is None else stored_statuses(status)
         with self._store.read() as tx:
             found = tx.notifications.get(account_id, notification_id)

@@ -18,7 +18,7 @@ from pushcore.domain.errors import (
     ValidationError,
 )
 from pushcore.domain.model import Plan
-from pushcore.domain.paging import Page, cut
+from pushcore.domain.paging import Page, check_limit, cut
 from pushcore.domain.recurrence import Occurrence, positioned
 from pushcore.domain.recurring import WALK_MAX, Schedule, reposition
 from pushcore.domain.schedules import (
@@ -34,7 +34,6 @@ from pushcore.ports.schedules import TemplateReader
 from pushcore.services.notifications import cancel_in
 from pushcore.services.occurrences import Maker
 
-MAX_PAGE = 100
 NAME_MAX = 100
 FIELDS = ("name", "rrule", "start", "timeZone", "exdates", "catchUp", "template", "streamId")
 
@@ -177,8 +176,7 @@ class ScheduleService:
         before_id: str | None = None,
     ) -> Page[Schedule]:
         """A page of the account's schedules, newest first."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         with self._store.read() as tx:
             found = tx.schedules.list(account_id, state, limit + 1, before_id)
         return cut(found, limit, lambda s: s.id)
