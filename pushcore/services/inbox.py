@@ -16,7 +16,7 @@ from pushcore.domain.inbox import (
     legacy_entry_seq,
 )
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
-from pushcore.domain.paging import check_limit
+from pushcore.domain.paging import check_limit, cut
 from pushcore.ports import Clock, InboxSignal, Store
 from pushcore.services.receipts import opened_in_inbox
 
@@ -56,9 +56,8 @@ class InboxService:
             # One more than asked tells whether another page follows.
             found = tx.inbox.page(account_id, limit + 1, below, unread)
             count = tx.inbox.unread(account_id)
-        items = tuple(found[:limit])
-        more = len(found) > limit
-        return InboxPage(items, items[-1].entry.id if more else None, count)
+        page = cut(found, limit, lambda i: i.entry.id)
+        return InboxPage(tuple(page.items), page.next_key, count)
 
     def resume_point(self, account_id: str, value: str, field: str) -> int:
         """The number after which a channel resuming from entry id ``value`` (given as
