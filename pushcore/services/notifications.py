@@ -324,13 +324,17 @@ class NotificationService:
         limit: int = 20,
         before_id: str | None = None,
         collapse_key: str | None = None,
+        stream_id: str | None = None,
+        schedule_id: str | None = None,
     ) -> Page:
         """A page of the account's notifications, newest first."""
         if not 1 <= limit <= MAX_PAGE:
             raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
         with self._store.read() as tx:
             # One more than asked tells whether another page follows.
-            found = tx.notifications.list(account_id, status, limit + 1, before_id, collapse_key)
+            found = tx.notifications.list(
+                account_id, status, limit + 1, before_id, collapse_key, stream_id, schedule_id
+            )
         items = found[:limit]
         return Page(items, items[-1].id if len(found) > limit else None)
 
