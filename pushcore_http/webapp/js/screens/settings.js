@@ -1,9 +1,10 @@
-// Settings: who is signed in and Sign out first; API keys (create, shown once, revoke),
-// this browser's devices, password.
+// Settings: who is signed in and Sign out first; quiet hours and snooze; API keys
+// (create, shown once, revoke), this browser's devices, password.
 import { api, changePassword, currentAccount } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { currentEndpoint, enablePush, isLiveToken, pushUnavailable } from "../device.js";
 import { NAME as APP_KEY } from "../publisher.js";
+import { quietSections } from "./quiet.js";
 
 // Each scope in words, beside its name (the name is the checkbox's label).
 const SCOPES = {
@@ -57,6 +58,14 @@ export async function render(root, context) {
       fail(error);
     }
   };
+  const quiet = h("div", {});
+  const loadQuiet = async () => {
+    try {
+      fill(quiet, await quietSections(fail));
+    } catch (error) {
+      fail(error);
+    }
+  };
   const signOut = h("button", { type: "button", class: "danger" }, "Sign out");
   signOut.addEventListener("click", () => busy(signOut, () => context.signOut()));
   fill(
@@ -69,6 +78,7 @@ export async function render(root, context) {
       signOut,
     ),
     problem,
+    quiet,
     h("h2", {}, "API keys"),
     keyForm(loadKeys),
     keys,
@@ -78,7 +88,7 @@ export async function render(root, context) {
     h("h2", {}, "Password"),
     passwordForm(),
   );
-  await Promise.all([loadKeys(), loadDevices()]);
+  await Promise.all([loadQuiet(), loadKeys(), loadDevices()]);
 }
 
 function keyForm(created) {
