@@ -1,8 +1,9 @@
 // Streams: New stream (Name, Description, Icon URL); each with code, subscribers,
-// share link and QR code, a send form (Title, Body, Send) and Delete.
+// share link and QR code, a send form (Title, Body, Send), what was Sent, and Delete.
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
+import { sentList } from "./sent.js";
 import { subscribers } from "./subscriptions.js";
 
 export async function render(root) {
@@ -93,6 +94,7 @@ function card(stream, reload, problem) {
     },
   );
   const headingId = uid("stream");
+  const sent = sentList(stream);
   return h(
     "section",
     { class: "card stack", "aria-labelledby": headingId, dataset: { code: stream.code } },
@@ -102,12 +104,13 @@ function card(stream, reload, problem) {
     h("p", { class: "small" }, "Share link: ", h("a", { href: link }, link)),
     h("div", { class: "row" }, copy),
     h("img", { class: "qr", src: `/app/qr/${stream.code}.svg`, alt: `QR code of the share link of ${stream.name}`, width: 164, height: 164 }),
-    sendForm(stream, reload),
+    sendForm(stream, () => sent.refresh()),
+    sent,
     h("div", { class: "row" }, remove),
   );
 }
 
-function sendForm(stream, reload) {
+function sendForm(stream, sent) {
   const title = field("Title", "title", { type: "text", required: true, maxlength: 200 });
   const body = field("Body", "body", { rows: 3, maxlength: 2000 }, "textarea");
   const button = h("button", { type: "submit" }, "Send");
@@ -127,15 +130,15 @@ function sendForm(stream, reload) {
     if (body.control.value.trim()) payload.body = body.control.value.trim();
     await busy(button, async () => {
       try {
-        const sent = await publish("POST", `/api/streams/${stream.id}/send`, payload);
+        const done = await publish("POST", `/api/streams/${stream.id}/send`, payload);
         clearErrors(form);
         form.reset();
-        result.textContent = `Sent to ${subscribers(sent.subscribers)} (${sent.sent} ${sent.sent === 1 ? "device" : "devices"}).`;
+        result.textContent = `Sent to ${subscribers(done.subscribers)} (${done.sent} ${done.sent === 1 ? "device" : "devices"}).`;
+        await sent();
       } catch (error) {
         showError(form, error);
       }
     });
   });
-  void reload;
   return form;
 }
