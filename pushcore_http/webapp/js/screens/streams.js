@@ -1,8 +1,11 @@
 // Streams: New stream (Name, Description, Icon URL); each with code, subscribers,
-// share link and QR code, a send form (Title, Body, Send), what was Sent, and Delete.
+// share link and QR code, a send form (screens/send.js), what was Sent, its Schedules,
+// and Delete.
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
+import { scheduleList } from "./schedules.js";
+import { sendForm } from "./send.js";
 import { sentList } from "./sent.js";
 import { subscribers } from "./subscriptions.js";
 
@@ -95,6 +98,7 @@ function card(stream, reload, problem) {
   );
   const headingId = uid("stream");
   const sent = sentList(stream);
+  const schedules = scheduleList(stream);
   return h(
     "section",
     { class: "card stack", "aria-labelledby": headingId, dataset: { code: stream.code } },
@@ -104,41 +108,9 @@ function card(stream, reload, problem) {
     h("p", { class: "small" }, "Share link: ", h("a", { href: link }, link)),
     h("div", { class: "row" }, copy),
     h("img", { class: "qr", src: `/app/qr/${stream.code}.svg`, alt: `QR code of the share link of ${stream.name}`, width: 164, height: 164 }),
-    sendForm(stream, () => sent.refresh()),
+    sendForm(stream, () => Promise.all([sent.refresh(), schedules.refresh()])),
     sent,
+    schedules,
     h("div", { class: "row" }, remove),
   );
-}
-
-function sendForm(stream, sent) {
-  const title = field("Title", "title", { type: "text", required: true, maxlength: 200 });
-  const body = field("Body", "body", { rows: 3, maxlength: 2000 }, "textarea");
-  const button = h("button", { type: "submit" }, "Send");
-  const result = h("p", { class: "muted small", role: "status" });
-  const form = h(
-    "form",
-    { class: "stack", novalidate: true, "aria-label": `Send to ${stream.name}` },
-    title.wrap,
-    body.wrap,
-    formError(),
-    h("div", { class: "row" }, button),
-    result,
-  );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const payload = { title: title.control.value.trim() };
-    if (body.control.value.trim()) payload.body = body.control.value.trim();
-    await busy(button, async () => {
-      try {
-        const done = await publish("POST", `/api/streams/${stream.id}/send`, payload);
-        clearErrors(form);
-        form.reset();
-        result.textContent = `Sent to ${subscribers(done.subscribers)} (${done.sent} ${done.sent === 1 ? "device" : "devices"}).`;
-        await sent();
-      } catch (error) {
-        showError(form, error);
-      }
-    });
-  });
-  return form;
 }
