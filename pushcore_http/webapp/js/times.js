@@ -3,11 +3,6 @@
 
 const HOUR_MS = 3600 * 1000;
 
-/** This browser's IANA zone ("UTC" when it says none). */
-export function browserZone() {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-}
-
 const clocks = new Map();
 /** The wall clock of instant `ms` in `zone`: [year, month (1-12), day, hour, minute]. */
 function wall(ms, zone) {
@@ -48,14 +43,6 @@ export function nextMorning(now, zone, hour = 8) {
   if (today > now) return today;
   const next = new Date(Date.UTC(y, mo - 1, d + 1));
   return atWallTime(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), hour, 0, zone);
-}
-
-/** A moment a person reads: "Fri 08:00" (with the date when over a week away). */
-export function moment(date, now = new Date()) {
-  const far = Math.abs(date - now) > 6 * 24 * HOUR_MS;
-  return date.toLocaleString(undefined, {
-    weekday: "short", hour: "2-digit", minute: "2-digit", ...(far ? { day: "numeric", month: "short" } : {}),
-  });
 }
 
 /** A local date-time without offset, as schedules take it: "2026-11-27T08:00:00". */

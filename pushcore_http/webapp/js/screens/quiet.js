@@ -1,27 +1,16 @@
 // Settings' "when you are notified": the account's time zone, quiet hours and snooze
-// (PATCH /api/account). The zone starts as the browser's: an account still on the
-// server's default (UTC) takes this browser's zone once signed in.
+// (PATCH /api/account). The zone starts as the browser's (zone.js).
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError } from "../dom.js";
-import { browserZone, moment, nextMorning } from "../times.js";
+import { moment } from "../format.js";
+import { nextMorning } from "../times.js";
+import { zoneAdopted } from "../zone.js";
 
 const MODES = { hold: "Hold them until quiet hours end", silent: "Deliver them silently" };
-let adopting = null;
-
-/** Give an account still on UTC this browser's zone (once per sign-in). */
-export function adoptBrowserZone() {
-  adopting = (async () => {
-    const zone = browserZone();
-    const account = await api("GET", "/api/account");
-    if (account.timeZone !== "UTC" || zone === "UTC") return account;
-    return api("PATCH", "/api/account", { timeZone: zone });
-  })().catch(() => null);
-  return adopting;
-}
 
 /** The Quiet hours and Snooze sections of Settings. */
 export async function quietSections(fail) {
-  await adopting;
+  await zoneAdopted();
   let account = await api("GET", "/api/account");
   const saved = h("p", { class: "muted small", role: "status" });
   const snoozeState = h("p", { class: "small", role: "status" });

@@ -2,7 +2,7 @@
 // streamId), each with Pause, Resume and Delete.
 import { api } from "../api.js";
 import { action, fill, h } from "../dom.js";
-import { moment } from "../times.js";
+import { moment } from "../format.js";
 
 const RULES = {
   "FREQ=DAILY;COUNT=1": "Once",

@@ -8,7 +8,9 @@
 import { api } from "../api.js";
 import { busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
-import { browserZone, localDateTime, moment, repeatRule, repeatTimes } from "../times.js";
+import { moment } from "../format.js";
+import { localDateTime, repeatRule, repeatTimes } from "../times.js";
+import { browserZone } from "../zone.js";
 import { subscribers } from "./subscriptions.js";
 
 const REPEATS = { never: "Never", daily: "Daily", weekdays: "Weekdays", weekly: "Weekly", custom: "Custom rule" };

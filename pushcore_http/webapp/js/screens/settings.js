@@ -4,7 +4,6 @@ import { api, changePassword, currentAccount } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { currentEndpoint, enablePush, isLiveToken, pushUnavailable } from "../device.js";
 import { NAME as APP_KEY } from "../publisher.js";
-import { quietSections } from "./quiet.js";
 
 // Each scope in words, beside its name (the name is the checkbox's label).
 const SCOPES = {
@@ -61,6 +60,8 @@ export async function render(root, context) {
   const quiet = h("div", {});
   const loadQuiet = async () => {
     try {
+      // Loaded with this screen, not with the app's first page.
+      const { quietSections } = await import("./quiet.js");
       fill(quiet, await quietSections(fail));
     } catch (error) {
       fail(error);

@@ -4,12 +4,17 @@
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
-import { scheduleList } from "./schedules.js";
-import { sendForm } from "./send.js";
-import { sentList } from "./sent.js";
 import { subscribers } from "./subscriptions.js";
 
+// The send form, Sent and Schedules: loaded with this screen, not with the app's first
+// page (the inbox). {sendForm, sentList, scheduleList} once loaded.
+let parts = null;
+
 export async function render(root) {
+  if (!parts) {
+    const modules = await Promise.all([import("./send.js"), import("./sent.js"), import("./schedules.js")]);
+    parts = Object.assign({}, ...modules);
+  }
   const list = h("div", { "aria-label": "Your streams" });
   const problem = h("p", { class: "error", role: "alert", hidden: true });
   const create = createForm(async () => {
@@ -28,7 +33,8 @@ export async function render(root) {
   async function load() {
     try {
       const streams = await api("GET", "/api/streams");
-      fill(list, streams.length ? streams.map((s) => card(s, load, problem)) : h("p", { class: "muted" }, "You publish no stream yet."));
+      const made = streams.map((s) => card(s, load, problem));
+      fill(list, made.length ? made : h("p", { class: "muted" }, "You publish no stream yet."));
     } catch (error) {
       problem.textContent = error.message;
       problem.hidden = false;
@@ -97,8 +103,8 @@ function card(stream, reload, problem) {
     },
   );
   const headingId = uid("stream");
-  const sent = sentList(stream);
-  const schedules = scheduleList(stream);
+  const sent = parts.sentList(stream);
+  const schedules = parts.scheduleList(stream);
   return h(
     "section",
     { class: "card stack", "aria-labelledby": headingId, dataset: { code: stream.code } },
@@ -108,7 +114,7 @@ function card(stream, reload, problem) {
     h("p", { class: "small" }, "Share link: ", h("a", { href: link }, link)),
     h("div", { class: "row" }, copy),
     h("img", { class: "qr", src: `/app/qr/${stream.code}.svg`, alt: `QR code of the share link of ${stream.name}`, width: 164, height: 164 }),
-    sendForm(stream, () => Promise.all([sent.refresh(), schedules.refresh()])),
+    parts.sendForm(stream, () => Promise.all([sent.refresh(), schedules.refresh()])),
     sent,
     schedules,
     h("div", { class: "row" }, remove),

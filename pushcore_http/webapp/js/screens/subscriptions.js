@@ -1,8 +1,7 @@
 // Subscriptions: Stream code + Subscribe, each with Unsubscribe; and the share link's screen.
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, menu, showError } from "../dom.js";
-import { avatar } from "../format.js";
-import { moment } from "../times.js";
+import { avatar, moment } from "../format.js";
 
 const HOUR_MS = 3600 * 1000;
 const MUTES = [["1 hour", HOUR_MS], ["8 hours", 8 * HOUR_MS], ["1 week", 168 * HOUR_MS], ["Off", null]];
