@@ -63,7 +63,8 @@ function item(n, reload, fail) {
   if (!n.withdrawnAt && open && !n.deliveries?.delivered) {
     actions.append(action("Edit", "secondary", () => fill(body, editForm(n, reload)), fail));
   }
-  if (!n.withdrawnAt && n.status !== "CANCELLED" && (!open || n.deliveries?.delivered)) {
+  // Once some device or inbox has it: a send that reached nobody has nothing to take back.
+  if (!n.withdrawnAt && (n.status === "DELIVERED" || n.deliveries?.delivered)) {
     const withdraw = async () => {
       if (!window.confirm(`Withdraw "${n.title}" from every device and inbox?`)) return;
       await publish("POST", `/api/notifications/${n.id}/withdraw`);
