@@ -102,14 +102,21 @@ def page(
     limit: int | None = None,
     cursor: str | None = None,
     collapse_key: str | None = None,
+    stream_id: str | None = None,
+    schedule_id: str | None = None,
 ) -> Call[NotificationPageView]:
     """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``
-    (only those with ``collapse_key``, when given)."""
+    (only those with ``collapse_key``, sent to ``stream_id`` or made by ``schedule_id``,
+    when given)."""
     params = {"limit": str(PAGE_SIZE if limit is None else limit)}
     if status is not None:
         params["status"] = str(status)
     if collapse_key is not None:
         params["collapseKey"] = collapse_key
+    if stream_id is not None:
+        params["streamId"] = stream_id
+    if schedule_id is not None:
+        params["scheduleId"] = schedule_id
     if cursor is not None:
         params["cursor"] = cursor
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
