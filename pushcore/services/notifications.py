@@ -316,12 +316,16 @@ class NotificationService:
         limit: int = 20,
         before_id: str | None = None,
         collapse_key: str | None = None,
+        stream_id: str | None = None,
+        schedule_id: str | None = None,
     ) -> Page[Notification]:
         """A page of the account's notifications, newest first."""
         check_limit(limit)
         with self._store.read() as tx:
             # One more than asked tells whether another page follows.
-            found = tx.notifications.list(account_id, status, limit + 1, before_id, collapse_key)
+            found = tx.notifications.list(
+                account_id, status, limit + 1, before_id, collapse_key, stream_id, schedule_id
+            )
         return cut(found, limit, lambda n: n.id)
 
     def cancel(self, account_id: str, notification_id: str) -> Notification:

@@ -45,6 +45,8 @@ _PAGE = [
         {"type": "string", "enum": [s.value for s in NotificationStatus]},
     ),
     query("collapseKey", "Only notifications with this collapse key.", {"type": "string"}),
+    query("streamId", "Only sends to this stream of yours.", {"type": "string"}),
+    query("scheduleId", "Only occurrences of this schedule.", {"type": "string"}),
     query("limit", "Page size.", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
     query(
         "cursor", "The `nextCursor` of the previous page, unchanged.", NOTIFICATION_CURSOR.schema()
@@ -99,6 +101,8 @@ async def list_page(request: Request) -> Response:
         limit,
         before,
         query.get("collapseKey"),
+        query.get("streamId"),
+        query.get("scheduleId"),
     )
     return view_response(views.NotificationPageView.of(page))
 

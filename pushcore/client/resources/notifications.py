@@ -102,13 +102,18 @@ def page(
     limit: int | None = None,
     cursor: str | None = None,
     collapse_key: str | None = None,
+    stream_id: str | None = None,
+    schedule_id: str | None = None,
 ) -> Call[NotificationPageView]:
     """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``
-    (only those with ``collapse_key``, when given)."""
+    (only those with ``collapse_key``, sent to ``stream_id`` or made by ``schedule_id``,
+    when given)."""
     params = query(
         limit=PAGE_SIZE if limit is None else limit,
         status=status,
         collapse_key=collapse_key,
+        stream_id=stream_id,
+        schedule_id=schedule_id,
         cursor=cursor,
     )
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
