@@ -8,6 +8,7 @@ parsing in one place for :class:`~pushcore.Client` and :class:`~pushcore.AsyncCl
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import quote
@@ -79,6 +80,13 @@ def _json_value(value: Any) -> Any:
     if attrs.has(type(value)):
         return {camel(k): v for k, v in converter.unstructure(value).items() if v is not None}
     return converter.unstructure(value)
+
+
+def query(**fields: Any) -> dict[str, str]:
+    """Query parameters: camelCase names, None left out, values as the API reads them."""
+    values = {camel(k): converter.unstructure(v) for k, v in fields.items() if v is not None}
+    # A flag as JSON writes it (true, false), not as Python does.
+    return {k: json.dumps(v) if isinstance(v, bool) else str(v) for k, v in values.items()}
 
 
 def json_body(**fields: Any) -> dict[str, Any]:
