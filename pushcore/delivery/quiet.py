@@ -63,6 +63,11 @@ def _expired(notification: Notification, now: datetime) -> bool:
     return isinstance(expires, datetime) and expires <= now
 
 
+def _until(end: datetime, notification: Notification) -> datetime:
+    expires = getattr(notification, "expires_at", None)
+    return min(end, expires) if isinstance(expires, datetime) else end
+
+
 def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner: str) -> Screened:
     """Decide each claimed dispatch by its recipient's settings, in the claim's transaction."""
     screened = [d for d in dispatches if _screened(d)]
@@ -104,7 +109,8 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
             found = settings.get(account, _DEFAULT)
             decision = decided[key] = decide(found, mute, notification.priority, at)
         if isinstance(decision, Hold):
-            holds[decision.until].append(delivery.id)
+            # Held no later than its expiry: it ends EXPIRED then, not at the end of the quiet.
+            holds[_until(decision.until, notification)].append(delivery.id)
         elif isinstance(decision, Muted):
             tx.deliveries.settle(delivery.id, owner, DeliveryStatus.CANCELLED, MUTED, now)
             ended[notification.id] = MUTED

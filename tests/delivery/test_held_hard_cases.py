@@ -1,0 +1,118 @@
+"""Where quiet hours meet the after-sending features: a HELD delivery and an edit,
+a withdraw, a cancel, a newer notification of its collapse key, its expiry, its device
+removed (API.md, "After sending" and "The recipient's time"; docs/api.md, hard cases).
+On a fake clock, on SQLite and PostgreSQL (the quiet-hours harness)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+from pushcore.converter import request_json, structure_request
+from pushcore.domain.inputs import NewNotification
+from pushcore.domain.model import Notification
+from pushcore.domain.revisions import merge_patch
+from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from tests.delivery.conftest import ALICE, Harness, at
+from tests.delivery.test_quiet import HALF_PAST, h, held, settle
+
+__all__ = ["h"]  # the quiet-hours harness: SQLite and PostgreSQL
+
+D = DeliveryStatus
+N = NotificationStatus
+QUIET = {"start": "09:00", "end": "10:30"}  # T0 is 10:00 UTC: inside, ending at HALF_PAST
+
+
+def edit(h: Harness, n: Notification, **patch: Any) -> Notification:
+    """PATCH ``n`` as the HTTP handler does."""
+
+    def apply(found: Notification) -> NewNotification:
+        return structure_request(NewNotification, merge_patch(request_json(found), patch))
+
+    return asyncio.run(h.services.notifications.edit(ALICE, n.id, None, apply))
+
+
+def held_one(h: Harness, until: datetime = HALF_PAST, **fields: Any) -> Notification:
+    """A notification to ALICE's one device, held (until ``until``) by her quiet hours."""
+    settle(h, ALICE, quietHours=QUIET)
+    n = h.notify_in(5, **fields)
+    h.step(h.engine(), at(5))
+    assert held(h, n) == [(D.HELD, until)]
+    return n
+
+
+def test_a_held_delivery_edited_sends_the_new_content_at_the_end(h: Harness) -> None:
+    h.device("tok-a")
+    n = held_one(h, title="old")
+    assert edit(h, n, title="new").revision == 2
+    engine = h.engine()
+    h.step(engine, at(20))
+    assert h.gateway.sent == []  # still quiet: held again, not sent
+    h.step(engine, HALF_PAST)
+    assert [s.title for s in h.gateway.sent] == ["new"]
+    assert h.status(n) is N.DELIVERED
+
+
+def test_a_held_delivery_moved_past_the_end_goes_at_its_new_time(h: Harness) -> None:
+    h.device("tok-a")
+    n = held_one(h)
+    later = HALF_PAST + timedelta(minutes=10)
+    edit(h, n, scheduledAt=later.isoformat().replace("+00:00", "Z"))
+    engine = h.engine()
+    h.step(engine, HALF_PAST)
+    assert h.gateway.sent == []
+    h.step(engine, later)
+    assert [s.at for s in h.gateway.sent] == [later]
+
+
+def test_a_held_delivery_withdrawn_or_cancelled_never_goes(h: Harness) -> None:
+    h.device("tok-a")
+    withdrawn = held_one(h, title="w")
+    cancelled = h.notify_in(1, title="c")
+    engine = h.engine()
+    h.step(engine, at(10))
+    assert h.services.withdrawals.withdraw(ALICE, withdrawn.id).status is N.CANCELLED
+    assert h.services.notifications.cancel(ALICE, cancelled.id).status is N.CANCELLED
+    h.step(engine, HALF_PAST)
+    assert h.gateway.sent == []
+    assert [(d.status, d.failure_reason) for d in h.deliveries(withdrawn)] == [
+        (D.CANCELLED, "withdrawn")
+    ]
+    assert [d.status for d in h.deliveries(cancelled)] == [D.CANCELLED]
+
+
+def test_a_newer_one_of_the_key_supersedes_the_held_one_and_only_it_goes(h: Harness) -> None:
+    h.device("tok-a")
+    old = held_one(h, title="score 1-0", collapseKey="score")
+    new = h.notify_in(1, title="score 2-0", collapseKey="score")
+    engine = h.engine()
+    h.step(engine, at(20))
+    assert h.status(old) is N.CANCELLED
+    assert h.get(old).notification.failure_reason == "superseded"
+    h.step(engine, HALF_PAST)
+    assert [s.title for s in h.gateway.sent] == ["score 2-0"]
+    assert h.status(new) is N.DELIVERED
+
+
+def test_a_held_delivery_past_its_expiry_ends_expired_at_the_expiry(h: Harness) -> None:
+    h.device("tok-a")
+    # Expiring at 10:10:05, twenty minutes before the end: held until then (heldUntil).
+    n = held_one(h, at(605), ttl=600)
+    engine = h.engine()
+    h.step(engine, at(605))
+    assert [(d.status, d.failure_reason) for d in h.deliveries(n)] == [(D.EXPIRED, "expired")]
+    found = h.get(n).notification
+    assert (found.status, found.failure_reason) == (N.FAILED, "expired")
+    h.step(engine, HALF_PAST)
+    assert h.gateway.sent == []
+
+
+def test_a_held_delivery_whose_device_is_removed_ends_and_nothing_goes(h: Harness) -> None:
+    device = h.device("tok-a")
+    n = held_one(h)
+    h.services.devices.remove(ALICE, device.id)
+    h.step(h.engine(), HALF_PAST)
+    assert h.gateway.sent == []
+    assert [d.status for d in h.deliveries(n)] == [D.CANCELLED]
+    assert h.status(n) is not N.QUEUED
