@@ -120,16 +120,23 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     return Screened(send, ended, held)
 
 
+def _sender_key(notification: Notification) -> str | None:
+    # A key names one thing within one sending account: two senders' "score" differ.
+    key = collapse_key(notification)
+    return None if key is None else f"{notification.account_id} {key}"
+
+
 def _replaced(tx: Transaction, released: Sequence[Dispatch]) -> set[str]:
-    """The released deliveries a newer held one of the same device and collapse key
-    replaces (none where notifications have no collapse key)."""
+    """The released deliveries a newer one (held, or gone or going since) of the same
+    device, sender and collapse key replaces (none where there is no collapse key)."""
     keyed = [d for d in released if collapse_key(d.notification) is not None]
     if not keyed:
         return set()
-    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}))
+    since = min(d.delivery.due_at for d in keyed)
+    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}), since)
     notifications = {n.id: n for n in tx.notifications.by_ids(sorted({r[1] for r in rows}))}
     candidates = [
-        (delivery, device, collapse_key(n) if (n := notifications.get(nid)) else None, due)
+        (delivery, device, _sender_key(n) if (n := notifications.get(nid)) else None, due)
         for delivery, nid, device, due in rows
     ]
     mine = {d.delivery.id for d in keyed}

@@ -14,8 +14,17 @@ from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import Notification
 from pushcore.domain.revisions import merge_patch
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
-from tests.delivery.conftest import ALICE, Harness, at
-from tests.delivery.test_quiet import HALF_PAST, h, held, settle
+from tests.delivery.conftest import ALICE, BOB, Harness, at
+from tests.delivery.test_quiet import (
+    CAROL,
+    HALF_PAST,
+    by_token,
+    h,
+    held,
+    publish,
+    settle,
+    stream_to,
+)
 
 __all__ = ["h"]  # the quiet-hours harness: SQLite and PostgreSQL
 
@@ -116,3 +125,38 @@ def test_a_held_delivery_whose_device_is_removed_ends_and_nothing_goes(h: Harnes
     assert h.gateway.sent == []
     assert [d.status for d in h.deliveries(n)] == [D.CANCELLED]
     assert h.status(n) is not N.QUEUED
+
+
+def test_a_held_delivery_an_unheld_newer_one_of_its_key_reached_first_never_goes(
+    h: Harness,
+) -> None:
+    # Bob's quiet hours hold the first score; Carol has it. The second, critical, goes
+    # through Bob's quiet hours at once: at their end the first must not follow it.
+    stream_id, _ = stream_to(h, BOB, CAROL)
+    settle(h, BOB, quietHours=QUIET)
+    engine = h.engine()
+    first = publish(h, stream_id, title="1-0", collapseKey="score")
+    h.step(engine, at(1))
+    assert by_token(h, first)[f"tok-{BOB}"][0] is D.HELD
+    publish(h, stream_id, title="2-0", collapseKey="score", priority="critical")
+    h.step(engine, at(2))
+    h.step(engine, HALF_PAST)
+    bob = [s.title for s in h.gateway.sent if s.token == f"tok-{BOB}"]
+    assert bob == ["2-0"]
+    assert by_token(h, first)[f"tok-{BOB}"] == (D.CANCELLED, "superseded")
+
+
+def test_two_senders_keys_of_one_name_do_not_replace_each_other_when_released(
+    h: Harness,
+) -> None:
+    # A key names one thing within one sending account: Bob's own "score" and Alice's
+    # stream's "score", both held on Bob's phone, both go at the end.
+    stream_id, _ = stream_to(h, BOB)
+    settle(h, BOB, quietHours=QUIET)
+    engine = h.engine()
+    publish(h, stream_id, title="Alice's", collapseKey="score")
+    h.notify_in(1, BOB, title="Bob's own", collapseKey="score")
+    h.step(engine, at(2))
+    assert h.gateway.sent == []
+    h.step(engine, HALF_PAST)
+    assert sorted(s.title for s in h.gateway.sent) == ["Alice's", "Bob's own"]

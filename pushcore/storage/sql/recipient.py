@@ -122,13 +122,22 @@ class Recipients(Repository):
         )
         return int(cursor.rowcount)
 
-    def held_for_devices(self, device_ids: Sequence[str]) -> list[tuple[str, str, str, datetime]]:
+    def held_for_devices(
+        self, device_ids: Sequence[str], since: datetime | None = None
+    ) -> list[tuple[str, str, str, datetime]]:
         """(delivery, notification, device, due) of every delivery of these devices that
-        was held and is not yet sent: what a released one's collapse key is compared with."""
+        was held and is not yet sent, and (with ``since``) of every one due since then
+        that is to go or went: what a released one's collapse key is compared with."""
+        # A newer one of the key that was not held (a bypass, a mute's critical) may have
+        # reached the device already: the held older must not follow it.
         rows = self._sql.all(
             "SELECT id, notification_id, device_id, due_at FROM deliveries"
-            " WHERE device_id = ANY(?) AND held_until IS NOT NULL"
-            " AND status IN ('HELD', 'PENDING', 'IN_FLIGHT')",
-            (self._dialect.array(sorted(device_ids)),),
+            " WHERE device_id = ANY(?) AND kind = 'notification' AND (held_until IS NOT NULL"
+            " AND status IN ('HELD', 'PENDING', 'IN_FLIGHT') OR due_at >= ?"
+            " AND status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED'))",
+            (
+                self._dialect.array(sorted(device_ids)),
+                None if since is None else self._dialect.time(since),
+            ),
         )
         return [(d, n, dev, self._dialect.read_time(due)) for d, n, dev, due in rows]
