@@ -115,6 +115,12 @@ def test_a_held_delivery_past_its_expiry_ends_expired_at_the_expiry(h: Harness) 
     assert (found.status, found.failure_reason) == (N.FAILED, "expired")
     h.step(engine, HALF_PAST)
     assert h.gateway.sent == []
+    # The sender hears of it once, at the expiry.
+    events = h.services.webhooks.events(ALICE, None, [], 100).items
+    assert [(e.type, e.created_at) for e in events] == [
+        ("delivery.expired", at(605)),
+        ("notification.failed", at(605)),
+    ]
 
 
 def test_a_held_delivery_whose_device_is_removed_ends_and_nothing_goes(h: Harness) -> None:
@@ -160,3 +166,22 @@ def test_two_senders_keys_of_one_name_do_not_replace_each_other_when_released(
     assert h.gateway.sent == []
     h.step(engine, HALF_PAST)
     assert sorted(s.title for s in h.gateway.sent) == ["Alice's", "Bob's own"]
+
+
+def test_pausing_a_schedule_cancels_its_held_occurrence(h: Harness) -> None:
+    h.device("tok-a")
+    settle(h, ALICE, quietHours=QUIET)
+    h.services.accounts.ensure(ALICE)
+    body = {"name": "d", "rrule": "FREQ=DAILY", "start": "2026-11-21T10:05:00"}
+    schedule = h.services.schedules.create(ALICE, body | {"template": {"title": "Daily"}})
+    h.clock.set(at(5 * 60 - 30))
+    assert h.services.schedules.maker.run_once() == 1  # made 60 s ahead at most
+    engine = h.engine()
+    h.step(engine, at(5 * 60))
+    (made,) = h.services.notifications.list(ALICE).items
+    assert held(h, made) == [(D.HELD, HALF_PAST)]
+    paused = h.services.schedules.pause(ALICE, schedule.id)
+    assert (paused.sent, paused.missed) == (0, 1)
+    assert h.status(made) is N.CANCELLED
+    h.step(engine, HALF_PAST)
+    assert h.gateway.sent == []
