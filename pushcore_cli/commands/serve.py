@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
@@ -12,6 +13,7 @@ from pushcore.config import Settings
 from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
+from pushcore_cli.workers import supervise
 
 
 def url(host: str, port: int) -> str:
@@ -39,10 +41,23 @@ def serve(
             " delivery to `pushctl worker` processes.",
         ),
     ] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Server processes sharing the port (default 1). The delivery engine runs in"
+            " one of them (none with --no-engine); see docs/deployment.md, Scale-out.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the HTTP API server (and the delivery engine) until stopped (Ctrl-C or SIGTERM).
 
-    Example: pushctl serve --port 8080
+    With --workers N, N processes serve the API on one port and worker 1 also
+    runs the delivery engine; stopping the command stops them all.
+
+    Example: pushctl serve --port 8080 --workers 2
     """
     # Imported here: the server's dependencies are not needed by any other command.
     from pushcore_http import create_app
@@ -59,7 +74,11 @@ def serve(
     sock = listen(host, port)
     try:
         # Not the CLI's shared services: the app's lifespan owns and closes these.
-        app = create_app(state.build_services(server=True), run_engine=engine)
+        services = state.build_services(server=True)
+        if workers > 1:
+            # Settled here once (the schema, the shared VAPID key pair, a configuration
+            # error) and closed: each worker opens its own after the fork.
+            services.close()
         where = url(host, sock.getsockname()[1])
         output.say(
             f"pushcore serving on {where}\n"
@@ -68,8 +87,21 @@ def serve(
             f"  the database: {shown_database(settings)}\n"
             f"  data directory: {settings.data_dir.resolve()}"
         )
-        settle_heap()
-        run_server(app, settings, sock, host=host)
+        if workers == 1:
+            settle_heap()
+            run_server(create_app(services, run_engine=engine), settings, sock, host=host)
+            return
+
+        def run(index: int) -> None:
+            # One engine (with the schedule materialiser and the event sender): worker 1's.
+            delivers = engine and index == 0
+            app = create_app(state.build_services(server=True), run_engine=delivers)
+            note = ", with the delivery engine" if delivers else ""
+            output.say(f"  worker {index + 1}: pid {os.getpid()}{note}")
+            settle_heap()
+            run_server(app, settings, sock, host=host)
+
+        raise typer.Exit(supervise(workers, run))
     finally:
         sock.close()
 
