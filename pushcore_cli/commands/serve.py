@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
@@ -65,6 +68,11 @@ def serve(
 
     state = state_of(ctx)
     settings = state.settings
+    if workers > 1 and settings.effective_database_url.startswith("memory:"):
+        raise typer.BadParameter(
+            "the workers need a database they share (SQLite or PostgreSQL), not memory://",
+            param_hint="'--workers'",
+        )
     host = settings.host if host is None else host
     port = settings.port if port is None else port
     log_level = settings.log_level.lower()
@@ -92,16 +100,31 @@ def serve(
             run_server(create_app(services, run_engine=engine), settings, sock, host=host)
             return
 
+        # On SQLite the workers tell each other of reads and dismissals (PostgreSQL's
+        # NOTIFY does it there): sockets in a directory of their own.
+        on_sqlite = settings.effective_database_url.startswith("sqlite:")
+        relay = Path(tempfile.mkdtemp(prefix="pushcore-workers-")) if on_sqlite else None
+
         def run(index: int) -> None:
             # One engine (with the schedule materialiser and the event sender): worker 1's.
             delivers = engine and index == 0
-            app = create_app(state.build_services(server=True), run_engine=delivers)
+            services = state.build_services(server=True)
+            if relay is not None:
+                from pushcore.storage.sqlite.siblings import Siblings
+
+                Siblings(relay, index, workers).listen(services.live)
+            app = create_app(services, run_engine=delivers)
             note = ", with the delivery engine" if delivers else ""
             output.say(f"  worker {index + 1}: pid {os.getpid()}{note}")
             settle_heap()
             run_server(app, settings, sock, host=host)
 
-        raise typer.Exit(supervise(workers, run))
+        try:
+            code = supervise(workers, run)
+        finally:
+            if relay is not None:
+                shutil.rmtree(relay, ignore_errors=True)
+        raise typer.Exit(code)
     finally:
         sock.close()
 

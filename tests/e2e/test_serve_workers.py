@@ -3,10 +3,10 @@
 Each worker is made to take the creates in turn (the other one stopped with
 SIGSTOP, so the shared socket's connections all go to the one left), and a
 live channel is opened on the worker without the engine: every notification
-reaches the webhook exactly once, and the channel gets every entry the other
-process's engine wrote. Then the command is stopped, by SIGTERM on SQLite and
-by SIGKILL (the kernel's parent-death signal) on PostgreSQL: no worker is
-left running.
+reaches the webhook exactly once, the channel gets every entry the other
+process's engine wrote, and a read made through the other worker. Then the
+command is stopped, by SIGTERM on SQLite and by SIGKILL (the kernel's
+parent-death signal) on PostgreSQL: no worker is left running.
 """
 
 from __future__ import annotations
@@ -113,6 +113,19 @@ def test_two_workers_serve_one_port_deliver_once_and_stop_together(
             assert arrivals == dict.fromkeys(ids, 1)
             # The engine's process wrote the entries; the other process's channel got them.
             assert channel.wait_for(lambda _: len(channel.notifications()) == len(ids), 15)
+            # A read made through the engine's worker reaches it too.
+            newest = channel.notifications()[-1].id
+            os.kill(api_worker, signal.SIGSTOP)
+            try:
+                read = server.request(
+                    "POST", "/api/inbox/read", json={"upTo": newest}, headers=user
+                )
+                assert read.status_code == 200, read.text
+            finally:
+                os.kill(api_worker, signal.SIGCONT)
+            assert channel.wait_for(
+                lambda events: [e.data["unread"] for e in events if e.event == "read"] == [0], 10
+            )
             channel.close()
         finally:
             children = worker_pids(server, 2)
