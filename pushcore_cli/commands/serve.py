@@ -100,19 +100,19 @@ def serve(
             run_server(create_app(services, run_engine=engine), settings, sock, host=host)
             return
 
-        # On SQLite the workers tell each other of reads and dismissals (PostgreSQL's
-        # NOTIFY does it there): sockets in a directory of their own.
+        # The workers tell each other of wake-ups, and on SQLite of reads and dismissals
+        # (PostgreSQL's NOTIFY does that there): sockets in a directory of their own.
         on_sqlite = settings.effective_database_url.startswith("sqlite:")
-        relay = Path(tempfile.mkdtemp(prefix="pushcore-workers-")) if on_sqlite else None
+        relay = Path(tempfile.mkdtemp(prefix="pushcore-workers-"))
 
         def run(index: int) -> None:
+            from pushcore.runtime.siblings import Siblings
+
             # One engine (with the schedule materialiser and the event sender): worker 1's.
             delivers = engine and index == 0
             services = state.build_services(server=True)
-            if relay is not None:
-                from pushcore.storage.sqlite.siblings import Siblings
-
-                Siblings(relay, index, workers).listen(services.live)
+            hub = services.live if on_sqlite else None
+            Siblings(relay, index, workers).listen(services.wakes, hub, engine=delivers)
             app = create_app(services, run_engine=delivers)
             note = ", with the delivery engine" if delivers else ""
             output.say(f"  worker {index + 1}: pid {os.getpid()}{note}")
@@ -122,8 +122,7 @@ def serve(
         try:
             code = supervise(workers, run)
         finally:
-            if relay is not None:
-                shutil.rmtree(relay, ignore_errors=True)
+            shutil.rmtree(relay, ignore_errors=True)
         raise typer.Exit(code)
     finally:
         sock.close()

@@ -4,7 +4,8 @@ Each worker is made to take the creates in turn (the other one stopped with
 SIGSTOP, so the shared socket's connections all go to the one left), and a
 live channel is opened on the worker without the engine: every notification
 reaches the webhook exactly once, the channel gets every entry the other
-process's engine wrote, and a read made through the other worker. Then the
+process's engine wrote, and a read made through the other worker; a create
+due at once through the worker without the engine wakes it. Then the
 command is stopped, by SIGTERM on SQLite and by SIGKILL (the kernel's
 parent-death signal) on PostgreSQL: no worker is left running.
 """
@@ -57,7 +58,11 @@ def alive(pid: int) -> bool:
 def test_two_workers_serve_one_port_deliver_once_and_stop_together(
     tmp_path: Path, request: pytest.FixtureRequest, database: str, stop: signal.Signals
 ) -> None:
-    env = {"PUSHCORE_JWT_SECRET": secrets.token_urlsafe(32)}
+    # A slow tick: only a wake-up gets a notification due at once sent quickly.
+    env = {
+        "PUSHCORE_JWT_SECRET": secrets.token_urlsafe(32),
+        "PUSHCORE_SCHEDULER_TICK_SECONDS": "30",
+    }
     if database == "postgres":
         request.applymarker(pytest.mark.postgres)
         cluster: Cluster = request.getfixturevalue("pg_cluster")
@@ -127,6 +132,17 @@ def test_two_workers_serve_one_port_deliver_once_and_stop_together(
                 lambda events: [e.data["unread"] for e in events if e.event == "read"] == [0], 10
             )
             channel.close()
+            # Due at once, created through the worker without the engine: it wakes the
+            # engine's worker (its next tick is up to 30 s away).
+            os.kill(engine_worker, signal.SIGSTOP)
+            try:
+                now = server.request(
+                    "POST", "/api/notifications", json={"title": "now"}, headers=key
+                )
+                assert now.status_code == 201, now.text
+            finally:
+                os.kill(engine_worker, signal.SIGCONT)
+            assert receiver.wait_for(len(ids) + 1, timeout=10)
         finally:
             children = worker_pids(server, 2)
             server.process.send_signal(stop)
