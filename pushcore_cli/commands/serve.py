@@ -83,7 +83,8 @@ def serve(
     try:
         # Not the CLI's shared services: the app's lifespan owns and closes these.
         services = state.build_services(server=True)
-        if workers > 1:
+        app = create_app(services, run_engine=engine) if workers == 1 else None
+        if app is None:
             # Settled here once (the schema, the shared VAPID key pair, a configuration
             # error) and closed: each worker opens its own after the fork.
             services.close()
@@ -95,9 +96,9 @@ def serve(
             f"  the database: {shown_database(settings)}\n"
             f"  data directory: {settings.data_dir.resolve()}"
         )
-        if workers == 1:
+        if app is not None:
             settle_heap()
-            run_server(create_app(services, run_engine=engine), settings, sock, host=host)
+            run_server(app, settings, sock, host=host)
             return
 
         # The workers tell each other of wake-ups, and on SQLite of reads and dismissals

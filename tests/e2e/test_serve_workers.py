@@ -1,13 +1,14 @@
 """End to end: `pushctl serve --workers 2`, one port served by two processes.
 
-Each worker is made to take the creates in turn (the other one stopped with
-SIGSTOP, so the shared socket's connections all go to the one left), and a
-live channel is opened on the worker without the engine: every notification
-reaches the webhook exactly once, the channel gets every entry the other
-process's engine wrote, and a read made through the other worker; a create
-due at once through the worker without the engine wakes it. Then the
-command is stopped, by SIGTERM on SQLite and by SIGKILL (the kernel's
-parent-death signal) on PostgreSQL: no worker is left running.
+Requests are sent to one worker or the other on a kept-alive connection whose
+worker /readyz named (the engine's worker reports its scheduler, the other
+does not). Creates go through both, and a live channel is held by the worker
+without the engine: every notification reaches the webhook exactly once, the
+channel gets every entry the other process's engine wrote, and a read made
+through the other worker; a create due at once through the worker without
+the engine wakes it. Then the command is stopped, by SIGTERM on SQLite and by
+SIGKILL (the kernel's parent-death signal) on PostgreSQL: no worker is left
+running.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import secrets
 import signal
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.server import Server
@@ -52,6 +56,36 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def connected(server: Server, engine: bool) -> httpx.Client:
+    """A client whose open connection is served by the engine's worker (or the other):
+    new connections until /readyz answers from the one wanted. Use it at once (the
+    connection is kept alive 5 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        client = httpx.Client(base_url=server.base, timeout=30)
+        if ("scheduler" in client.get("/readyz").json()["checks"]) == engine:
+            return client
+        client.close()
+        assert time.monotonic() < deadline, "no connection reached the worker wanted"
+
+
+@contextmanager
+def via(server: Server, engine: bool) -> Iterator[httpx.Client]:
+    """:func:`connected`, closed when the block ends."""
+    client = connected(server, engine)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def create(client: httpx.Client, key: dict[str, str], body: dict[str, str]) -> str:
+    created = client.post("/api/notifications", json=body, headers=key)
+    assert created.status_code == 201, created.text
+    notification_id: str = created.json()["id"]
+    return notification_id
+
+
 @pytest.mark.parametrize(
     ("database", "stop"), [("sqlite", signal.SIGTERM), ("postgres", signal.SIGKILL)]
 )
@@ -72,36 +106,26 @@ def test_two_workers_serve_one_port_deliver_once_and_stop_together(
     assert server.process is not None
     with running_receiver() as receiver:
         try:
-            engine_worker, api_worker = worker_pids(server, 2)
+            worker_pids(server, 2)
             assert "with the delivery engine" in server.log.read_text()
             user, key = server.user("alice"), server.key("alice")
             server.webhook(key, receiver.url("/a"))
             server.request(
                 "POST", "/api/devices", json={"platform": "live", "token": "t"}, headers=key
             )
-            due = datetime.now(UTC) + timedelta(seconds=3)
+            # The channel, held by the worker without the engine.
+            held = connected(server, engine=False)  # the channel closes it
+            channel = Listener(f"{server.base}/api/inbox/events", user, client=held)
+            assert channel.opened.wait(10)
+            assert channel.status == 200
+            due = iso(datetime.now(UTC) + timedelta(seconds=3))
             ids: list[str] = []
-            channel: Listener | None = None
-            # Each worker alone takes the connections while the other is stopped.
-            for only, paused in ((engine_worker, api_worker), (api_worker, engine_worker)):
-                os.kill(paused, signal.SIGSTOP)
-                try:
-                    for i in range(5):
-                        created = server.request(
-                            "POST",
-                            "/api/notifications",
-                            json={"title": f"{only}-{i}", "scheduledAt": iso(due)},
-                            headers=key,
-                        )
-                        assert created.status_code == 201, created.text
-                        ids.append(created.json()["id"])
-                    if only == api_worker:  # the channel is held by the worker without engine
-                        channel = Listener(f"{server.base}/api/inbox/events", user)
-                        assert channel.opened.wait(10)
-                        assert channel.status == 200
-                finally:
-                    os.kill(paused, signal.SIGCONT)
-            assert channel is not None
+            for engine in (True, False):
+                with via(server, engine) as client:
+                    ids += [
+                        create(client, key, {"title": f"{engine} {i}", "scheduledAt": due})
+                        for i in range(5)
+                    ]
             assert receiver.wait_for(len(ids), timeout=30)
             # Every one settled: none can be sent again.
             deadline = time.monotonic() + 15
@@ -120,28 +144,17 @@ def test_two_workers_serve_one_port_deliver_once_and_stop_together(
             assert channel.wait_for(lambda _: len(channel.notifications()) == len(ids), 15)
             # A read made through the engine's worker reaches it too.
             newest = channel.notifications()[-1].id
-            os.kill(api_worker, signal.SIGSTOP)
-            try:
-                read = server.request(
-                    "POST", "/api/inbox/read", json={"upTo": newest}, headers=user
-                )
+            with via(server, engine=True) as client:
+                read = client.post("/api/inbox/read", json={"upTo": newest}, headers=user)
                 assert read.status_code == 200, read.text
-            finally:
-                os.kill(api_worker, signal.SIGCONT)
             assert channel.wait_for(
                 lambda events: [e.data["unread"] for e in events if e.event == "read"] == [0], 10
             )
             channel.close()
             # Due at once, created through the worker without the engine: it wakes the
-            # engine's worker (its next tick is up to 30 s away).
-            os.kill(engine_worker, signal.SIGSTOP)
-            try:
-                now = server.request(
-                    "POST", "/api/notifications", json={"title": "now"}, headers=key
-                )
-                assert now.status_code == 201, now.text
-            finally:
-                os.kill(engine_worker, signal.SIGCONT)
+            # engine's worker (whose next tick is up to 30 s away).
+            with via(server, engine=False) as client:
+                create(client, key, {"title": "now"})
             assert receiver.wait_for(len(ids) + 1, timeout=10)
         finally:
             children = worker_pids(server, 2)
