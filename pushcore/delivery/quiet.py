@@ -133,7 +133,8 @@ def _replaced(tx: Transaction, released: Sequence[Dispatch]) -> set[str]:
     if not keyed:
         return set()
     since = min(d.delivery.due_at for d in keyed)
-    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}), since)
+    keys = sorted({(d.notification.account_id, collapse_key(d.notification) or "") for d in keyed})
+    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}), since, keys)
     notifications = {n.id: n for n in tx.notifications.by_ids(sorted({r[1] for r in rows}))}
     candidates = [
         (delivery, device, _sender_key(n) if (n := notifications.get(nid)) else None, due)

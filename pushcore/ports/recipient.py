@@ -47,8 +47,11 @@ class RecipientRepository(Protocol):
         ...
 
     def held_for_devices(
-        self, device_ids: Sequence[str], since: datetime | None = None
+        self,
+        device_ids: Sequence[str],
+        since: datetime | None = None,
+        keys: Sequence[tuple[str, str]] = (),
     ) -> list[tuple[str, str, str, datetime]]:
         """(delivery, notification, device, due) of these devices' held, unsent deliveries,
-        and with ``since`` those due since then that are to go or went."""
+        and those due since ``since`` of ``keys`` (sender, collapse key) to go or gone."""
         ...
