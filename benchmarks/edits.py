@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +40,7 @@ import aiohttp
 import httpx
 
 from benchmarks.fairness import api_key, spread
+from benchmarks.load import measured as load
 from benchmarks.processes import free_port, start_server, stop_server
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
@@ -48,21 +48,6 @@ from benchmarks.report import write_section
 SETTINGS = {"PUSHCORE_RATE_LIMIT": "0"}
 LEAD = 4.0  # seconds from the race's set-up to its due instant
 WINDOW = 1.0  # the race's PATCHes are sent over this many seconds around it
-
-
-def load(url: str, key: str, connections: int, seconds: float, *extra: str) -> dict[str, Any]:
-    """What benchmarks/load.py measured for ``url`` (statuses and rate)."""
-    found = subprocess.run(
-        [
-            *(sys.executable, "-m", "benchmarks.load", url, key),
-            *("--connections", str(connections), "--seconds", str(seconds), *extra),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, Any] = json.loads(found.stdout.strip().splitlines()[-1])
-    return result
 
 
 def make(base: str, key: str, count: int, timing: dict[str, Any]) -> list[str]:

@@ -21,9 +21,12 @@ import argparse
 import asyncio
 import itertools
 import json
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -88,6 +91,22 @@ async def send_icons(url: str, key: str, icons: list[str]) -> dict[str, object]:
         await asyncio.gather(*(one(icon) for icon in icons))
         elapsed = time.monotonic() - started
     return {"statuses": {str(k): v for k, v in sorted(statuses.items())}, "seconds": elapsed}
+
+
+def measured(url: str, key: str, connections: int, seconds: float, *extra: str) -> dict[str, Any]:
+    """Run this client in a process of its own against ``url`` (``extra``: --post, or
+    --patch and --ids); what it printed (statuses and rate)."""
+    found = subprocess.run(
+        [
+            *(sys.executable, "-m", "benchmarks.load", url, key),
+            *("--connections", str(connections), "--seconds", str(seconds), *extra),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(found.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> None:
