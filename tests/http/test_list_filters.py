@@ -3,11 +3,20 @@ occurrences (what the app's Sent list reads), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Api
 from tests.fakes.clock import FakeClock
-from tests.http.test_schedules import create, sapi, schedules_database
+from tests.http.test_schedules import create, sapi
+from tests.pg import Cluster
 
-__all__ = ["sapi", "schedules_database"]
+__all__ = ["sapi"]
+
+
+@pytest.fixture(scope="module")
+def schedules_database(pg_cluster: Cluster) -> str:
+    """This module's PostgreSQL database for ``sapi`` (test_schedules.py has its own)."""
+    return pg_cluster.create_database("http_list_filters")
 
 
 def ids(api: Api, key: dict[str, str], query: str) -> list[str]:
