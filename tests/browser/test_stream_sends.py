@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 from playwright.sync_api import BrowserContext, Locator, Page, expect
@@ -159,7 +160,7 @@ def test_repeat_later_and_the_schedules_list(page: Page, server: AppServer) -> N
     form.get_by_role("button", name="Schedule").click()
     expect(form.get_by_text("Pick a date and a time")).to_be_visible()
     form.get_by_label("Date").fill("2020-01-01")
-    form.get_by_label("Time").fill("10:30")
+    form.get_by_label("Time", exact=True).fill("10:30")
     form.get_by_role("button", name="Schedule").click()
     expect(form.get_by_text("Pick a time ahead")).to_be_visible()
     tomorrow = (datetime.now() + timedelta(days=1)).date().isoformat()
@@ -186,4 +187,57 @@ def test_repeat_later_and_the_schedules_list(page: Page, server: AppServer) -> N
     expect(item.filter(has_text="Stand-up")).to_contain_text("FREQ=WEEKLY;BYDAY=MO;BYHOUR=9")
     assert len(schedules(server, person)) == 2
     assert not axe_scan(page)
+    assert not problems(page)
+
+
+def test_each_recipients_local_time(page: Page, server: AppServer) -> None:
+    owner = server.person("pub")
+    sign_in(page, owner)
+    code = _new_stream(page, "Wake-up")
+    reader = follower(server, code)
+    zone = ZoneInfo("Pacific/Auckland")
+    headers = server.bearer(reader)
+    settings = {"timeZone": "Pacific/Auckland"}
+    assert httpx.patch(f"{server.base}/api/account", json=settings, headers=headers).is_success
+    device = {"platform": "android", "token": "reader-phone"}
+    assert httpx.post(f"{server.base}/api/devices", json=device, headers=headers).is_success
+    page.reload()
+    form = page.get_by_role("region", name="Wake-up").get_by_role("form", name="Send to Wake-up")
+    form.get_by_label("Title").fill("Good morning")
+    form.get_by_label("Each recipient's local time").check()
+    form.get_by_role("button", name="Schedule").click()
+    expect(form.get_by_text("Pick a time", exact=True)).to_be_visible()
+    form.get_by_label("Time", exact=True).fill("09:00")
+    form.get_by_role("button", name="Schedule").click()
+    expect(form.get_by_role("status")).to_have_text(
+        "Each of 1 subscriber gets it at 09:00 in their own time zone."
+    )
+    key = httpx.post(
+        f"{server.base}/api/keys",
+        json={"name": "check", "scopes": ["notifications:read"]},
+        headers=server.bearer(owner),
+    ).json()["key"]
+    (sent,) = httpx.get(f"{server.base}/api/notifications", headers={"X-API-Key": key}).json()[
+        "items"
+    ]
+    due = datetime.fromisoformat(sent["scheduledAt"].replace("Z", "+00:00")).astimezone(zone)
+    assert (sent["status"], due.strftime("%H:%M")) == ("QUEUED", "09:00")
+    assert timedelta(0) < due - datetime.now(UTC) <= timedelta(hours=24)
+
+    # Repeated at each recipient's time: a schedule in the recipient's zone.
+    form.get_by_label("Title").fill("Daily briefing")
+    form.get_by_label("Each recipient's local time").check()
+    form.get_by_label("Time", exact=True).fill("07:30")
+    form.get_by_label("Repeat").select_option("Daily")
+    times = form.get_by_role("list", name="Next five times").get_by_role("listitem")
+    expect(times).to_have_count(5)
+    expect(times.first).to_contain_text("each recipient's time")
+    form.get_by_role("button", name="Schedule").click()
+    expect(form.get_by_role("status")).to_have_text("Repeats daily.")
+    (daily,) = schedules(server, owner)
+    assert (daily["timeZone"], daily["rrule"], daily["start"][11:]) == (
+        "recipient",
+        "FREQ=DAILY",
+        "07:30:00",
+    )
     assert not problems(page)

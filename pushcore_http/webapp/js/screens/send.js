@@ -1,8 +1,10 @@
-// A stream's send form: Title, Body, When (Now, or Later at a date and time) and Repeat
-// (Never, Daily, Weekdays, Weekly, or a custom RRULE). Stream sends are immediate
-// (API.md), so anything later or repeated is a stream schedule in this browser's zone:
-// Later alone is a schedule of one occurrence (COUNT=1); Now with a repeat sends now
-// and repeats from this minute on. The preset rules' next five times are worked out
+// A stream's send form: Title, Body, When (Now, Later at a date and time, or Each
+// recipient's local time) and Repeat (Never, Daily, Weekdays, Weekly, or a custom
+// RRULE). Stream sends are immediate (API.md) but for a local-time send (`deliverAt`,
+// which waits), so anything later or repeated is a stream schedule in this browser's
+// zone (or, at each recipient's local time, `timeZone: "recipient"`): Later alone is
+// a schedule of one occurrence (COUNT=1); Now with a repeat sends now and repeats from
+// this minute on. The preset rules' next five times are worked out
 // here before anything is made (the server previews only a schedule that exists); a
 // custom rule's come from the server once its schedule is made.
 import { api } from "../api.js";
@@ -29,12 +31,20 @@ export function sendForm(stream, after) {
   const date = field("Date", "date", { type: "date" });
   const time = field("Time", "time", { type: "time" });
   const later = h("div", { class: "row times", hidden: true }, date.wrap, time.wrap);
+  const localHint = h("p", { class: "muted small", hidden: true }, "At that time in each subscriber's own time zone; without a date, the next such time.");
   const when = h(
     "fieldset",
     { class: "stack" },
     h("legend", {}, "When"),
-    h("div", { class: "row" }, choice(whenName, "now", "Now", true), choice(whenName, "later", "Later", false)),
+    h(
+      "div",
+      { class: "row" },
+      choice(whenName, "now", "Now", true),
+      choice(whenName, "later", "Later", false),
+      choice(whenName, "local", "Each recipient's local time", false),
+    ),
     later,
+    localHint,
   );
   const repeat = field("Repeat", "repeat", {}, "select");
   fill(repeat.control, Object.entries(REPEATS).map(([value, words]) => h("option", { value }, words)));
@@ -56,15 +66,19 @@ export function sendForm(stream, after) {
     h("div", { class: "row" }, button),
     result,
   );
-  const isLater = () => form.querySelector(`input[name="${whenName}"]:checked`).value === "later";
+  const mode = () => form.querySelector(`input[name="${whenName}"]:checked`).value;
+  const isLater = () => mode() !== "now";
   const start = () => {
     if (!isLater()) return new Date(Math.floor(Date.now() / 60000) * 60000);
-    const at = date.control.value && time.control.value && new Date(`${date.control.value}T${time.control.value}`);
+    // A local-time send without a date: the next such time, so today's date for a rule's start.
+    const day = date.control.value || (mode() === "local" ? localDateTime(new Date()).slice(0, 10) : "");
+    const at = day && time.control.value && new Date(`${day}T${time.control.value}`);
     return at && !Number.isNaN(at.getTime()) ? at : null;
   };
   const update = () => {
     const kind = repeat.control.value;
     later.hidden = !isLater();
+    localHint.hidden = mode() !== "local";
     rule.wrap.hidden = kind !== "custom";
     button.textContent = isLater() || kind !== "never" ? "Schedule" : "Send";
     const from = start();
@@ -72,7 +86,7 @@ export function sendForm(stream, after) {
       fill(preview, kind === "custom" ? h("p", { class: "muted" }, "The next five times are shown once the schedule is made.") : null);
       return;
     }
-    fill(preview, nextTimes(repeatTimes(kind, from, 5, new Date())));
+    fill(preview, nextTimes(repeatTimes(kind, from, 5, mode() === "local" ? from : new Date()), mode() === "local"));
   };
   form.addEventListener("change", update);
   form.addEventListener("input", (event) => event.target.type !== "text" && update());
@@ -85,8 +99,9 @@ export function sendForm(stream, after) {
     const from = start();
     const problems = [];
     if (!content.title) problems.push({ field: "title", message: "Give the notification a title" });
-    if (!from) problems.push({ field: "date", message: "Pick a date and a time" });
-    else if (isLater() && from <= new Date()) problems.push({ field: "date", message: "Pick a time ahead" });
+    const local = mode() === "local";
+    if (!from) problems.push(local ? { field: "time", message: "Pick a time" } : { field: "date", message: "Pick a date and a time" });
+    else if (mode() === "later" && from <= new Date()) problems.push({ field: "date", message: "Pick a time ahead" });
     if (kind === "custom" && !rule.control.value.trim()) problems.push({ field: "rrule", message: "Enter a rule, like FREQ=WEEKLY;BYDAY=MO;BYHOUR=9" });
     if (problems.length) {
       showError(form, { message: "", details: problems });
@@ -99,20 +114,26 @@ export function sendForm(stream, after) {
           const done = await publish("POST", `/api/streams/${stream.id}/send`, content);
           words.push(`Sent to ${subscribers(done.subscribers)} (${done.sent} ${done.sent === 1 ? "device" : "devices"}).`);
         }
+        if (local && kind === "never") {
+          const deliverAt = { localTime: time.control.value, ...(date.control.value ? { date: date.control.value } : {}) };
+          const done = await publish("POST", `/api/streams/${stream.id}/send`, { ...content, deliverAt });
+          words.push(`Each of ${subscribers(done.subscribers)} gets it at ${deliverAt.localTime} in their own time zone.`);
+        }
         let times = null;
-        if (isLater() || kind !== "never") {
+        if (mode() === "later" || kind !== "never") {
           const rrule = kind === "never" ? "FREQ=DAILY;COUNT=1" : kind === "custom" ? rule.control.value.trim() : repeatRule(kind, from);
           const schedule = await api("POST", "/api/schedules", {
             name: content.title,
             rrule,
             start: localDateTime(from),
-            timeZone: browserZone(),
+            timeZone: local ? "recipient" : browserZone(),
             streamId: stream.id,
             template: content,
           });
           // The server's own preview, now that the schedule exists (a custom rule's too).
           const next = await api("GET", `/api/schedules/${schedule.id}/occurrences?limit=5`);
-          if (kind !== "never") times = nextTimes(next.map((o) => new Date(o.at)));
+          // At each recipient's time, the wall-clock times (read here as this browser's).
+          if (kind !== "never") times = nextTimes(next.map((o) => new Date(local ? o.localTime : o.at)), local);
           words.push(kind === "never" ? `Scheduled for ${moment(new Date(next[0]?.at || from))}.` : `Repeats ${REPEATS[kind].toLowerCase()}.`);
         }
         clearErrors(form);
@@ -129,7 +150,10 @@ export function sendForm(stream, after) {
   return form;
 }
 
-function nextTimes(dates) {
+function nextTimes(dates, local = false) {
   if (!dates.length) return h("p", { class: "muted" }, "No time ahead.");
-  return h("ul", { class: "times-list", "aria-label": "Next five times" }, dates.map((d) => h("li", {}, h("time", { datetime: d.toISOString() }, moment(d)))));
+  const words = (d) => (local ? `${moment(d)}, each recipient's time` : moment(d));
+  // A local-time send's times are wall-clock times in each zone: no instant, no offset.
+  const stamp = (d) => (local ? localDateTime(d).slice(0, 16) : d.toISOString());
+  return h("ul", { class: "times-list", "aria-label": "Next five times" }, dates.map((d) => h("li", {}, h("time", { datetime: stamp(d) }, words(d)))));
 }
