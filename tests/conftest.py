@@ -3,6 +3,7 @@ and the session's own PostgreSQL cluster for the tests that need one."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Iterator
@@ -76,6 +77,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if deselected and not _psycopg_installed() else None
 
 
+# tryfirst: xdist's worker reads the xdist_group marks in its own hook of this name,
+# registered after this conftest and so called before it (a plain hook here marked the
+# tests too late, and every module's server started on both workers, many times over).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist, keep together the tests that share a module- or package-scoped fixture.
 
@@ -100,6 +105,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = item.path
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(str(group.relative_to(config.rootpath))))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` where xdist would drop the groups without a word.
+
+    xdist 3.8 sends a group to one worker by the ``@group`` it appends to each test's
+    id, which pytest 9.2 no longer lets it change (pytest-xdist#1386): the tests still
+    pass, only every module's server starts again on each worker, many times over.
+    """
+    if getattr(config.option, "dist", None) != "loadgroup":
+        return
+    xdist_version = tuple(
+        int(part) for part in importlib.metadata.version("pytest-xdist").split(".")[:2]
+    )
+    if pytest.version_tuple[:2] >= (9, 2) and xdist_version <= (3, 8):
+        raise pytest.UsageError(
+            "--dist loadgroup loses its groups with pytest 9.2 and pytest-xdist 3.8 "
+            "(pytest-xdist#1386): reinstall the dev extras (pyproject.toml pins pytest below 9.2)"
+        )
 
 
 @pytest.fixture(autouse=True)
