@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import shutil
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -144,17 +145,37 @@ def _cheap_password_hashing(
         monkeypatch.setattr(passwords, "MEMORY_COST_KIB", 64)
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database with every migration applied, made once per worker.
+
+    Migrating a new database is half of what building the services costs (60 ms
+    of CPU, most of an HTTP test's set-up); a copy of this file costs nothing.
+    The migrations themselves are tested where a store opens its own file
+    (tests/contract, the CLI's first command, the servers the tests start).
+    """
+    from pushcore.storage.sqlite.store import SqliteStore
+
+    path = tmp_path_factory.mktemp("migrated") / "pushcore.db"
+    SqliteStore(path).close()
+    return path
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """Embedded defaults (SQLite) in a temporary data directory.
+def settings(tmp_path: Path, migrated_sqlite: Path) -> Settings:
+    """Embedded defaults (SQLite) in a temporary data directory, its database
+    already migrated (a copy of ``migrated_sqlite``).
 
     PUSHCORE_TEST_DATABASE_URL runs the same tests on another store.
     """
-    return load_settings(
-        env={},
-        data_dir=tmp_path / "data",
-        database_url=os.environ.get("PUSHCORE_TEST_DATABASE_URL"),
-    )
+    data_dir = tmp_path / "data"
+    database_url = os.environ.get("PUSHCORE_TEST_DATABASE_URL")
+    if database_url is None:
+        data_dir.mkdir(parents=True)
+        for source in migrated_sqlite.parent.glob(f"{migrated_sqlite.name}*"):
+            if not source.name.endswith("-writer"):  # the lock file: each store makes its own
+                shutil.copy2(source, data_dir / source.name)
+    return load_settings(env={}, data_dir=data_dir, database_url=database_url)
 
 
 @pytest.fixture
