@@ -1,7 +1,7 @@
 """Ingest benchmark: creating notifications over HTTP, one by one and in batches, under wrk.
 
     .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--connections 1,32,256]
-        [--deployments serve,api1,api2] [--batch-connections 4] [--no-write]
+        [--deployments serve,api1,api2,workers2] [--batch-connections 4] [--no-write]
         [--baseline DIR [--baseline-label TEXT]] [--postgres | --database-url URL]
 
 Each run starts a fresh service (a new data directory; on PostgreSQL a new
@@ -10,11 +10,12 @@ in one of three deployments:
 
 - ``serve``: one `pushctl serve` process (the API and the delivery engine);
 - ``api1``: one `pushctl serve --no-engine` beside one `pushctl worker`;
-- ``api2``: two `pushctl serve --no-engine` (pushctl serve has no --workers or
-  reuse-port, so they listen on two ports) beside one `pushctl worker`; each
-  load is then two wrk processes at once, one per port, each with half the
-  connections: their requests per second are summed, and the latency shown is
-  the higher of the two.
+- ``api2``: two `pushctl serve --no-engine` (on two ports) beside one `pushctl
+  worker`; each load is then two wrk processes at once, one per port, each
+  with half the connections: their requests per second are summed, and the
+  latency shown is the higher of the two;
+- ``workers2``: one `pushctl serve --workers 2` (two processes on one port, the
+  engine in the first).
 
 Against it, wrk (`apt-get install wrk`; 2 threads, 1 for one connection;
 ``--latency``) drives, at each connection count, ``POST /api/notifications``
@@ -61,11 +62,13 @@ from benchmarks.report import write_section
 
 ITEM = {"title": "Deploy finished", "body": "build 1234 is live", "delay": "1h"}
 BATCH = 500
-# Each deployment: (API processes, whether they deliver too, workers).
+# Each deployment: (API processes, whether they deliver too, workers, and the processes
+# of each API process: `pushctl serve --workers N`).
 DEPLOYMENTS = {
-    "serve": (1, True, 0),
-    "api1": (1, False, 1),
-    "api2": (2, False, 1),
+    "serve": (1, True, 0, 1),
+    "api1": (1, False, 1, 1),
+    "api2": (2, False, 1, 1),
+    "workers2": (1, True, 0, 2),
 }
 
 
@@ -176,7 +179,7 @@ def deployment_for(
     kind: str, data_dir: Path, database_url: str | None, tree: Path | None
 ) -> Deployment:
     """A :class:`Deployment` of ``kind`` (a key of DEPLOYMENTS)."""
-    apis, engine, workers = DEPLOYMENTS[kind]
+    apis, engine, workers, serve_workers = DEPLOYMENTS[kind]
     # The default log level (warning would hide the access log, were it turned on).
     return Deployment(
         data_dir,
@@ -184,6 +187,7 @@ def deployment_for(
         apis=apis,
         engine=engine,
         workers=workers,
+        serve_workers=serve_workers,
         settings={"PUSHCORE_LOG_LEVEL": "info"},
         cwd=tree,
     )
@@ -324,8 +328,11 @@ def measure(
 
 def label(kind: str) -> str:
     """A deployment kind as the tables name it."""
-    apis, engine, workers = DEPLOYMENTS[kind]
-    return Deployment(Path(), apis=apis, engine=engine, workers=workers).describe()
+    apis, engine, workers, serve_workers = DEPLOYMENTS[kind]
+    shape = Deployment(
+        Path(), apis=apis, engine=engine, workers=workers, serve_workers=serve_workers
+    )
+    return shape.describe()
 
 
 def method(seconds: int, rounds: int, connections: Sequence[int], batch_connections: int) -> str:

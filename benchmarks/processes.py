@@ -164,14 +164,17 @@ def start_server(
     engine: bool = True,
     cwd: Path | None = None,
     log: Path | None = None,
+    workers: int = 1,
 ) -> subprocess.Popen[bytes]:
-    """`pushctl serve` (``--no-engine`` unless ``engine``) on ``data_dir``, answering /healthz.
+    """`pushctl serve` (``--no-engine`` unless ``engine``; ``--workers`` when ``workers`` > 1)
+    on ``data_dir``, answering /healthz.
 
     ``cwd``: run the pushcore of another source tree (`python -m` puts it first
     on sys.path). ``log``: where its stdout and stderr go (default: nowhere).
     """
     out = _output(log)
     command = [*pushctl(data_dir, database_url), "serve", "--port", str(port)]
+    command += [] if workers == 1 else ["--workers", str(workers)]
     process = subprocess.Popen(
         [*command, *([] if engine else ["--no-engine"])],
         env=process_env(settings),
@@ -238,9 +241,9 @@ def log_problems(log: Path) -> list[str]:
 class Deployment:
     """API processes and workers on one database, as a user would run them.
 
-    ``apis`` `pushctl serve` processes (each on its own port: pushctl serve has
-    no --workers or reuse-port), delivering too when ``engine``, else
-    ``--no-engine``; and ``workers`` `pushctl worker` processes. All share
+    ``apis`` `pushctl serve` processes (each on its own port, each of
+    ``serve_workers`` processes: ``--workers``), delivering too when ``engine``,
+    else ``--no-engine``; and ``workers`` `pushctl worker` processes. All share
     ``data_dir`` (the JWT secret; the SQLite file when ``database_url`` is
     None). Logs go to ``data_dir/logs``; :meth:`stop` fails on any error in them
     unless told not to check.
@@ -256,8 +259,10 @@ class Deployment:
         workers: int = 0,
         settings: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        serve_workers: int = 1,
     ) -> None:
         self.data_dir = data_dir
+        self.serve_workers = serve_workers  # processes of each `pushctl serve` (--workers)
         self.database_url = database_url
         self.apis = apis
         self.engine = engine
@@ -282,6 +287,8 @@ class Deployment:
     def describe(self) -> str:
         """What runs, for the reports: e.g. "2 `serve --no-engine` + 1 `worker`"."""
         api = "`pushctl serve`" if self.engine else "`pushctl serve --no-engine`"
+        if self.serve_workers > 1:
+            api = api.replace("serve", f"serve --workers {self.serve_workers}")
         parts = [api if self.apis == 1 else f"{self.apis} {api}"]
         if self.workers:
             parts.append(f"{self.workers} `pushctl worker`")
@@ -305,6 +312,7 @@ class Deployment:
                         engine=self.engine,
                         cwd=self.cwd,
                         log=log,
+                        workers=self.serve_workers,
                     )
                 )
                 self.ports.append(port)
@@ -327,7 +335,8 @@ class Deployment:
 
     def pids(self) -> dict[str, list[int]]:
         """Each process's pid, by name: serve-1, serve-2, worker-1, ..."""
-        named = {f"serve-{n}": [p.pid] for n, p in enumerate(self.servers, 1)}
+        # With --workers, a serve's CPU is its workers' (forked children) too.
+        named = {f"serve-{n}": [p.pid, *children(p.pid)] for n, p in enumerate(self.servers, 1)}
         named.update({f"worker-{n}": [p.pid] for n, p in enumerate(self.worker_processes, 1)})
         return named
 

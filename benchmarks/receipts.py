@@ -21,36 +21,18 @@ import base64
 import json
 import platform
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from benchmarks.fairness import api_key, spread
+from benchmarks.load import measured
 from benchmarks.processes import start_server, stop_server
 from benchmarks.report import write_section
 from pushcore.domain.receipts import receipt_token
 from pushcore.receipts import RECEIPT_KEY
 from tests.e2e.server import free_port
-
-
-def load(url: str, connections: int, seconds: float, post: str | None) -> dict[str, Any]:
-    """What benchmarks/load.py measured (statuses and rate) for ``url``."""
-    extra = [] if post is None else ["--post", post]
-    found = subprocess.run(
-        [
-            *(sys.executable, "-m", "benchmarks.load", url, "-"),
-            *("--connections", str(connections), "--seconds", str(seconds), *extra),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, Any] = json.loads(found.stdout.strip().splitlines()[-1])
-    return result
 
 
 def a_token(base: str, data_dir: Path) -> str:
@@ -93,7 +75,8 @@ def main() -> None:
                     ("GET /healthz", f"{base}/healthz", None),
                     ("POST /api/receipts", f"{base}/api/receipts", body),
                 ):
-                    found = load(url, args.connections, args.seconds, post)
+                    extra = () if post is None else ("--post", post)
+                    found = measured(url, "-", args.connections, args.seconds, *extra)
                     rates[name].append(found["rate"])
                     statuses[name] |= set(found["statuses"])
         finally:

@@ -18,9 +18,15 @@ RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
 
 
 class _Protocol(asyncio.Protocol):
-    def __init__(self, sink: list[tuple[float, str, str]], delay: float | None = 0.0) -> None:
+    def __init__(
+        self,
+        sink: list[tuple[float, str, str]],
+        delay: float | None = 0.0,
+        bodies: list[dict[str, Any]] | None = None,
+    ) -> None:
         self._sink = sink
         self._delay = delay
+        self._bodies = bodies
         self._buffer = b""
         self._transport: asyncio.Transport | None = None
 
@@ -46,6 +52,8 @@ class _Protocol(asyncio.Protocol):
             body: dict[str, Any] = json.loads(self._buffer[head_end + 4 : end])
             self._buffer = self._buffer[end:]
             self._sink.append((now, body["notificationId"], body["scheduledAt"]))
+            if self._bodies is not None:
+                self._bodies.append(body)
             assert self._transport is not None
             if self._delay == 0.0:
                 self._transport.write(RESPONSE)
@@ -60,8 +68,10 @@ class _Protocol(asyncio.Protocol):
 class BenchReceiver:
     """Runs in its own thread with its own event loop."""
 
-    def __init__(self, delay: float | None = 0.0) -> None:
+    def __init__(self, delay: float | None = 0.0, *, keep_bodies: bool = False) -> None:
         self.received: list[tuple[float, str, str]] = []
+        # Every body as parsed, in arrival order (when asked: it costs memory).
+        self.bodies: list[dict[str, Any]] | None = [] if keep_bodies else None
         self._delay = delay
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -71,7 +81,9 @@ class BenchReceiver:
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         server = self._loop.run_until_complete(
-            self._loop.create_server(lambda: _Protocol(self.received, self._delay), "127.0.0.1", 0)
+            self._loop.create_server(
+                lambda: _Protocol(self.received, self._delay, self.bodies), "127.0.0.1", 0
+            )
         )
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()

@@ -19,9 +19,12 @@ from typing import Annotated, Any
 import typer
 
 import pushcore
+from pushcore_cli import plain_values
 from pushcore_cli.commands import CliState
 from pushcore_cli.errors import PushctlGroup
 from pushcore_cli.global_options import GLOBAL_VALUE_OPTIONS, add_global_options
+
+plain_values.install()
 
 
 class RootGroup(PushctlGroup):

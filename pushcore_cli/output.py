@@ -57,6 +57,19 @@ def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def show(
+    view: Any, json_output: bool, record: Iterable[tuple[str, str | None]] | None = None
+) -> None:
+    """A view as JSON with ``--json``; else its ``record`` (a field a line), when given."""
+    if json_output:
+        # Here, not at the top: every command (and --help) loads this module, not the converter.
+        from pushcore.converter import to_json
+
+        print_json(to_json(view))
+    elif record is not None:
+        print_record(record)
+
+
 def _cell(value: str | None) -> Text:
     # Text, not str: rich would read "[...]" in a device name as markup.
     return Text(NONE if value is None else value)

@@ -8,6 +8,7 @@ parsing in one place for :class:`~pushcore.Client` and :class:`~pushcore.AsyncCl
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import quote
@@ -72,6 +73,13 @@ def patch_body(**fields: Any) -> dict[str, Any]:
         camel(k): converter.unstructure(dict(v) if isinstance(v, Mapping) else v)
         for k, v in fields.items()
     }
+
+
+def query(**fields: Any) -> dict[str, str]:
+    """Query parameters: camelCase names, None left out, values as the API reads them."""
+    values = {camel(k): converter.unstructure(v) for k, v in fields.items() if v is not None}
+    # A flag as JSON writes it (true, false), not as Python does.
+    return {k: json.dumps(v) if isinstance(v, bool) else str(v) for k, v in values.items()}
 
 
 def json_body(**fields: Any) -> dict[str, Any]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-from collections.abc import Sequence
 from datetime import datetime
 
 import attrs
 
 from pushcore.converter._views import View, count
+from pushcore.converter.paging import Cursor, PageView
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.model import Platform
 from pushcore.domain.receipts import PublicStatus, ReceiptEvent, public_status
@@ -20,6 +18,7 @@ from pushcore.ports.receipts import DeliveryRow
 # A delivery id: 'dlv_' then one ULID, or two joined by '_' (a stream send's).
 _DELIVERY_ID = re.compile(r"dlv_[0-9A-Z_]{1,80}")
 DELIVERY_CURSOR_PATTERN = "^[A-Za-z0-9_-]{6,120}$"
+DELIVERY_CURSOR = Cursor(_DELIVERY_ID, DELIVERY_CURSOR_PATTERN)
 
 
 @attrs.frozen
@@ -82,24 +81,13 @@ class DeliveryView(View):
 
 
 @attrs.frozen
-class DeliveryPageView(View):
+class DeliveryPageView(PageView):
     """One page of a notification's deliveries, in id order."""
 
-    items: tuple[DeliveryView, ...]
-    next_cursor: str | None = attrs.field(
-        metadata=about(
-            "Pass as `cursor` for the next page; null: last page.",
-            pattern=DELIVERY_CURSOR_PATTERN,
-        )
-    )
+    cursor = DELIVERY_CURSOR
 
-    @classmethod
-    def of(cls, items: Sequence[DeliveryView], next_after: str | None) -> DeliveryPageView:
-        """A page whose cursor continues after the delivery ``next_after`` (None: last)."""
-        cursor = None
-        if next_after is not None:
-            cursor = base64.urlsafe_b64encode(next_after.encode()).decode().rstrip("=")
-        return cls(tuple(items), cursor)
+    items: tuple[DeliveryView, ...]
+    next_cursor: str | None = DELIVERY_CURSOR.field()
 
 
 @attrs.frozen
@@ -113,17 +101,6 @@ class ReceiptRequest:
         )
     )
     event: ReceiptEvent = attrs.field(metadata=about("`displayed` or `opened`.", example="opened"))
-
-
-def decode_delivery_cursor(cursor: str) -> str:
-    """The delivery id a cursor continues after; ValidationError when it is not ours."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raw = ""
-    if not _DELIVERY_ID.fullmatch(raw):
-        raise ValidationError([FieldError("cursor", "is not a valid cursor")])
-    return raw
 
 
 def parse_delivery_query(status: str | None) -> PublicStatus | None:

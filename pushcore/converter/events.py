@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
 from pushcore.converter._views import CREATED, OMIT_IF_NONE, View, copy_fields, ident
+from pushcore.converter.paging import NEXT_PAGE, PageView
 from pushcore.domain.events import (
     Attempt,
     AttemptStatus,
@@ -95,18 +95,13 @@ class AttemptView(View):
 
 
 @attrs.frozen
-class AttemptPageView(View):
+class AttemptPageView(PageView):
     """An endpoint's attempts, newest event first."""
 
-    items: tuple[AttemptView, ...]
-    next_cursor: str | None = attrs.field(
-        metadata=about("Pass as `cursor` for the next page; null: last page.")
-    )
+    item = AttemptView.of
 
-    @classmethod
-    def of(cls, items: Sequence[Attempt], next_before: str | None) -> AttemptPageView:
-        """A page of attempts."""
-        return cls(tuple(AttemptView.of(a) for a in items), next_before)
+    items: tuple[AttemptView, ...]
+    next_cursor: str | None = attrs.field(metadata=about(NEXT_PAGE))
 
 
 def _opt(description: str) -> Any:
@@ -155,15 +150,12 @@ def _snake(name: str) -> str:
 
 
 @attrs.frozen
-class EventPageView(View):
+class EventPageView(PageView):
     """Events oldest first."""
+
+    item = EventView.of
 
     items: tuple[EventView, ...]
     next_cursor: str | None = attrs.field(
         metadata=about("The last event's id: pass as `after` for the next page; null: no more.")
     )
-
-    @classmethod
-    def of(cls, items: Sequence[Event], next_after: str | None) -> EventPageView:
-        """A page of events."""
-        return cls(tuple(EventView.of(e) for e in items), next_after)

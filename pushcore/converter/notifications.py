@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import enum
 import re
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -23,6 +20,7 @@ from pushcore.converter._views import (
     ident,
     to_json,
 )
+from pushcore.converter.paging import Cursor, PageView
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.inputs import EXAMPLE_FUTURE_TIME, NewNotification
 from pushcore.domain.model import (
@@ -38,10 +36,11 @@ from pushcore.domain.timefmt import format_timestamp
 from pushcore.domain.validation import about
 
 _ID = re.compile(r"ntf_[0-9A-HJKMNP-TV-Z]{26}")
-# What encode_cursor makes (base64url of a notification id, unpadded) and
-# decode_cursor takes; anything else is a 400.
+# What the list's cursor is (base64url of a notification id, unpadded); anything
+# else given as one is a 400.
 CURSOR_PATTERN = "^[A-Za-z0-9_-]{40}$"
 CURSOR_EXAMPLE = "bnRmXzAxSkQzVjZRNVg4WksyTTRON1A5UjBTMVQy"
+NOTIFICATION_CURSOR = Cursor(_ID, CURSOR_PATTERN, CURSOR_EXAMPLE)
 
 
 @attrs.frozen
@@ -189,25 +188,14 @@ class NotificationView(NotificationCreatedView):
 
 
 @attrs.frozen
-class NotificationPageView(View):
+class NotificationPageView(PageView):
     """One page of the notification list, newest first."""
 
-    items: tuple[NotificationView, ...]
-    next_cursor: str | None = attrs.field(
-        metadata=about(
-            "Pass as `cursor` for the next page; null: last page.",
-            pattern=CURSOR_PATTERN,
-            example=CURSOR_EXAMPLE,
-        )
-    )
+    item = NotificationView.of
+    cursor = NOTIFICATION_CURSOR
 
-    @classmethod
-    def of(cls, items: Sequence[Notification], next_before: str | None) -> NotificationPageView:
-        """A page whose cursor continues after ``next_before`` (None: no more pages)."""
-        return cls(
-            items=tuple(NotificationView.of(n) for n in items),
-            next_cursor=encode_cursor(next_before) if next_before else None,
-        )
+    items: tuple[NotificationView, ...]
+    next_cursor: str | None = NOTIFICATION_CURSOR.field()
 
 
 @attrs.frozen
@@ -265,22 +253,6 @@ def notification_json(n: Notification, counts: DeliveryCounts | None = None) -> 
 def stats_json(stats: NotificationStats) -> dict[str, Any]:
     """The JSON of :class:`StatsView` (kept for the CLI's ``--json``)."""
     return to_json(StatsView.of(stats))
-
-
-def encode_cursor(last_id: str) -> str:
-    """An opaque cursor that continues after ``last_id``."""
-    return base64.urlsafe_b64encode(last_id.encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, ids: re.Pattern[str] = _ID) -> str:
-    """The id a cursor continues after; ValidationError when it is not one of ours."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raw = ""
-    if not ids.fullmatch(raw):
-        raise ValidationError([FieldError("cursor", "is not a valid cursor")])
-    return raw
 
 
 def parse_list_query(

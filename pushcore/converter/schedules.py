@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -11,11 +11,8 @@ import attrs
 
 from pushcore.converter._base import structure_request
 from pushcore.converter._views import CREATED, View, count, ident
-from pushcore.converter.notifications import (
-    CURSOR_EXAMPLE,
-    CURSOR_PATTERN,
-    encode_cursor,
-)
+from pushcore.converter.notifications import CURSOR_EXAMPLE, CURSOR_PATTERN
+from pushcore.converter.paging import Cursor, PageView
 from pushcore.domain.errors import FieldError, ValidationError
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.recurrence import Occurrence
@@ -24,6 +21,7 @@ from pushcore.domain.schedules import CatchUpMode, ScheduleState
 from pushcore.domain.validation import about
 
 SCHEDULE_ID = re.compile(r"sch_[0-9A-HJKMNP-TV-Z]{26}")
+SCHEDULE_CURSOR = Cursor(SCHEDULE_ID, CURSOR_PATTERN, CURSOR_EXAMPLE)
 # A template's timing is the schedule's: an occurrence sets each notification's.
 TIMING_FIELDS = ("delay", "customDelay", "scheduledAt", "deliverAt")
 _LOCAL = about("A local date-time without offset.", example="2027-03-14T09:00:00")
@@ -91,25 +89,14 @@ class ScheduleView(View):
 
 
 @attrs.frozen
-class SchedulePageView(View):
+class SchedulePageView(PageView):
     """One page of schedules, newest first."""
 
-    items: tuple[ScheduleView, ...]
-    next_cursor: str | None = attrs.field(
-        metadata=about(
-            "Pass as `cursor` for the next page; null: last page.",
-            pattern=CURSOR_PATTERN,
-            example=CURSOR_EXAMPLE,
-        )
-    )
+    item = ScheduleView.of
+    cursor = SCHEDULE_CURSOR
 
-    @classmethod
-    def of(cls, items: Sequence[Schedule], next_before: str | None) -> SchedulePageView:
-        """A page whose cursor continues after ``next_before``."""
-        return cls(
-            tuple(ScheduleView.of(s) for s in items),
-            encode_cursor(next_before) if next_before else None,
-        )
+    items: tuple[ScheduleView, ...]
+    next_cursor: str | None = SCHEDULE_CURSOR.field()
 
 
 @attrs.frozen

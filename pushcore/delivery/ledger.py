@@ -184,6 +184,7 @@ class Ledger:
         # fairness"); deriving the notifications' statuses, which locks and reads
         # them, is roll_up()'s, afterwards. Urgent: on SQLite it goes before the
         # claims and roll-ups waiting for the write lock.
+        deferred: dict[str, tuple[datetime, Callable[[], None]]] = {}
         with self._store.transaction(urgent=True) as tx:
             settled: list[str] = []
             if delivered:
@@ -201,9 +202,10 @@ class Ledger:
                     continue
                 if isinstance(outcome, Deferred):
                     due = _until_expiry(dispatch, now + timedelta(seconds=outcome.after))
-                    if tx.deliveries.release([delivery.id], self.owner, due):
-                        earliest = due if earliest is None else min(earliest, due)
-                        said.append(functools.partial(say_deferred, dispatch, outcome))
+                    deferred[delivery.id] = (
+                        due,
+                        functools.partial(say_deferred, dispatch, outcome),
+                    )
                     continue
                 if status is DeliveryStatus.PENDING:
                     assert isinstance(outcome, Retry)
@@ -223,6 +225,12 @@ class Ledger:
                     # cancelled by the roll-up (or failed by the claim that meets them).
                     tx.devices.deactivate(delivery.device_id)
                     said.append(functools.partial(say_deactivated, dispatch, outcome))
+            # Handed back together: a busy destination defers hundreds in one batch.
+            back = [(i, due) for i, (due, _) in deferred.items()]
+            for delivery_id in sorted(tx.deliveries.defer(back, self.owner)):
+                due, say = deferred[delivery_id]
+                earliest = due if earliest is None else min(earliest, due)
+                said.append(say)
             tx.deliveries.to_roll_up(settled, now)
             # delivery.failed and device.deactivated, in this transaction (the outbox).
             record_events(tx, failure_changes(decided, settled), now)

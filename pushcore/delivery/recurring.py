@@ -9,11 +9,11 @@ Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from pushcore.delivery.retention import finish_in_thread
 from pushcore.ports import Clock
 from pushcore.services.occurrences import Maker
 
@@ -33,14 +33,7 @@ class Materialiser:
         self._nudged: asyncio.Event | None = None
 
     async def _pass(self) -> int:
-        running = self._thread.submit(self._maker.run_once)
-        try:
-            return await asyncio.shield(asyncio.wrap_future(running))
-        except asyncio.CancelledError:
-            # Let the pass's transaction end before the store is closed under it.
-            with contextlib.suppress(Exception):
-                await asyncio.wrap_future(running)
-            raise
+        return await finish_in_thread(self._thread, self._maker.run_once)
 
     async def run(self) -> None:
         """Make what is due, pass after pass, until cancelled."""

@@ -34,7 +34,7 @@ import attrs
 from pushcore.domain.errors import RateLimited
 from pushcore.domain.inbox import InboxChange, InboxItem
 from pushcore.domain.scopes import Failure
-from pushcore.ports import Clock, Store
+from pushcore.ports import Clock, InboxSignal, Store
 
 log = logging.getLogger("pushcore.live")
 T = TypeVar("T")
@@ -147,6 +147,9 @@ class LiveHub:
         self._stop_watch: Callable[[], None] | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="pushcore-live")
         self.position = 0  # the latest entry handed out (or known when the hub started)
+        # Other processes to tell of this one's entries and changes, where no database
+        # does (the workers of `pushctl serve --workers N` on SQLite).
+        self.tell: InboxSignal | None = None
 
     @property
     def open_channels(self) -> int:
@@ -156,12 +159,26 @@ class LiveHub:
     # InboxSignal, from any thread.
 
     def committed(self) -> None:
+        """Entries may have been committed: look now (and tell ``tell``)."""
+        self.look()
+        if self.tell is not None:
+            self.tell.committed()
+
+    def changed(self, account_id: str, change: InboxChange) -> None:
+        """Hand a read or a dismissal to the account's channels (and tell ``tell``)."""
+        self.hand(account_id, change)
+        if self.tell is not None:
+            self.tell.changed(account_id, change)
+
+    # What other processes did (a watch, pushcore.live.siblings), from any thread.
+
+    def look(self) -> None:
         """Entries may have been committed: look now."""
         loop, poke = self._loop, self._poke
         if loop is not None and poke is not None and not loop.is_closed():
             loop.call_soon_threadsafe(poke.set)
 
-    def changed(self, account_id: str, change: InboxChange) -> None:
+    def hand(self, account_id: str, change: InboxChange) -> None:
         """Hand a read or a dismissal to the account's channels."""
         loop = self._loop
         if loop is not None and not loop.is_closed() and account_id in self._channels:
@@ -268,7 +285,7 @@ class LiveHub:
                 # between this and the registration), or it would end at once.
                 self._task = loop.create_task(self._run(), name="pushcore-live-hub")
                 if self._watch is not None and self._stop_watch is None:
-                    self._stop_watch = self._watch(self.committed, self.changed)
+                    self._stop_watch = self._watch(self.look, self.hand)
             sessions = self._sessions_task
             if self._signed_out is not None and (sessions is None or sessions.done()):
                 # Likewise (it looks after a sleep); it may have ended while _run had not.

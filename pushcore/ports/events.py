@@ -48,8 +48,9 @@ class WebhookRepository(Protocol):
 class EventRepository(Protocol):
     """Events (the outbox and the event log) and each one's attempt per endpoint."""
 
-    def add(self, event: Event, endpoint_ids: Sequence[str], due: datetime) -> None:
-        """Insert the event with a pending attempt per endpoint, due at ``due``."""
+    def add(self, events: Sequence[tuple[Event, Sequence[str]]], due: datetime) -> None:
+        """Insert each event with a pending attempt per endpoint id beside it, due at
+        ``due``."""
         ...
 
     def by_ids(self, event_ids: Sequence[str]) -> list[Event]:

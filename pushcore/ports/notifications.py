@@ -49,9 +49,11 @@ class NotificationRepository(Protocol):
         limit: int,
         before_id: str | None,
         collapse_key: str | None = None,
+        stream_id: str | None = None,
+        schedule_id: str | None = None,
     ) -> Sequence[Notification]:
         """The account's notifications, newest first, optionally of one status (and
-        collapse key), with ids below ``before_id`` (the paging cursor)."""
+        collapse key, stream, schedule), with ids below ``before_id`` (the paging cursor)."""
         ...
 
     def open_with_key(

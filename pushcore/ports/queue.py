@@ -82,6 +82,11 @@ class DeliveryQueue(Protocol):
         (when given) is kept as the delivery's last attempt."""
         ...
 
+    def defer(self, due: Sequence[tuple[str, datetime]], owner: str) -> set[str]:
+        """Hand leased deliveries back unsent, each PENDING again at its own due time,
+        the claim's attempt undone; the ids ``owner`` still held."""
+        ...
+
     def release(
         self, delivery_ids: Sequence[str], owner: str, due_at: datetime | None = None
     ) -> int:

@@ -8,6 +8,7 @@ from datetime import timedelta
 import attrs
 
 from pushcore.config import Settings
+from pushcore.domain.paging import Page
 from pushcore.live import LiveHub
 from pushcore.ports import Clock, Store, Writes
 from pushcore.services.accounts import AccountService
@@ -19,7 +20,6 @@ from pushcore.services.keys import CreatedKey, KeyService
 from pushcore.services.notifications import (
     NotificationDetail,
     NotificationService,
-    Page,
     WakeRelay,
 )
 from pushcore.services.oidc import OidcService

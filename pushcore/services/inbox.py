@@ -16,10 +16,10 @@ from pushcore.domain.inbox import (
     legacy_entry_seq,
 )
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
+from pushcore.domain.paging import check_limit, cut
 from pushcore.ports import Clock, InboxSignal, Store
 from pushcore.services.receipts import opened_in_inbox
 
-MAX_PAGE = 100
 MAX_REPLAY = 500  # entries read at once when a live channel catches up
 
 
@@ -46,8 +46,7 @@ class InboxService:
         self, account_id: str, limit: int = 20, before: str | None = None, unread: bool = False
     ) -> InboxPage:
         """A page of the account's entries, newest first, and its unread count."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         cursor = None if before is None else check_entry_id(before, "cursor")
         with self._store.read() as tx:
             below = None
@@ -57,9 +56,8 @@ class InboxService:
             # One more than asked tells whether another page follows.
             found = tx.inbox.page(account_id, limit + 1, below, unread)
             count = tx.inbox.unread(account_id)
-        items = tuple(found[:limit])
-        more = len(found) > limit
-        return InboxPage(items, items[-1].entry.id if more else None, count)
+        page = cut(found, limit, lambda i: i.entry.id)
+        return InboxPage(tuple(page.items), page.next_key, count)
 
     def resume_point(self, account_id: str, value: str, field: str) -> int:
         """The number after which a channel resuming from entry id ``value`` (given as

@@ -26,6 +26,7 @@ from pushcore.domain.model import (
     Notification,
     NotificationStats,
 )
+from pushcore.domain.paging import Page, check_limit, cut
 from pushcore.domain.revisions import NOT_EDITABLE_HINT
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
@@ -34,7 +35,6 @@ from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Wa
 from pushcore.services.collapse import supersede_in_batch, supersede_older
 from pushcore.services.icons import probe_icons
 
-MAX_PAGE = 100
 # The request fields a notification keeps as given, by name (title, body, sound,
 # sender name, ...): a new optional field reaches the stored notification by its
 # two declarations alone, with no line here.
@@ -50,14 +50,6 @@ class NotificationDetail:
 
     notification: Notification
     deliveries: DeliveryCounts
-
-
-@attrs.frozen
-class Page:
-    """One page of a list, newest first; ``next_before`` is the last id when more follow."""
-
-    items: Sequence[Notification]
-    next_before: str | None
 
 
 def item_field(index: int) -> str:
@@ -324,15 +316,17 @@ class NotificationService:
         limit: int = 20,
         before_id: str | None = None,
         collapse_key: str | None = None,
-    ) -> Page:
+        stream_id: str | None = None,
+        schedule_id: str | None = None,
+    ) -> Page[Notification]:
         """A page of the account's notifications, newest first."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         with self._store.read() as tx:
             # One more than asked tells whether another page follows.
-            found = tx.notifications.list(account_id, status, limit + 1, before_id, collapse_key)
-        items = found[:limit]
-        return Page(items, items[-1].id if len(found) > limit else None)
+            found = tx.notifications.list(
+                account_id, status, limit + 1, before_id, collapse_key, stream_id, schedule_id
+            )
+        return cut(found, limit, lambda n: n.id)
 
     def cancel(self, account_id: str, notification_id: str) -> Notification:
         """Cancel while no delivery has been handed to a gateway; 409 otherwise."""

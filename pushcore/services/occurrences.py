@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
@@ -125,8 +125,10 @@ class Maker:
         self, tx: Transaction, schedule: Schedule, now: datetime
     ) -> tuple[int, datetime | None]:
         """Make what is due of one schedule and move it on: how many made, the first's due."""
-        stream = schedule.stream_id is not None
-        step = plan(schedule, self._expander, now, lead=LEAD * 0 if stream else LEAD)
+        # A stream send reaches its subscribers' inboxes as it is made, so it is
+        # made when due (within the loop's tick), not a lead ahead.
+        lead = timedelta(0) if schedule.stream_id is not None else LEAD
+        step = plan(schedule, self._expander, now, lead=lead)
         sent = 0
         for occurrence_at, at in step.make:
             sent += self.make(tx, schedule, occurrence_at, at, now)
@@ -137,12 +139,16 @@ class Maker:
 
     def _batch(self) -> tuple[int, int, datetime | None]:
         now = in_milliseconds(self._clock.now())
+        with self._store.read() as tx:
+            # A look first: most passes (one a second) find nothing due, and an idle
+            # pass must not take the write lock the engine's outcome records wait for.
+            first = tx.schedules.earliest()
+        if first is None or first > now + LEAD:
+            return 0, 0, None
         made = 0
         earliest: datetime | None = None
         streams = False
         with self._store.transaction() as tx:
-            # A stream send reaches its subscribers' inboxes as it is made, so it is
-            # made when due (within the loop's tick), not ahead.
             due = tx.schedules.due(now + LEAD, now, BATCH)
             for schedule in due:
                 try:

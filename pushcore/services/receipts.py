@@ -8,8 +8,9 @@ from datetime import datetime
 import attrs
 
 from pushcore.converter.deliveries import DeliveryView
-from pushcore.domain.errors import FieldError, NotFound, ValidationError
+from pushcore.domain.errors import NotFound
 from pushcore.domain.events import EventType
+from pushcore.domain.paging import Page, check_limit, cut
 from pushcore.domain.receipts import (
     PublicStatus,
     ReceiptEvent,
@@ -21,7 +22,6 @@ from pushcore.ports import Clock, Store, Transaction
 from pushcore.ports.receipts import Receipt
 from pushcore.receipts import ReceiptKey
 
-MAX_PAGE = 100
 UNKNOWN = "No delivery has this receipt token"
 
 
@@ -46,14 +46,6 @@ def receipt_recorded(tx: Transaction, receipt: Receipt) -> None:
         )
 
 
-@attrs.frozen
-class DeliveryPage:
-    """A page of deliveries as the caller may see them, and the id the next follows."""
-
-    items: Sequence[DeliveryView]
-    next_after: str | None
-
-
 @attrs.define(slots=False, eq=False, repr=False)
 class ReceiptService:
     """The deliveries list (notifications:read) and receipts (no credential)."""
@@ -69,12 +61,11 @@ class ReceiptService:
         status: PublicStatus | None = None,
         limit: int = 20,
         after_id: str | None = None,
-    ) -> DeliveryPage:
+    ) -> Page[DeliveryView]:
         """A page of the notification's deliveries in id order; NotFound for another
         account's notification. Another account's device (a stream send's subscriber)
         is shown without its id and name."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         statuses = None if status is None else stored_statuses(status)
         with self._store.read() as tx:
             found = tx.notifications.get(account_id, notification_id)
@@ -82,6 +73,7 @@ class ReceiptService:
                 raise NotFound("Notification not found")
             rows = tx.receipts.page(notification_id, statuses, limit + 1, after_id)
         own_sends = found.stream is None
+        page = cut(rows, limit, lambda r: r.delivery.id)
         items = [
             DeliveryView.of(
                 row,
@@ -90,9 +82,9 @@ class ReceiptService:
                 # A removed device of a send to one's own devices was one's own.
                 or (row.device_account_id is None and own_sends),
             )
-            for row in rows[:limit]
+            for row in page.items
         ]
-        return DeliveryPage(items, items[-1].id if len(rows) > limit else None)
+        return Page(items, page.next_key)
 
     def record(self, token: str, event: ReceiptEvent) -> None:
         """Note ``event`` for the token's delivery (the first of each kind wins);

@@ -18,6 +18,7 @@ from pushcore.domain.errors import (
     ValidationError,
 )
 from pushcore.domain.model import Plan
+from pushcore.domain.paging import Page, check_limit, cut
 from pushcore.domain.recurrence import Occurrence, positioned
 from pushcore.domain.recurring import WALK_MAX, Schedule, reposition
 from pushcore.domain.schedules import (
@@ -33,17 +34,8 @@ from pushcore.ports.schedules import TemplateReader
 from pushcore.services.notifications import cancel_in
 from pushcore.services.occurrences import Maker
 
-MAX_PAGE = 100
 NAME_MAX = 100
 FIELDS = ("name", "rrule", "start", "timeZone", "exdates", "catchUp", "template", "streamId")
-
-
-@attrs.frozen
-class SchedulePage:
-    """One page of schedules, newest first; ``next_before`` is the last id when more follow."""
-
-    items: Sequence[Schedule]
-    next_before: str | None
 
 
 def merge(original: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,14 +174,12 @@ class ScheduleService:
         state: ScheduleState | None = None,
         limit: int = 20,
         before_id: str | None = None,
-    ) -> SchedulePage:
+    ) -> Page[Schedule]:
         """A page of the account's schedules, newest first."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValidationError([FieldError("limit", f"must be from 1 to {MAX_PAGE}")])
+        check_limit(limit)
         with self._store.read() as tx:
             found = tx.schedules.list(account_id, state, limit + 1, before_id)
-        items = found[:limit]
-        return SchedulePage(items, items[-1].id if len(found) > limit else None)
+        return cut(found, limit, lambda s: s.id)
 
     def _change(
         self, account_id: str, schedule_id: str, change: Callable[[Transaction, Schedule], Schedule]

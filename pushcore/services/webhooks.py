@@ -20,6 +20,7 @@ from pushcore.domain.events import (
     WebhookEndpoint,
 )
 from pushcore.domain.model import Plan
+from pushcore.domain.paging import Page, cut
 from pushcore.domain.webhooks import new_secret
 from pushcore.events import new_event_id
 from pushcore.ports import Clock, IdGenerator, Random, Store, Transaction, UrlGuard
@@ -31,22 +32,6 @@ class CreatedWebhook:
 
     endpoint: WebhookEndpoint
     secret: str
-
-
-@attrs.frozen
-class EventPage:
-    """Events oldest first; ``next_after`` is the last id when more may follow."""
-
-    items: Sequence[Event]
-    next_after: str | None
-
-
-@attrs.frozen
-class AttemptPage:
-    """An endpoint's attempts, newest first; ``next_before`` when more follow."""
-
-    items: Sequence[Attempt]
-    next_before: str | None
 
 
 @attrs.define(slots=False, eq=False, repr=False)
@@ -138,30 +123,26 @@ class WebhookService:
                 data={"notificationId": None, "endpointId": endpoint.id, "status": "test"},
             )
             # Whatever the endpoint subscribes to, a test goes to it, and only to it.
-            tx.events.add(event, [endpoint.id], now)
+            tx.events.add([(event, [endpoint.id])], now)
         return event.id
 
     def attempts(
         self, account_id: str, endpoint_id: str, before: str | None, limit: int
-    ) -> AttemptPage:
+    ) -> Page[Attempt]:
         """The endpoint's attempts, newest first, a page at a time."""
         with self._store.read() as tx:
             _found(tx, account_id, endpoint_id)
-            items = tx.events.attempts(endpoint_id, before, limit + 1)
-        more = len(items) > limit
-        items = items[:limit]
-        return AttemptPage(items, items[-1].event_id if more else None)
+            found = tx.events.attempts(endpoint_id, before, limit + 1)
+        return cut(found, limit, lambda a: a.event_id)
 
     def events(
         self, account_id: str, after: str | None, types: Sequence[str], limit: int
-    ) -> EventPage:
+    ) -> Page[Event]:
         """The account's events after ``after``, oldest first."""
         limit = max(1, min(limit, EVENTS_PAGE_MAX))
         with self._store.read() as tx:
-            items = tx.events.page(account_id, after, types, limit + 1)
-        more = len(items) > limit
-        items = items[:limit]
-        return EventPage(items, items[-1].id if more else None)
+            found = tx.events.page(account_id, after, types, limit + 1)
+        return cut(found, limit, lambda e: e.id)
 
 
 def _found(tx: Transaction, account_id: str, endpoint_id: str) -> WebhookEndpoint:

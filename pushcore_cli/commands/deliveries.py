@@ -6,16 +6,14 @@ from typing import Annotated
 
 import typer
 
-from pushcore.converter import to_json
 from pushcore.converter.deliveries import DeliveryView
 from pushcore.domain.receipts import PublicStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.errors import naming_options
+from pushcore_cli.paging import PAGE_OPTIONS, CursorOption, LimitOption, page_size, print_page
 
 STATUSES = ", ".join(s.value for s in PublicStatus)
-OPTIONS = {"status": "--status", "limit": "--limit", "cursor": "--cursor"}
-DEFAULT_LIMIT = 20  # the API's page size when none is asked for
 
 
 def _device(d: DeliveryView) -> str:
@@ -33,6 +31,17 @@ def _what_happened(d: DeliveryView) -> str | None:
     return ", ".join(seen) or d.failure_reason
 
 
+def _row(d: DeliveryView) -> list[str | None]:
+    return [
+        _device(d),
+        None if d.platform is None else d.platform.value,
+        d.status.value,
+        str(d.attempts),
+        output.when(d.delivered_at),
+        _what_happened(d),
+    ]
+
+
 def deliveries(
     ctx: typer.Context,
     notification_id: Annotated[
@@ -42,16 +51,8 @@ def deliveries(
         str | None,
         typer.Option("--status", metavar="STATUS", help=f"Only this status: {STATUSES}."),
     ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit", metavar="N", help=f"At most N (1 to 100, default {DEFAULT_LIMIT})."
-        ),
-    ] = None,
-    cursor: Annotated[
-        str | None,
-        typer.Option("--cursor", help="Continue after a previous page (its nextCursor)."),
-    ] = None,
+    limit: LimitOption = None,
+    cursor: CursorOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
@@ -62,34 +63,18 @@ def deliveries(
 
     Example: pushctl notifications deliveries --account alice ntf_01JD0000000000000000000000
     """
-    with naming_options(OPTIONS):
+    with naming_options(PAGE_OPTIONS):
         api = api_for(ctx, account)
-        size = DEFAULT_LIMIT if limit is None else limit
-        page = api.client.notifications.deliveries_page(notification_id, status, size, cursor)
-    if json_output:
-        output.print_json(to_json(page))
-        return
-    if not page.items:
-        output.say("No deliveries.")
-        return
-    output.print_table(
-        ["device", "platform", "status", "attempts", "delivered", "seen / why"],
-        (
-            [
-                _device(d),
-                None if d.platform is None else d.platform.value,
-                d.status.value,
-                str(d.attempts),
-                output.when(d.delivered_at),
-                _what_happened(d),
-            ]
-            for d in page.items
-        ),
+        page = api.client.notifications.deliveries_page(
+            notification_id, status, page_size(limit), cursor
+        )
+    print_page(
+        page,
+        json_output,
+        empty="No deliveries.",
+        headers=["device", "platform", "status", "attempts", "delivered", "seen / why"],
+        row=_row,
+        again=f"pushctl notifications deliveries{api.as_account} {notification_id}",
+        status=status,
+        limit=limit,
     )
-    if page.next_cursor is not None:
-        again = f"pushctl notifications deliveries{api.as_account} {notification_id}"
-        if status is not None:
-            again += f" --status {status.upper()}"
-        if limit is not None:
-            again += f" --limit {limit}"
-        output.say(f"More: {again} --cursor {page.next_cursor}")

@@ -77,10 +77,7 @@ def add(
         # result does not, the list before it does.
         known = {d.id for d in client.devices.list()}
         device = client.devices.register(platform, token, name=name, keys=keys)
-    if json_output:
-        output.print_json(to_json(device))
-    else:
-        output.print_record(_record(device))
+    output.show(device, json_output, _record(device))
     if device.id not in known:
         output.say(f"Registered device {device.id}.")
     else:
@@ -125,6 +122,5 @@ def remove(
     Example: pushctl devices remove --account alice dev_01JD0000000000000000000000
     """
     removed = api_for(ctx, account).client.devices.remove(device_id)
-    if json_output:
-        output.print_json(to_json(removed))
+    output.show(removed, json_output)
     output.say(f"Removed device {device_id}.")

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from pushcore.converter import to_json
 from pushcore.domain.inputs import NewNotification
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, api_for
@@ -106,10 +105,7 @@ def edit(
         edited = api.client.notifications.update(
             notification_id, if_revision=if_revision, **changes
         )
-    if json_output:
-        output.print_json(to_json(edited))
-    else:
-        output.print_record(record(edited))
+    output.show(edited, json_output, record(edited))
     output.say(f"Edited notification {notification_id} (revision {edited.revision}).")
 
 
@@ -134,10 +130,7 @@ def replace(
     api, changes = _changes(ctx, account, fields, (delay, at), device, metadata, ttl)
     with naming_options(EDIT_OPTIONS):
         new = api.client.notifications.replace(notification_id, **changes)
-    if json_output:
-        output.print_json(to_json(new))
-    else:
-        output.print_record(record(new))
+    output.show(new, json_output, record(new))
     output.say(f"Replaced notification {notification_id} with {new.id}.")
 
 

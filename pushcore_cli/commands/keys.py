@@ -79,19 +79,18 @@ def create(
             expiry = datetime.now(UTC) + expires_in
         api = api_for(ctx, account)
         key = api.client.keys.create(name, scope, expires_at=expiry)
-    if json_output:
-        output.print_json(to_json(key))
-    else:
-        output.print_record(
-            [
-                ("id", key.id),
-                ("name", key.name),
-                ("key", key.key),
-                ("scopes", ", ".join(s.value for s in key.scopes)),
-                ("expires", output.when(key.expires_at)),
-                ("created", output.when(key.created_at)),
-            ]
-        )
+    output.show(
+        key,
+        json_output,
+        [
+            ("id", key.id),
+            ("name", key.name),
+            ("key", key.key),
+            ("scopes", ", ".join(s.value for s in key.scopes)),
+            ("expires", output.when(key.expires_at)),
+            ("created", output.when(key.created_at)),
+        ],
+    )
     output.warn("store this key now: it will not be shown again (only its hash is kept).")
 
 
@@ -143,6 +142,5 @@ def revoke(
     Example: pushctl keys revoke --account alice key_01JD0000000000000000000000
     """
     revoked = api_for(ctx, account).client.keys.revoke(key_id)
-    if json_output:
-        output.print_json(to_json(revoked))
+    output.show(revoked, json_output)
     output.say(f"Revoked API key {revoked.id}.")

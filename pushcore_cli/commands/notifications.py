@@ -15,7 +15,6 @@ from pushcore.converter import (
     NotificationDeliveriesView,
     NotificationView,
     format_timestamp,
-    parse_list_query,
     to_json,
 )
 from pushcore.domain.errors import DeviceNotFound
@@ -27,6 +26,7 @@ from pushcore_cli.commands import AccountOption, Api, api_for, batch, deliveries
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
 from pushcore_cli.fields import field_options, flags
+from pushcore_cli.paging import PAGE_OPTIONS, CursorOption, LimitOption, page_size, print_page
 from pushcore_cli.times import HELP as AT_HELP
 from pushcore_cli.times import resolve_at, said
 
@@ -42,8 +42,6 @@ PRESETS = ", ".join(d.value for d in Delay if d is not Delay.CUSTOM)
 # What --delay takes is what the API's `delay` takes: one duration syntax.
 DELAY_HELP = f"a duration from 1s to 30d ({PRESETS}, 90s, 2h, 1d or a number of seconds)"
 STATUSES = ", ".join(s.value for s in NotificationStatus)
-# The API's page size when none is asked for, as its own query parsing has it.
-DEFAULT_LIMIT = parse_list_query(None, None)[1]
 
 IdArgument = Annotated[
     str, typer.Argument(metavar="NOTIFICATION_ID", help="The notification's id (ntf_...).")
@@ -246,21 +244,20 @@ def send(
 
 
 # The request and query fields of these commands, by the option that sets them.
-OPTIONS = {**flags(send), "status": "--status", "limit": "--limit", "cursor": "--cursor"}
+OPTIONS = {**flags(send), **PAGE_OPTIONS}
 
 
 def _show_created(api: Api, created: NotificationCreatedView, json_output: bool) -> None:
-    if json_output:
-        output.print_json(to_json(created))
-    else:
-        output.print_record(
-            [
-                ("id", created.id),
-                ("status", created.status.value),
-                ("scheduled", format_timestamp(created.scheduled_at)),
-                ("devices targeted", str(created.devices_targeted)),
-            ]
-        )
+    output.show(
+        created,
+        json_output,
+        [
+            ("id", created.id),
+            ("status", created.status.value),
+            ("scheduled", format_timestamp(created.scheduled_at)),
+            ("devices targeted", str(created.devices_targeted)),
+        ],
+    )
     api.warn_without_engine()
     if created.devices_targeted == 0:
         output.warn(
@@ -290,16 +287,8 @@ def list_notifications(
         str | None,
         typer.Option("--status", metavar="STATUS", help=f"Only this status: {STATUSES}."),
     ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit", metavar="N", help=f"At most N (1 to 100, default {DEFAULT_LIMIT})."
-        ),
-    ] = None,
-    cursor: Annotated[
-        str | None,
-        typer.Option("--cursor", help="Continue after a previous page (its nextCursor)."),
-    ] = None,
+    limit: LimitOption = None,
+    cursor: CursorOption = None,
     account: AccountOption = None,
     json_output: output.JsonOption = False,
 ) -> None:
@@ -309,37 +298,24 @@ def list_notifications(
     """
     with naming_options(OPTIONS):
         api = api_for(ctx, account)
-        # The API's page size unless --limit: the client's own default is the largest.
-        size = DEFAULT_LIMIT if limit is None else limit
-        page = api.client.notifications.page(status, size, cursor)
-    next_cursor = page.next_cursor
-    if json_output:
-        output.print_json(to_json(page))
-        return
-    if not page.items:
-        output.say(f"No notifications. Send one with: pushctl send TITLE{api.as_account}")
-        return
-    output.print_table(
-        ["id", "status", "title", "scheduled", "devices", "created"],
-        (
-            [
-                n.id,
-                n.status.value,
-                n.title,
-                format_timestamp(n.scheduled_at),
-                str(n.devices_targeted),
-                output.when(n.created_at),
-            ]
-            for n in page.items
-        ),
+        page = api.client.notifications.page(status, page_size(limit), cursor)
+    print_page(
+        page,
+        json_output,
+        empty=f"No notifications. Send one with: pushctl send TITLE{api.as_account}",
+        headers=["id", "status", "title", "scheduled", "devices", "created"],
+        row=lambda n: [
+            n.id,
+            n.status.value,
+            n.title,
+            format_timestamp(n.scheduled_at),
+            str(n.devices_targeted),
+            output.when(n.created_at),
+        ],
+        again=f"pushctl notifications list{api.as_account}",
+        status=status,
+        limit=limit,
     )
-    if next_cursor is not None:
-        again = f"pushctl notifications list{api.as_account}"
-        if status is not None:
-            again += f" --status {status.upper()}"
-        if limit is not None:
-            again += f" --limit {limit}"
-        output.say(f"More: {again} --cursor {next_cursor}")
 
 
 @app.command("show")
@@ -354,10 +330,7 @@ def show(
     Example: pushctl notifications show --account alice ntf_01JD0000000000000000000000
     """
     found = api_for(ctx, account).client.notifications.get(notification_id)
-    if json_output:
-        output.print_json(to_json(found))
-    else:
-        output.print_record(record(found))
+    output.show(found, json_output, record(found))
 
 
 @app.command("cancel")
@@ -372,10 +345,7 @@ def cancel(
     Example: pushctl notifications cancel --account alice ntf_01JD0000000000000000000000
     """
     cancelled = api_for(ctx, account).client.notifications.cancel(notification_id)
-    if json_output:
-        output.print_json(to_json(cancelled))
-    else:
-        output.print_record(record(cancelled))
+    output.show(cancelled, json_output, record(cancelled))
     output.say(f"Cancelled notification {notification_id}.")
 
 
@@ -391,10 +361,7 @@ def withdraw(
     Example: pushctl notifications withdraw --account alice ntf_01JD0000000000000000000000
     """
     withdrawn = api_for(ctx, account).client.notifications.withdraw(notification_id)
-    if json_output:
-        output.print_json(to_json(withdrawn))
-    else:
-        output.print_record(record(withdrawn))
+    output.show(withdrawn, json_output, record(withdrawn))
     output.say(f"Withdrew notification {notification_id}.")
 
 

@@ -66,10 +66,7 @@ def _record(s: ScheduleView) -> list[tuple[str, str | None]]:
 
 
 def _show(s: ScheduleView, json_output: bool, message: str) -> None:
-    if json_output:
-        output.print_json(to_json(s))
-    else:
-        output.print_record(_record(s))
+    output.show(s, json_output, _record(s))
     output.say(message)
 
 
@@ -300,6 +297,5 @@ def delete(
     Example: pushctl schedules delete --account alice sch_01JD0000000000000000000000
     """
     deleted = api_for(ctx, account).client.schedules.delete(schedule_id)
-    if json_output:
-        output.print_json(to_json(deleted))
+    output.show(deleted, json_output)
     output.say(f"Deleted schedule {schedule_id}.")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import tempfile
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
@@ -12,6 +16,7 @@ from pushcore.config import Settings
 from pushcore.runtime.heap import settle_heap
 from pushcore_cli import output
 from pushcore_cli.commands import configure_logging, state_of
+from pushcore_cli.workers import supervise
 
 
 def url(host: str, port: int) -> str:
@@ -39,10 +44,23 @@ def serve(
             " delivery to `pushctl worker` processes.",
         ),
     ] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Server processes sharing the port (default 1). The delivery engine runs in"
+            " one of them (none with --no-engine); see docs/deployment.md, Scale-out.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the HTTP API server (and the delivery engine) until stopped (Ctrl-C or SIGTERM).
 
-    Example: pushctl serve --port 8080
+    With --workers N, N processes serve the API on one port and worker 1 also
+    runs the delivery engine; stopping the command stops them all.
+
+    Example: pushctl serve --port 8080 --workers 2
     """
     # Imported here: the server's dependencies are not needed by any other command.
     from pushcore_http import create_app
@@ -50,6 +68,11 @@ def serve(
 
     state = state_of(ctx)
     settings = state.settings
+    if workers > 1 and settings.effective_database_url.startswith("memory:"):
+        raise typer.BadParameter(
+            "the workers need a database they share (SQLite or PostgreSQL), not memory://",
+            param_hint="'--workers'",
+        )
     host = settings.host if host is None else host
     port = settings.port if port is None else port
     log_level = settings.log_level.lower()
@@ -59,7 +82,12 @@ def serve(
     sock = listen(host, port)
     try:
         # Not the CLI's shared services: the app's lifespan owns and closes these.
-        app = create_app(state.build_services(server=True), run_engine=engine)
+        services = state.build_services(server=True)
+        app = create_app(services, run_engine=engine) if workers == 1 else None
+        if app is None:
+            # Settled here once (the schema, the shared VAPID key pair, a configuration
+            # error) and closed: each worker opens its own after the fork.
+            services.close()
         where = url(host, sock.getsockname()[1])
         output.say(
             f"pushcore serving on {where}\n"
@@ -68,8 +96,35 @@ def serve(
             f"  the database: {shown_database(settings)}\n"
             f"  data directory: {settings.data_dir.resolve()}"
         )
-        settle_heap()
-        run_server(app, settings, sock, host=host)
+        if app is not None:
+            settle_heap()
+            run_server(app, settings, sock, host=host)
+            return
+
+        # The workers tell each other of wake-ups, and on SQLite of reads and dismissals
+        # (PostgreSQL's NOTIFY does that there): sockets in a directory of their own.
+        on_sqlite = settings.effective_database_url.startswith("sqlite:")
+        relay = Path(tempfile.mkdtemp(prefix="pushcore-workers-"))
+
+        def run(index: int) -> None:
+            from pushcore.runtime.siblings import Siblings
+
+            # One engine (with the schedule materialiser and the event sender): worker 1's.
+            delivers = engine and index == 0
+            services = state.build_services(server=True)
+            hub = services.live if on_sqlite else None
+            Siblings(relay, index, workers).listen(services.wakes, hub, engine=delivers)
+            app = create_app(services, run_engine=delivers)
+            note = ", with the delivery engine" if delivers else ""
+            output.say(f"  worker {index + 1}: pid {os.getpid()}{note}")
+            settle_heap()
+            run_server(app, settings, sock, host=host)
+
+        try:
+            code = supervise(workers, run)
+        finally:
+            shutil.rmtree(relay, ignore_errors=True)
+        raise typer.Exit(code)
     finally:
         sock.close()
 

@@ -84,10 +84,7 @@ def create(
     """
     with naming_options(OPTIONS):
         stream = api_for(ctx, account).client.streams.create(name, **fields)
-    if json_output:
-        output.print_json(to_json(stream))
-    else:
-        output.print_record(_detail_record(stream))
+    output.show(stream, json_output, _detail_record(stream))
     output.say(
         f"Created stream {stream.id} with code {stream.code}; others subscribe with:"
         f" pushctl streams subscribe {stream.code} --account ACCOUNT"
@@ -140,8 +137,7 @@ def delete(
     Example: pushctl streams delete --account alice str_01JD0000000000000000000000
     """
     deleted = api_for(ctx, account).client.streams.delete(stream_id)
-    if json_output:
-        output.print_json(to_json(deleted))
+    output.show(deleted, json_output)
     output.say(f"Deleted stream {stream_id} and its subscriptions.")
 
 
@@ -204,17 +200,16 @@ def send(
             **fields,
         )
     notification_id = result.notification_id
-    if json_output:
-        output.print_json(to_json(result))
-    else:
-        output.print_record(
-            [
-                ("notification id", notification_id),
-                ("sent", str(result.sent)),
-                ("subscribers", str(result.subscribers)),
-                ("stream", f"{result.stream.name} ({result.stream.code})"),
-            ]
-        )
+    output.show(
+        result,
+        json_output,
+        [
+            ("notification id", notification_id),
+            ("sent", str(result.sent)),
+            ("subscribers", str(result.subscribers)),
+            ("stream", f"{result.stream.name} ({result.stream.code})"),
+        ],
+    )
     api.warn_without_engine()
     if result.sent:
         output.say(
@@ -252,10 +247,7 @@ def subscribe(
     with naming_options(OPTIONS):
         subscription = api_for(ctx, account).client.streams.subscribe(code)
     stream = subscription.stream
-    if json_output:
-        output.print_json(to_json(subscription))
-    else:
-        output.print_record(_subscription_record(subscription))
+    output.show(subscription, json_output, _subscription_record(subscription))
     output.say(f"Subscribed to {stream.name} ({stream.code}) as {subscription.id}.")
 
 
@@ -309,8 +301,7 @@ def unsubscribe(
     Example: pushctl streams unsubscribe --account bob sub_01JD0000000000000000000000
     """
     removed = api_for(ctx, account).client.streams.unsubscribe(subscription_id)
-    if json_output:
-        output.print_json(to_json(removed))
+    output.show(removed, json_output)
     output.say(f"Removed subscription {subscription_id}.")
 
 
@@ -327,7 +318,6 @@ def lookup(
     """
     with naming_options(OPTIONS):
         found = api_for(ctx, account).client.streams.lookup(code)
-    if json_output:
-        output.print_json(to_json(found))
-        return
-    output.print_record([*_record(found), ("subscribed", output.yes_no(found.is_subscribed))])
+    output.show(
+        found, json_output, [*_record(found), ("subscribed", output.yes_no(found.is_subscribed))]
+    )

@@ -27,13 +27,17 @@ IdArgument = Annotated[
 FOLLOW_EVERY = 1.0
 
 
+def _enabled(webhook: WebhookView) -> str:
+    return "yes" if webhook.enabled else f"no ({webhook.disabled_reason or 'paused'})"
+
+
 def _record(webhook: WebhookView) -> list[tuple[str, str | None]]:
     return [
         ("id", webhook.id),
         ("url", webhook.url),
         ("events", ", ".join(webhook.events)),
         ("description", webhook.description),
-        ("enabled", "yes" if webhook.enabled else f"no ({webhook.disabled_reason or 'paused'})"),
+        ("enabled", _enabled(webhook)),
         ("created", output.when(webhook.created_at)),
     ]
 
@@ -66,10 +70,7 @@ def add(
         made = api_for(ctx, account).client.webhooks.create(
             endpoint_url, event or ["*"], description=description
         )
-    if json_output:
-        output.print_json(to_json(made))
-    else:
-        output.print_record([*_record(made), ("secret", made.secret)])
+    output.show(made, json_output, [*_record(made), ("secret", made.secret)])
     output.warn("store this secret now: it will not be shown again.")
 
 
@@ -95,7 +96,7 @@ def list_webhooks(
                 w.id,
                 w.url,
                 ", ".join(w.events),
-                "yes" if w.enabled else f"no ({w.disabled_reason or 'paused'})",
+                _enabled(w),
                 output.when(w.created_at),
             ]
             for w in found
@@ -115,8 +116,7 @@ def remove(
     Example: pushctl webhooks remove whe_01JD0000000000000000000000
     """
     gone = api_for(ctx, account).client.webhooks.delete(webhook_id)
-    if json_output:
-        output.print_json(to_json(gone))
+    output.show(gone, json_output)
     output.say(f"Removed webhook endpoint {gone.id}.")
 
 
@@ -132,10 +132,7 @@ def rotate(
     Example: pushctl webhooks rotate whe_01JD0000000000000000000000
     """
     rotated = api_for(ctx, account).client.webhooks.rotate_secret(webhook_id)
-    if json_output:
-        output.print_json(to_json(rotated))
-    else:
-        output.print_record([("secret", rotated.secret)])
+    output.show(rotated, json_output, [("secret", rotated.secret)])
     output.warn("the previous secret keeps signing for 24 hours; switch your receiver now.")
 
 

@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from pushcore import converter as views
 from pushcore.converter import (
-    decode_cursor,
+    NOTIFICATION_CURSOR,
     parse_list_query,
     request_json,
     structure_batch,
@@ -38,7 +38,6 @@ routes = Endpoints(
     "Notifications",
     {"NotificationDetail": _DETAIL | {"required": [*_DETAIL["required"], "deliveries"]}},
 )
-_CURSOR = {"type": "string", "pattern": views.CURSOR_PATTERN, "examples": [views.CURSOR_EXAMPLE]}
 _PAGE = [
     query(
         "status",
@@ -46,8 +45,12 @@ _PAGE = [
         {"type": "string", "enum": [s.value for s in NotificationStatus]},
     ),
     query("collapseKey", "Only notifications with this collapse key.", {"type": "string"}),
+    query("streamId", "Only sends to this stream of yours.", {"type": "string"}),
+    query("scheduleId", "Only occurrences of this schedule.", {"type": "string"}),
     query("limit", "Page size.", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
-    query("cursor", "The `nextCursor` of the previous page, unchanged.", _CURSOR),
+    query(
+        "cursor", "The `nextCursor` of the previous page, unchanged.", NOTIFICATION_CURSOR.schema()
+    ),
 ]
 
 
@@ -90,7 +93,7 @@ async def list_page(request: Request) -> Response:
     query = request.query_params
     status, limit = parse_list_query(query.get("status"), query.get("limit"))
     cursor = query.get("cursor")
-    before = decode_cursor(cursor) if cursor else None
+    before = NOTIFICATION_CURSOR.decode(cursor) if cursor else None
     page = await run_in_threadpool(
         services.notifications.list,
         caller.account_id,
@@ -98,8 +101,10 @@ async def list_page(request: Request) -> Response:
         limit,
         before,
         query.get("collapseKey"),
+        query.get("streamId"),
+        query.get("scheduleId"),
     )
-    return view_response(views.NotificationPageView.of(page.items, page.next_before))
+    return view_response(views.NotificationPageView.of(page))
 
 
 @routes.post(

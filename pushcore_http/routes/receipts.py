@@ -9,10 +9,9 @@ from starlette.responses import JSONResponse, Response
 
 from pushcore.converter import structure_request
 from pushcore.converter.deliveries import (
-    DELIVERY_CURSOR_PATTERN,
+    DELIVERY_CURSOR,
     DeliveryPageView,
     ReceiptRequest,
-    decode_delivery_cursor,
     parse_delivery_query,
 )
 from pushcore.converter.notifications import parse_list_query
@@ -38,7 +37,7 @@ _PAGE = [
     query(
         "cursor",
         "The `nextCursor` of the previous page, unchanged.",
-        {"type": "string", "pattern": DELIVERY_CURSOR_PATTERN},
+        DELIVERY_CURSOR.schema(),
     ),
 ]
 
@@ -64,7 +63,7 @@ async def deliveries(request: Request) -> Response:
     status = parse_delivery_query(given.get("status"))
     _, limit = parse_list_query(None, given.get("limit"))
     cursor = given.get("cursor")
-    after = decode_delivery_cursor(cursor) if cursor else None
+    after = DELIVERY_CURSOR.decode(cursor) if cursor else None
     page = await run_in_threadpool(
         services.receipts.deliveries,
         caller.account_id,
@@ -73,7 +72,7 @@ async def deliveries(request: Request) -> Response:
         limit,
         after,
     )
-    return view_response(DeliveryPageView.of(page.items, page.next_after))
+    return view_response(DeliveryPageView.of(page))
 
 
 @routes.post(

@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pushcore import converter as views
-from pushcore.converter import decode_cursor, parse_timestamp
+from pushcore.converter import parse_timestamp
 from pushcore.converter.schedules import (
-    SCHEDULE_ID,
+    SCHEDULE_CURSOR,
     NewSchedule,
     OccurrenceView,
     SchedulePageView,
@@ -29,7 +29,6 @@ _READ, _WRITE = either(Scope.NOTIFICATIONS_READ), either(Scope.NOTIFICATIONS_WRI
 routes = Endpoints("Schedules")
 _ONE = "/api/schedules/{schedule_id}"
 _ENDED = refusal(e.ScheduleEnded("The schedule has completed; it cannot be paused"))
-_CURSOR = {"type": "string", "pattern": views.CURSOR_PATTERN, "examples": [views.CURSOR_EXAMPLE]}
 
 
 def _state(value: str | None) -> ScheduleState | None:
@@ -84,7 +83,9 @@ async def create(request: Request) -> Response:
         query(
             "limit", "Page size.", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
         ),
-        query("cursor", "The `nextCursor` of the previous page, unchanged.", _CURSOR),
+        query(
+            "cursor", "The `nextCursor` of the previous page, unchanged.", SCHEDULE_CURSOR.schema()
+        ),
     ],
 )
 async def list_page(request: Request) -> Response:
@@ -93,9 +94,9 @@ async def list_page(request: Request) -> Response:
     params = request.query_params
     state, limit = _state(params.get("state")), _limit(params.get("limit"))
     cursor = params.get("cursor")
-    before = decode_cursor(cursor, SCHEDULE_ID) if cursor else None
+    before = SCHEDULE_CURSOR.decode(cursor) if cursor else None
     page = await run_in_threadpool(services.schedules.list, caller.account_id, state, limit, before)
-    return view_response(SchedulePageView.of(page.items, page.next_before))
+    return view_response(SchedulePageView.of(page))
 
 
 @routes.get(_ONE, "Get a schedule", _READ, answer(200, "The schedule.", ScheduleView))

@@ -183,7 +183,7 @@ async def attempts(request: Request) -> Response:
         request.query_params.get("cursor") or None,
         _limit(request),
     )
-    return view_response(AttemptPageView.of(page.items, page.next_before))
+    return view_response(AttemptPageView.of(page))
 
 
 _TYPES = [t.value for t in EventType]
@@ -219,4 +219,4 @@ async def list_events(request: Request) -> Response:
     page = await run_in_threadpool(
         services.webhooks.events, caller.account_id, after, types, _limit(request)
     )
-    return view_response(EventPageView.of(page.items, page.next_after))
+    return view_response(EventPageView.of(page))

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import pushcore.converter as converter_module
 from pushcore.converter import (
+    NOTIFICATION_CURSOR,
     ApiKeyCreatedView,
     ApiKeyView,
     DeletedView,
@@ -37,7 +38,6 @@ from pushcore.converter import (
     StreamSummaryView,
     SubscriptionView,
     View,
-    encode_cursor,
     format_timestamp,
     from_json,
     to_json,
@@ -51,6 +51,7 @@ from pushcore.domain.model import (
     StreamView,
     Subscription,
 )
+from pushcore.domain.paging import Page
 from pushcore.domain.states import NotificationStatus
 from pushcore.services.streams import Lookup, SendResult
 
@@ -188,7 +189,7 @@ def record(n: Notification, counts: DeliveryCounts | None) -> dict[str, Any]:
 def page(items: list[Notification], next_before: str | None) -> dict[str, Any]:
     return {
         "items": [record(n, None) for n in items],
-        "nextCursor": encode_cursor(next_before) if next_before else None,
+        "nextCursor": NOTIFICATION_CURSOR.encode(next_before),
     }
 
 
@@ -243,7 +244,11 @@ SHAPES: list[tuple[Callable[..., View], Callable[..., Any], tuple[Any, ...]]] = 
     (ApiKeyView.of, key_listed, (ApiKey,)),
     (NotificationCreatedView.of, created, (Notification,)),
     (NotificationView.of, record, (Notification, DeliveryCounts | None)),
-    (NotificationPageView.of, page, (tuple[Notification, ...], str | None)),
+    (
+        lambda items, key: NotificationPageView.of(Page(items, key)),
+        page,
+        (tuple[Notification, ...], str | None),
+    ),
     (StatsView.of, stats, (NotificationStats,)),
     (StreamSummaryView.of, summary, (StreamView,)),
     (

@@ -1065,6 +1065,27 @@ def test_release_with_a_due_time_hands_back_due_then_without_the_attempt(store: 
     assert again.attempts == 1
 
 
+def test_defer_hands_back_own_leases_each_due_at_its_own_time(store: Store) -> None:
+    add_deliveries(
+        store,
+        *(make_delivery(f"dlv_0{i}", device_id=f"dev_0{i}", due_at=T0 - SECOND) for i in (1, 2, 3)),
+    )
+    claim(store, "sched-a", limit=2)  # dlv_01 and dlv_02
+    claim(store, "sched-b", limit=1)  # dlv_03
+    with store.transaction() as tx:
+        back = tx.deliveries.defer(
+            [("dlv_01", T0 + 5 * SECOND), ("dlv_02", T0 + 7 * SECOND), ("dlv_03", T0)], "sched-a"
+        )
+        assert tx.deliveries.defer([], "sched-a") == set()
+    assert back == {"dlv_01", "dlv_02"}  # dlv_03 is sched-b's
+    after = deliveries_of(store)
+    assert after["dlv_01"] == make_delivery("dlv_01", device_id="dev_01", due_at=T0 + 5 * SECOND)
+    assert after["dlv_02"] == make_delivery("dlv_02", device_id="dev_02", due_at=T0 + 7 * SECOND)
+    assert after["dlv_03"].status is DeliveryStatus.IN_FLIGHT
+    (first,) = claim(store, "sched-c", now=T0 + 5 * SECOND)
+    assert (first.id, first.attempts) == ("dlv_01", 1)
+
+
 def test_renew_extends_only_own_leases_that_end_before_the_bound(store: Store) -> None:
     add_deliveries(
         store,

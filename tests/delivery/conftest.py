@@ -191,6 +191,17 @@ async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
         await asyncio.sleep(0.005)
 
 
+async def advancing(h: Harness, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Move the fake clock on a second at a time (letting the engine work between
+    moves) until ``condition()`` holds; fail after ``timeout`` real seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        h.clock.advance(1.0)
+        await asyncio.sleep(0.01)
+
+
 def crash_while_sending(h: Harness, owner: str = "engine-a", **config: Any) -> ScriptedGateway:
     """An engine claims what is due and dies before any answer: its event loop just ends.
 

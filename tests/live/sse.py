@@ -25,7 +25,15 @@ class Event:
 class Listener:
     """Reads ``url``'s event stream on a thread until it ends or :meth:`close`."""
 
-    def __init__(self, url: str, headers: Mapping[str, str], timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        timeout: float = 30.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        """``client``: one whose open connection the stream must use (a given server
+        process of several on one port); a new one by default."""
         self.url = url
         self.headers = dict(headers)
         self.events: list[Event] = []
@@ -34,7 +42,7 @@ class Listener:
         self.ended = threading.Event()
         self.opened = threading.Event()
         self._stop = threading.Event()
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout, read=timeout))
+        self._client = client or httpx.Client(timeout=httpx.Timeout(timeout, read=timeout))
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 

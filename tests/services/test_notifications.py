@@ -354,7 +354,7 @@ def test_list_is_newest_first_and_only_the_accounts_own(services: Services) -> N
     page = services.notifications.list(ALICE)
 
     assert [n.id for n in page.items] == [second.id, first.id]
-    assert page.next_before is None
+    assert page.next_key is None
     assert [n.title for n in services.notifications.list(BOB).items] == ["bob's"]
 
 
@@ -368,7 +368,7 @@ def test_pages_cover_every_notification_once(services: Services) -> None:
         page = services.notifications.list(ALICE, limit=3, before_id=cursor)
         pages += 1
         seen += [n.id for n in page.items]
-        cursor = page.next_before
+        cursor = page.next_key
         if cursor is None:
             break
 
@@ -380,9 +380,9 @@ def test_a_full_last_page_has_no_next_cursor(services: Services) -> None:
     for i in range(4):
         notify(services, title=f"n{i}")
     first = services.notifications.list(ALICE, limit=2)
-    last = services.notifications.list(ALICE, limit=2, before_id=first.next_before)
+    last = services.notifications.list(ALICE, limit=2, before_id=first.next_key)
     assert len(last.items) == 2
-    assert last.next_before is None
+    assert last.next_key is None
 
 
 def test_list_filters_by_status(services: Services) -> None:

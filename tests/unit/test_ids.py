@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pushcore.events import new_event_id
 from pushcore.runtime.system import SecretsRandom, SystemClock, UlidGenerator, encode_ulid
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -141,3 +142,22 @@ def test_a_forked_child_makes_other_ids_than_its_parent() -> None:
         os.close(reading)
         assert ID_RE.match(in_child)
         assert in_child != generator.new_id("ntf")
+
+
+def test_a_forked_child_makes_other_event_ids_than_its_parent() -> None:
+    # Event ids follow the same rule as other ids: at one millisecond a forked child
+    # (serve --workers) must not make its parent's "last id plus one".
+    at = FrozenClock().now()
+    for _ in range(20):
+        new_event_id(at)
+        reading, writing = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the child
+            os.write(writing, new_event_id(at).encode())
+            os._exit(0)
+        os.close(writing)
+        os.waitpid(child, 0)
+        in_child = os.read(reading, 64).decode()
+        os.close(reading)
+        assert in_child.startswith("evt_")
+        assert in_child != new_event_id(at)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pushcore.client._call import Auth, Call, one, path
+from pushcore.client._call import Auth, Call, one, path, query
 from pushcore.client._resource import Pages
 from pushcore.converter.deliveries import DeliveryPageView, DeliveryView
 from pushcore.domain.receipts import PublicStatus
@@ -19,11 +19,7 @@ def deliveries_page(
 ) -> Call[DeliveryPageView]:
     """One page of the notification's deliveries, in id order: ``limit`` (1-100) after
     ``cursor``, only those in ``status`` when given."""
-    params = {"limit": str(PAGE_SIZE if limit is None else limit)}
-    if status is not None:
-        params["status"] = str(status)
-    if cursor is not None:
-        params["cursor"] = cursor
+    params = query(limit=PAGE_SIZE if limit is None else limit, status=status, cursor=cursor)
     url = path("/api/notifications/{}/deliveries", notification_id)
     return Call("GET", url, Auth.KEY, one(DeliveryPageView), params=params)
 

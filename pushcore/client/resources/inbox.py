@@ -7,7 +7,7 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Generator, Sequence
 
-from pushcore.client._call import AsyncSender, Auth, Call, SyncSender, json_body, one, path
+from pushcore.client._call import AsyncSender, Auth, Call, SyncSender, json_body, one, path, query
 from pushcore.client._live import AGAIN, CHANNEL, EventParser, LiveEvent, Resume, asked_wait
 from pushcore.client._resource import (
     Pages,
@@ -28,11 +28,7 @@ def page(
     unread: bool | None = None, limit: int | None = None, cursor: str | None = None
 ) -> Call[InboxPageView]:
     """One page of the inbox, newest first, with the unread count."""
-    params = {"limit": str(PAGE_SIZE if limit is None else limit)}
-    if unread is not None:
-        params["unread"] = "true" if unread else "false"
-    if cursor is not None:
-        params["cursor"] = cursor
+    params = query(limit=PAGE_SIZE if limit is None else limit, unread=unread, cursor=cursor)
     return Call("GET", "/api/inbox", Auth.EITHER, one(InboxPageView), params=params)
 
 

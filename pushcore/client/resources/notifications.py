@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pushcore.client._call import Auth, Call, json_body, one, patch_body, path
+from pushcore.client._call import Auth, Call, json_body, one, patch_body, path, query
 from pushcore.client._keywords import keywords
 from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
 from pushcore.client.resources.deliveries import deliveries_page, every_delivery
@@ -102,16 +102,20 @@ def page(
     limit: int | None = None,
     cursor: str | None = None,
     collapse_key: str | None = None,
+    stream_id: str | None = None,
+    schedule_id: str | None = None,
 ) -> Call[NotificationPageView]:
     """One page of the list, newest first: ``limit`` items (1-100) after ``cursor``
-    (only those with ``collapse_key``, when given)."""
-    params = {"limit": str(PAGE_SIZE if limit is None else limit)}
-    if status is not None:
-        params["status"] = str(status)
-    if collapse_key is not None:
-        params["collapseKey"] = collapse_key
-    if cursor is not None:
-        params["cursor"] = cursor
+    (only those with ``collapse_key``, sent to ``stream_id`` or made by ``schedule_id``,
+    when given)."""
+    params = query(
+        limit=PAGE_SIZE if limit is None else limit,
+        status=status,
+        collapse_key=collapse_key,
+        stream_id=stream_id,
+        schedule_id=schedule_id,
+        cursor=cursor,
+    )
     return Call("GET", "/api/notifications", Auth.KEY, one(NotificationPageView), params=params)
 
 

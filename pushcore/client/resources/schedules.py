@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from pushcore.client._call import Auth, Call, json_body, many, one, path
+from pushcore.client._call import Auth, Call, json_body, many, one, path, query
 from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
-from pushcore.converter import DeletedView, format_timestamp
+from pushcore.converter import DeletedView
 from pushcore.converter.schedules import OccurrenceView, SchedulePageView, ScheduleView
 from pushcore.domain.schedules import ScheduleState
 
@@ -83,9 +83,7 @@ def occurrences(
     schedule_id: str, since: datetime | None = None, limit: int = 10
 ) -> Call[list[OccurrenceView]]:
     """The next ``limit`` (1-100) occurrences at or after ``since`` (default now)."""
-    params = {"limit": str(limit)}
-    if since is not None:
-        params["from"] = format_timestamp(since)
+    params = query(limit=limit, **{"from": since})
     url = path("/api/schedules/{}/occurrences", schedule_id)
     return Call("GET", url, Auth.EITHER, many(OccurrenceView), params=params)
 
@@ -94,11 +92,7 @@ def page(
     state: ScheduleState | str | None = None, limit: int | None = None, cursor: str | None = None
 ) -> Call[SchedulePageView]:
     """One page of schedules, newest first."""
-    params = {"limit": str(PAGE_SIZE if limit is None else limit)}
-    if state is not None:
-        params["state"] = str(state)
-    if cursor is not None:
-        params["cursor"] = cursor
+    params = query(limit=PAGE_SIZE if limit is None else limit, state=state, cursor=cursor)
     return Call("GET", "/api/schedules", Auth.EITHER, one(SchedulePageView), params=params)
 
 

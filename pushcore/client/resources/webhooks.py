@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pushcore.client._call import Auth, Call, json_body, many, one, path
+from pushcore.client._call import Auth, Call, json_body, many, one, path, query
 from pushcore.client._resource import Pages, Resource, S_co, endpoint, listing
 from pushcore.converter import DeletedView
 from pushcore.converter.events import (
@@ -79,9 +79,7 @@ def attempts_page(
     webhook_id: str, limit: int | None = None, cursor: str | None = None
 ) -> Call[AttemptPageView]:
     """One page of the endpoint's attempts, newest first."""
-    params = {"limit": str(EVENTS_PAGE_MAX if limit is None else limit)}
-    if cursor is not None:
-        params["cursor"] = cursor
+    params = query(limit=EVENTS_PAGE_MAX if limit is None else limit, cursor=cursor)
     url = path(_ONE + "/attempts", webhook_id)
     return Call("GET", url, Auth.EITHER, one(AttemptPageView), params=params)
 
@@ -111,11 +109,12 @@ def page(
     cursor: str | None = None,
 ) -> Call[EventPageView]:
     """One page of events, oldest first, after the event id ``after`` (or ``cursor``)."""
-    params = {"limit": str(EVENTS_PAGE_MAX if limit is None else limit)}
-    if type:
-        params["type"] = type if isinstance(type, str) else ",".join(type)
-    if cursor or after:
-        params["after"] = str(cursor or after)
+    params = query(
+        limit=EVENTS_PAGE_MAX if limit is None else limit,
+        # An empty type or cursor is none.
+        type=(type if isinstance(type, str) else ",".join(type)) if type else None,
+        after=cursor or after or None,
+    )
     return Call("GET", "/api/events", Auth.EITHER, one(EventPageView), params=params)
 
 

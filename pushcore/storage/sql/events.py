@@ -107,28 +107,33 @@ def _attempt(dialect: Any, row: Sequence[Any]) -> Attempt:
 
 
 class Events(Repository):
-    def add(self, event: Event, endpoint_ids: Sequence[str], due: datetime) -> None:
-        """Insert the event and a pending attempt, due at ``due``, per endpoint."""
+    def add(self, events: Sequence[tuple[Event, Sequence[str]]], due: datetime) -> None:
+        """Insert each event and a pending attempt, due at ``due``, per endpoint beside it."""
         time = self._dialect.time
-        self._sql.run(
+        self._sql.many(
             f"INSERT INTO events ({_EVENT}) VALUES (?, ?, ?, ?, ?, ?)",  # noqa: S608
-            (
-                event.id,
-                event.account_id,
-                event.type,
-                time(event.created_at),
-                json.dumps(dict(event.data), separators=(",", ":")),
-                event.notification_id,
-            ),
+            [
+                (
+                    event.id,
+                    event.account_id,
+                    event.type,
+                    time(event.created_at),
+                    json.dumps(dict(event.data), separators=(",", ":")),
+                    event.notification_id,
+                )
+                for event, _ in events
+            ],
         )
-        if endpoint_ids:
+        attempts = [
+            (e, event.id, event.account_id, event.type, time(event.created_at), time(due))
+            for event, endpoint_ids in events
+            for e in endpoint_ids
+        ]
+        if attempts:
             self._sql.many(
                 "INSERT INTO webhook_attempts (endpoint_id, event_id, account_id, type, status,"
                 " attempts, created_at, next_attempt_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
-                [
-                    (e, event.id, event.account_id, event.type, time(event.created_at), time(due))
-                    for e in endpoint_ids
-                ],
+                attempts,
             )
 
     def _decode(self, row: Sequence[Any]) -> Event:

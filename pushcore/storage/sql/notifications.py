@@ -90,6 +90,8 @@ class Notifications(Repository):
         limit: int,
         before_id: str | None,
         collapse_key: str | None = None,
+        stream_id: str | None = None,
+        schedule_id: str | None = None,
     ) -> Sequence[Notification]:
         """The account's notifications, newest first, after the cursor."""
         where, params = "account_id = ?", [account_id]
@@ -99,6 +101,12 @@ class Notifications(Repository):
         if collapse_key is not None:
             where += " AND collapse_key = ?"
             params.append(collapse_key)
+        if stream_id is not None:
+            where += " AND stream_id = ?"
+            params.append(stream_id)
+        if schedule_id is not None:
+            where += " AND schedule_id = ?"
+            params.append(schedule_id)
         if before_id is not None:
             where += " AND id < ?"
             params.append(before_id)

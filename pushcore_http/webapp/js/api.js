@@ -206,10 +206,10 @@ export async function api(method, path, body, extraHeaders = {}) {
 }
 
 /** A call with an API key instead of the token (stream creation and sends take only keys). */
-export async function apiWithKey(key, method, path, body) {
+export async function apiWithKey(key, method, path, body, headers = {}) {
   const response = await reach(path, {
     method,
-    headers: { "Content-Type": "application/json", "X-API-Key": key },
+    headers: { "Content-Type": "application/json", "X-API-Key": key, ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: "omit",
   });

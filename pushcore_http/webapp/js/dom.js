@@ -137,11 +137,12 @@ export function action(label, className, work, fail) {
  * menu button pattern of WAI-ARIA, so the keyboard reaches every action too.
  * `items` are [label, run] pairs; the menu closes before an item runs.
  */
-export function menu(label, items) {
+export function menu(label, items, text = null) {
+  // With `text`, a button in words (Mute); else the three dots, named by `label`.
   const button = h(
     "button",
-    { type: "button", class: "icon-button", "aria-haspopup": "menu", "aria-expanded": "false", "aria-label": label },
-    h("span", { class: "dots", "aria-hidden": "true" }),
+    { type: "button", class: text ? "secondary" : "icon-button", "aria-haspopup": "menu", "aria-expanded": "false", "aria-label": label },
+    text || h("span", { class: "dots", "aria-hidden": "true" }),
   );
   const entries = items.map(([text, run]) => {
     const item = h("button", { type: "button", role: "menuitem", tabindex: "-1" }, text);

@@ -74,3 +74,11 @@ export function avatar(name, shades = 6) {
   for (const ch of text) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
   return { letter: ([...text][0] || "?").toUpperCase(), shade: hash % shades };
 }
+
+/** A moment a person reads: "Fri 08:00" (with the date when over a week away). */
+export function moment(date, now = new Date()) {
+  const far = Math.abs(date - now) > 6 * DAY_MS;
+  return date.toLocaleString(undefined, {
+    weekday: "short", hour: "2-digit", minute: "2-digit", ...(far ? { day: "numeric", month: "short" } : {}),
+  });
+}

@@ -6,6 +6,7 @@ import * as live from "./live.js";
 import { forget } from "./publisher.js";
 import * as state from "./state.js";
 import * as inbox from "./screens/inbox.js";
+import { adoptBrowserZone } from "./zone.js";
 import * as settings from "./screens/settings.js";
 import * as signin from "./screens/signin.js";
 import * as streams from "./screens/streams.js";
@@ -122,6 +123,7 @@ state.watch((now, changed) => {
     if (now.account) {
       live.start();
       registerLive().catch(() => {});
+      adoptBrowserZone();
     } else {
       live.stop();
     }

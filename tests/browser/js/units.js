@@ -14,6 +14,7 @@ function equal(actual, expected, what = "") {
 const format = await import("/app/js/format.js");
 const sse = await import("/app/js/sse.js");
 const state = await import("/app/js/state.js");
+const times = await import("/app/js/times.js");
 
 // A fixed local "now": 26 November 2026, 15:00 (the zone is the browser's).
 const NOW = new Date(2026, 10, 26, 15, 0, 0);
@@ -146,6 +147,35 @@ test("state: a watcher that stops itself while others are told", () => {
   state.set({ notice: before });
   second();
   equal(heard, ["first", "second", "second"]);
+});
+
+test("times.atWallTime: the service's daylight-saving rule", () => {
+  const iso = (d) => d.toISOString();
+  equal(iso(times.atWallTime(2026, 12, 24, 9, 0, "Europe/Berlin")), "2026-12-24T08:00:00.000Z");
+  // 02:30 does not exist on 29 March 2026 in Berlin: shifted by the gap, to 03:30.
+  equal(iso(times.atWallTime(2026, 3, 29, 2, 30, "Europe/Berlin")), "2026-03-29T01:30:00.000Z");
+  // 02:30 exists twice on 25 October 2026: the first.
+  equal(iso(times.atWallTime(2026, 10, 25, 2, 30, "Europe/Berlin")), "2026-10-25T00:30:00.000Z");
+  equal(iso(times.atWallTime(2026, 6, 1, 8, 0, "Asia/Kolkata")), "2026-06-01T02:30:00.000Z");
+});
+
+test("times.nextMorning: the next 08:00 in the zone", () => {
+  const zone = "America/New_York";
+  equal(times.nextMorning(new Date("2026-11-27T02:00:00Z"), zone).toISOString(), "2026-11-27T13:00:00.000Z");
+  equal(times.nextMorning(new Date("2026-11-27T13:00:00Z"), zone).toISOString(), "2026-11-28T13:00:00.000Z");
+});
+
+test("times.repeatTimes and repeatRule: daily, weekdays, weekly", () => {
+  const friday = new Date(2026, 10, 27, 9, 30);
+  const days = (list) => list.map((d) => `${d.getDate()} ${d.getHours()}:${d.getMinutes()}`);
+  equal(days(times.repeatTimes("daily", friday, 3)), ["27 9:30", "28 9:30", "29 9:30"]);
+  equal(days(times.repeatTimes("weekdays", friday, 3)), ["27 9:30", "30 9:30", "1 9:30"]);
+  equal(days(times.repeatTimes("weekly", friday, 2)), ["27 9:30", "4 9:30"]);
+  // None before now: the start itself has passed.
+  equal(days(times.repeatTimes("daily", friday, 1, new Date(2026, 10, 27, 9, 31))), ["28 9:30"]);
+  equal(times.repeatRule("weekly", friday), "FREQ=WEEKLY;BYDAY=FR");
+  equal(times.repeatRule("weekdays", friday), "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR");
+  equal(times.localDateTime(friday), "2026-11-27T09:30:00");
 });
 
 export async function run() {

@@ -1,5 +1,5 @@
-// Settings: who is signed in and Sign out first; API keys (create, shown once, revoke),
-// this browser's devices, password.
+// Settings: who is signed in and Sign out first; quiet hours and snooze; API keys
+// (create, shown once, revoke), this browser's devices, password.
 import { api, changePassword, currentAccount } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { currentEndpoint, enablePush, isLiveToken, pushUnavailable } from "../device.js";
@@ -57,6 +57,16 @@ export async function render(root, context) {
       fail(error);
     }
   };
+  const quiet = h("div", {});
+  const loadQuiet = async () => {
+    try {
+      // Loaded with this screen, not with the app's first page.
+      const { quietSections } = await import("./quiet.js");
+      fill(quiet, await quietSections(fail));
+    } catch (error) {
+      fail(error);
+    }
+  };
   const signOut = h("button", { type: "button", class: "danger" }, "Sign out");
   signOut.addEventListener("click", () => busy(signOut, () => context.signOut()));
   fill(
@@ -69,6 +79,7 @@ export async function render(root, context) {
       signOut,
     ),
     problem,
+    quiet,
     h("h2", {}, "API keys"),
     keyForm(loadKeys),
     keys,
@@ -78,7 +89,7 @@ export async function render(root, context) {
     h("h2", {}, "Password"),
     passwordForm(),
   );
-  await Promise.all([loadKeys(), loadDevices()]);
+  await Promise.all([loadQuiet(), loadKeys(), loadDevices()]);
 }
 
 function keyForm(created) {

@@ -1,11 +1,20 @@
 // Streams: New stream (Name, Description, Icon URL); each with code, subscribers,
-// share link and QR code, a send form (Title, Body, Send) and Delete.
+// share link and QR code, a send form (screens/send.js), what was Sent, its Schedules,
+// and Delete.
 import { api } from "../api.js";
 import { action, busy, clearErrors, field, fill, formError, h, showError, uid } from "../dom.js";
 import { publish } from "../publisher.js";
 import { subscribers } from "./subscriptions.js";
 
+// The send form, Sent and Schedules: loaded with this screen, not with the app's first
+// page (the inbox). {sendForm, sentList, scheduleList} once loaded.
+let parts = null;
+
 export async function render(root) {
+  if (!parts) {
+    const modules = await Promise.all([import("./send.js"), import("./sent.js"), import("./schedules.js")]);
+    parts = Object.assign({}, ...modules);
+  }
   const list = h("div", { "aria-label": "Your streams" });
   const problem = h("p", { class: "error", role: "alert", hidden: true });
   const create = createForm(async () => {
@@ -24,7 +33,8 @@ export async function render(root) {
   async function load() {
     try {
       const streams = await api("GET", "/api/streams");
-      fill(list, streams.length ? streams.map((s) => card(s, load, problem)) : h("p", { class: "muted" }, "You publish no stream yet."));
+      const made = streams.map((s) => card(s, load, problem));
+      fill(list, made.length ? made : h("p", { class: "muted" }, "You publish no stream yet."));
     } catch (error) {
       problem.textContent = error.message;
       problem.hidden = false;
@@ -93,6 +103,8 @@ function card(stream, reload, problem) {
     },
   );
   const headingId = uid("stream");
+  const sent = parts.sentList(stream);
+  const schedules = parts.scheduleList(stream);
   return h(
     "section",
     { class: "card stack", "aria-labelledby": headingId, dataset: { code: stream.code } },
@@ -102,40 +114,9 @@ function card(stream, reload, problem) {
     h("p", { class: "small" }, "Share link: ", h("a", { href: link }, link)),
     h("div", { class: "row" }, copy),
     h("img", { class: "qr", src: `/app/qr/${stream.code}.svg`, alt: `QR code of the share link of ${stream.name}`, width: 164, height: 164 }),
-    sendForm(stream, reload),
+    parts.sendForm(stream, () => Promise.all([sent.refresh(), schedules.refresh()])),
+    sent,
+    schedules,
     h("div", { class: "row" }, remove),
   );
-}
-
-function sendForm(stream, reload) {
-  const title = field("Title", "title", { type: "text", required: true, maxlength: 200 });
-  const body = field("Body", "body", { rows: 3, maxlength: 2000 }, "textarea");
-  const button = h("button", { type: "submit" }, "Send");
-  const result = h("p", { class: "muted small", role: "status" });
-  const form = h(
-    "form",
-    { class: "stack", novalidate: true, "aria-label": `Send to ${stream.name}` },
-    title.wrap,
-    body.wrap,
-    formError(),
-    h("div", { class: "row" }, button),
-    result,
-  );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const payload = { title: title.control.value.trim() };
-    if (body.control.value.trim()) payload.body = body.control.value.trim();
-    await busy(button, async () => {
-      try {
-        const sent = await publish("POST", `/api/streams/${stream.id}/send`, payload);
-        clearErrors(form);
-        form.reset();
-        result.textContent = `Sent to ${subscribers(sent.subscribers)} (${sent.sent} ${sent.sent === 1 ? "device" : "devices"}).`;
-      } catch (error) {
-        showError(form, error);
-      }
-    });
-  });
-  void reload;
-  return form;
 }

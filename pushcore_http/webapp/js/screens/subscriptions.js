@@ -1,7 +1,10 @@
 // Subscriptions: Stream code + Subscribe, each with Unsubscribe; and the share link's screen.
 import { api } from "../api.js";
-import { action, busy, clearErrors, field, fill, formError, h, showError } from "../dom.js";
-import { avatar } from "../format.js";
+import { action, busy, clearErrors, field, fill, formError, h, menu, showError } from "../dom.js";
+import { avatar, moment } from "../format.js";
+
+const HOUR_MS = 3600 * 1000;
+const MUTES = [["1 hour", HOUR_MS], ["8 hours", 8 * HOUR_MS], ["1 week", 168 * HOUR_MS], ["Off", null]];
 
 const CODE_ALIASES = { code: "code", not_found: "code", own_stream: "code", already_subscribed: "code" };
 
@@ -56,6 +59,10 @@ export async function render(root, context, params) {
 
 function item(subscription, reload, problem) {
   const { stream } = subscription;
+  const fail = (error) => {
+    problem.textContent = error.message;
+    problem.hidden = false;
+  };
   const button = action(
     "Unsubscribe",
     "danger",
@@ -63,11 +70,24 @@ function item(subscription, reload, problem) {
       await api("DELETE", `/api/streams/subscriptions/${subscription.id}`);
       await reload();
     },
-    (error) => {
-      problem.textContent = error.message;
-      problem.hidden = false;
-    },
+    fail,
   );
+  // Until then its sends reach the inbox but no device (API.md, "The recipient's time").
+  const mute = menu(
+    `Mute ${stream.name}`,
+    MUTES.map(([words, ms]) => [
+      words,
+      () =>
+        api("PATCH", `/api/streams/subscriptions/${subscription.id}`, {
+          mutedUntil: ms && new Date(Date.now() + ms).toISOString(),
+        })
+          .then(reload)
+          .catch(fail),
+    ]),
+    "Mute",
+  );
+  const until = subscription.mutedUntil && new Date(subscription.mutedUntil);
+  const muted = until && until > new Date() ? h("p", { class: "small muted-until" }, `Muted until ${moment(until)}`) : null;
   return h(
     "li",
     { class: "card follow" },
@@ -78,8 +98,9 @@ function item(subscription, reload, problem) {
       h("h3", {}, stream.name),
       stream.description ? h("p", { class: "small" }, stream.description) : null,
       h("p", { class: "muted small" }, h("code", {}, stream.code), ` · ${subscribers(stream.subscribers)}`),
+      muted,
     ),
-    button,
+    h("div", { class: "row follow-actions" }, mute, button),
   );
 }
 
