@@ -63,6 +63,11 @@ def _expired(notification: Notification, now: datetime) -> bool:
     return isinstance(expires, datetime) and expires <= now
 
 
+def _until(end: datetime, notification: Notification) -> datetime:
+    expires = getattr(notification, "expires_at", None)
+    return min(end, expires) if isinstance(expires, datetime) else end
+
+
 def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner: str) -> Screened:
     """Decide each claimed dispatch by its recipient's settings, in the claim's transaction."""
     screened = [d for d in dispatches if _screened(d)]
@@ -104,7 +109,8 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
             found = settings.get(account, _DEFAULT)
             decision = decided[key] = decide(found, mute, notification.priority, at)
         if isinstance(decision, Hold):
-            holds[decision.until].append(delivery.id)
+            # Held no later than its expiry: it ends EXPIRED then, not at the end of the quiet.
+            holds[_until(decision.until, notification)].append(delivery.id)
         elif isinstance(decision, Muted):
             tx.deliveries.settle(delivery.id, owner, DeliveryStatus.CANCELLED, MUTED, now)
             ended[notification.id] = MUTED
@@ -114,16 +120,24 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     return Screened(send, ended, held)
 
 
+def _sender_key(notification: Notification) -> str | None:
+    # A key names one thing within one sending account: two senders' "score" differ.
+    key = collapse_key(notification)
+    return None if key is None else f"{notification.account_id} {key}"
+
+
 def _replaced(tx: Transaction, released: Sequence[Dispatch]) -> set[str]:
-    """The released deliveries a newer held one of the same device and collapse key
-    replaces (none where notifications have no collapse key)."""
+    """The released deliveries a newer one (held, or gone or going since) of the same
+    device, sender and collapse key replaces (none where there is no collapse key)."""
     keyed = [d for d in released if collapse_key(d.notification) is not None]
     if not keyed:
         return set()
-    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}))
+    since = min(d.delivery.due_at for d in keyed)
+    keys = sorted({(d.notification.account_id, collapse_key(d.notification) or "") for d in keyed})
+    rows = tx.recipients.held_for_devices(sorted({d.device.id for d in keyed}), since, keys)
     notifications = {n.id: n for n in tx.notifications.by_ids(sorted({r[1] for r in rows}))}
     candidates = [
-        (delivery, device, collapse_key(n) if (n := notifications.get(nid)) else None, due)
+        (delivery, device, _sender_key(n) if (n := notifications.get(nid)) else None, due)
         for delivery, nid, device, due in rows
     ]
     mine = {d.delivery.id for d in keyed}

@@ -46,6 +46,12 @@ class RecipientRepository(Protocol):
         """Hand what the account's devices have HELD back to the queue; how many."""
         ...
 
-    def held_for_devices(self, device_ids: Sequence[str]) -> list[tuple[str, str, str, datetime]]:
-        """(delivery, notification, device, due) of these devices' held, unsent deliveries."""
+    def held_for_devices(
+        self,
+        device_ids: Sequence[str],
+        since: datetime | None = None,
+        keys: Sequence[tuple[str, str]] = (),
+    ) -> list[tuple[str, str, str, datetime]]:
+        """(delivery, notification, device, due) of these devices' held, unsent deliveries,
+        and those due since ``since`` of ``keys`` (sender, collapse key) to go or gone."""
         ...

@@ -122,13 +122,33 @@ class Recipients(Repository):
         )
         return int(cursor.rowcount)
 
-    def held_for_devices(self, device_ids: Sequence[str]) -> list[tuple[str, str, str, datetime]]:
+    def held_for_devices(
+        self,
+        device_ids: Sequence[str],
+        since: datetime | None = None,
+        keys: Sequence[tuple[str, str]] = (),
+    ) -> list[tuple[str, str, str, datetime]]:
         """(delivery, notification, device, due) of every delivery of these devices that
-        was held and is not yet sent: what a released one's collapse key is compared with."""
+        was held and is not yet sent, and of every one due since ``since`` of a
+        notification with one of ``keys`` (sender, collapse key) that is to go or went:
+        what a released one's collapse key is compared with."""
+        devices = self._dialect.array(sorted(device_ids))
         rows = self._sql.all(
             "SELECT id, notification_id, device_id, due_at FROM deliveries"
             " WHERE device_id = ANY(?) AND held_until IS NOT NULL"
             " AND status IN ('HELD', 'PENDING', 'IN_FLIGHT')",
-            (self._dialect.array(sorted(device_ids)),),
+            (devices,),
         )
+        # A newer one of the key that was not held (a bypass, a mute's critical) may have
+        # reached the device already: the held older must not follow it. Found through
+        # the key's notifications (indexed), not a scan of the devices' history.
+        for account_id, key in keys if since is not None else ():
+            rows += self._sql.all(
+                "SELECT d.id, d.notification_id, d.device_id, d.due_at FROM notifications n"
+                " JOIN deliveries d ON d.notification_id = n.id"
+                " WHERE n.account_id = ? AND n.collapse_key = ? AND d.device_id = ANY(?)"
+                " AND d.kind = 'notification' AND d.held_until IS NULL AND d.due_at >= ?"
+                " AND d.status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED')",
+                (account_id, key, devices, self._dialect.opt_time(since)),
+            )
         return [(d, n, dev, self._dialect.read_time(due)) for d, n, dev, due in rows]
