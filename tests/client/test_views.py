@@ -8,6 +8,7 @@ renames, drops or reformats a field fails here, not only in an HTTP test.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import types
 import typing
@@ -63,6 +64,13 @@ MS_INSTANTS = INSTANTS.map(lambda d: d.replace(microsecond=d.microsecond // 1000
 
 def strategy(tp: Any, instants: st.SearchStrategy[datetime]) -> st.SearchStrategy[Any]:
     """Values of the annotated type ``tp``, attrs classes built field by field."""
+    # Cached: built anew for each example, the strategies for a page's nested types
+    # were most of these tests' CPU (Hypothesis keeps what it learns of one it has seen).
+    return _strategy(tp, instants)
+
+
+@functools.cache
+def _strategy(tp: Any, instants: st.SearchStrategy[datetime]) -> st.SearchStrategy[Any]:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         return st.one_of(*(strategy(a, instants) for a in args))

@@ -74,6 +74,9 @@ class Server:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
+        # Stopped here: the fixture that called start() never reaches its stop(), and a
+        # server left running (two after one loaded run) keeps taking CPU from later tests.
+        self.stop()
         raise RuntimeError("server did not start")
 
     @classmethod

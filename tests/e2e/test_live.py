@@ -22,8 +22,7 @@ from tests.e2e.test_delivery import iso
 from tests.live.sse import Listener, titles
 from tests.pg import Cluster
 
-# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = pytest.mark.slow
 
 
 def listen(server: Server, headers: dict[str, str]) -> Listener:
@@ -115,12 +114,15 @@ def api_only(tmp_path: Path) -> Iterator[Server]:
         server.stop()
 
 
+# Timing bounds (arrivals within 1 s): run alone, after the parallel pass (scripts/check.sh).
+@pytest.mark.serial
 def test_a_worker_s_entries_reach_channels_of_an_api_only_server_on_sqlite(
     api_only: Server,
 ) -> None:
     arrivals_within_a_second(api_only)
 
 
+@pytest.mark.serial
 @pytest.mark.postgres
 def test_a_worker_s_entries_reach_channels_of_an_api_only_server_on_postgres(
     tmp_path: Path, pg_cluster: Cluster
