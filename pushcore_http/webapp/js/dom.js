@@ -100,6 +100,17 @@ export function formError() {
   return h("p", { class: "error form-error", role: "alert", hidden: true });
 }
 
+/** A list's error line: `line` (hidden until `fail(error)` shows the error's message) and
+ *  `clear()` (hides it again before the next load). */
+export function alertLine() {
+  const line = h("p", { class: "error", role: "alert", hidden: true });
+  const fail = (error) => {
+    line.textContent = error.message;
+    line.hidden = false;
+  };
+  return { line, fail, clear: () => (line.hidden = true) };
+}
+
 /** A time in a <time> element: relative ("3 min ago") unless `words` says otherwise. */
 export function when(iso, words = ago) {
   if (!iso) return h("span", {}, "never");

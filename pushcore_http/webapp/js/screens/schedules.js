@@ -1,7 +1,7 @@
 // A stream's Schedules: what it sends later or again (POST /api/schedules with its
 // streamId), each with Pause, Resume and Delete.
 import { api } from "../api.js";
-import { action, fill, h } from "../dom.js";
+import { action, alertLine, fill, h } from "../dom.js";
 import { moment } from "../format.js";
 
 const RULES = {
@@ -20,13 +20,9 @@ function ruleWords(rrule) {
 /** The Schedules disclosure of a stream's card; `refresh()` reloads it when open. */
 export function scheduleList(stream) {
   const list = h("ul", { class: "list", "aria-label": `Schedules of ${stream.name}` });
-  const problem = h("p", { class: "error", role: "alert", hidden: true });
-  const fail = (error) => {
-    problem.textContent = error.message;
-    problem.hidden = false;
-  };
+  const { line: problem, fail, clear } = alertLine();
   const load = async () => {
-    problem.hidden = true;
+    clear();
     try {
       const { items } = await api("GET", "/api/schedules?limit=100");
       const mine = items.filter((s) => s.streamId === stream.id);

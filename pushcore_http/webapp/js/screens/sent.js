@@ -1,7 +1,7 @@
 // A stream's Sent list: each send with its delivered and opened counts, Edit while no
 // device has it yet (PATCH, refused with 409 not_editable after), Withdraw once sent.
 // Read with the app's own key (notifications are read and changed with keys only).
-import { action, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
+import { action, alertLine, busy, clearErrors, field, fill, formError, h, showError, uid, when } from "../dom.js";
 import { publish } from "../publisher.js";
 
 const PAGE = 10;
@@ -19,13 +19,9 @@ const NOT_EDITABLE =
 /** The Sent disclosure of a stream's card; `refresh()` reloads it when open. */
 export function sentList(stream) {
   const list = h("ul", { class: "list sent", "aria-label": `Sent to ${stream.name}` });
-  const problem = h("p", { class: "error", role: "alert", hidden: true });
-  const fail = (error) => {
-    problem.textContent = error.message;
-    problem.hidden = false;
-  };
+  const { line: problem, fail, clear } = alertLine();
   const load = async () => {
-    problem.hidden = true;
+    clear();
     try {
       const query = `/api/notifications?streamId=${encodeURIComponent(stream.id)}&limit=${PAGE}`;
       const { items } = await publish("GET", query);
