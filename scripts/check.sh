@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every check: ruff (lint and format), mypy --strict, the whole test suite
-# on every core (pytest-xdist; tests/README.md says what a test must do to run beside others).
+# Set up and run every check: ruff (lint and format), mypy --strict, ESLint, the whole test
+# suite on every core (pytest-xdist; tests/README.md says what a test must do to run beside others).
 # --quick (first argument): the inner loop, the same checks but only the in-process tests
 # (unit, services, HTTP against the app; no subprocess server, PostgreSQL or browser).
 # Extra arguments go to pytest (e.g. -k keys, or -m "not slow"; -n 0 runs in one process).
@@ -18,25 +18,45 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 echo "== ruff check";  .venv/bin/ruff check .
 echo "== ruff format"; .venv/bin/ruff format --check .
-echo "== mypy";        .venv/bin/mypy
 # The app's JavaScript: ESLint (eslint.config.js), from the locked devDependencies.
 # Node is needed for this check only, never to build or run the app.
-echo "== eslint"
-if command -v npm >/dev/null; then
-  npm ci --no-audit --no-fund --silent
-  npx eslint pushcore_http/webapp tests/browser/js
-else
+if ! command -v npm >/dev/null; then
   echo "npm is missing: install Node.js (apt-get install nodejs npm) to lint the app's JavaScript" >&2
   exit 1
 fi
+# mypy and ESLint run beside the tests, niced: a cold mypy is half a minute of one core,
+# and the tests leave a fifth of the cores idle (waiting on servers, timers and PostgreSQL),
+# which is what they take, not the tests' share (some tests bound latencies).
+# Their output is shown, and their failure fails the run, once the tests are done.
+lint_log=$(mktemp)
+trap 'rm -f "$lint_log"' EXIT
+(
+  set -e
+  echo "== mypy"; nice -n 10 .venv/bin/mypy
+  echo "== eslint"
+  # npm ci (a clean node_modules) only when the lock file changed since the last one.
+  if [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+    nice -n 10 npm ci --no-audit --no-fund --silent
+  fi
+  nice -n 10 npx eslint pushcore_http/webapp tests/browser/js
+) >"$lint_log" 2>&1 &
+lint=$!
+status=0
 if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
   # The whole suite: in parallel, then the tests that bound timings, alone (another
-  # worker's load would be what they measure).
+  # worker's load would be what they measure; mypy and ESLint are done by then).
   echo "== pytest (parallel)"
-  .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup -m "not serial"
-  echo "== pytest (timing bounds, alone)"
-  .venv/bin/pytest -p no:xdist -m serial
+  .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup -m "not serial" || status=$?
+  wait "$lint" || status=$?
+  cat "$lint_log"
+  if [ "$status" -eq 0 ]; then
+    echo "== pytest (timing bounds, alone)"
+    .venv/bin/pytest -p no:xdist -m serial || status=$?
+  fi
 else
   echo "== pytest";    .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup \
-                         ${tests[@]+"${tests[@]}"} "$@"
+                         ${tests[@]+"${tests[@]}"} "$@" || status=$?
+  wait "$lint" || status=$?
+  cat "$lint_log"
 fi
+exit "$status"
