@@ -36,9 +36,10 @@ def receiver() -> Iterator[Receiver]:
         yield r
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path / "data")
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the module's tests; each uses an account of its own."""
+    s = Server(tmp_path_factory.mktemp("delivery") / "data")
     s.start()
     try:
         yield s
@@ -47,7 +48,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 
 
 def test_delivered_at_due_time_to_the_targeted_devices(server: Server, receiver: Receiver) -> None:
-    key = server.key("alice")
+    key = server.key("due")
     server.webhook(key, receiver.url("/a"))
     server.webhook(key, receiver.url("/b"))
     due = datetime.now(UTC) + timedelta(seconds=1.5)
@@ -94,7 +95,7 @@ def test_delivered_at_due_time_to_the_targeted_devices(server: Server, receiver:
 
 
 def test_a_cancelled_notification_never_arrives(server: Server, receiver: Receiver) -> None:
-    key = server.key("alice")
+    key = server.key("cancel")
     server.webhook(key, receiver.url("/a"))
     due = datetime.now(UTC) + timedelta(seconds=1.5)
     doomed = server.request(
@@ -112,7 +113,7 @@ def test_a_cancelled_notification_never_arrives(server: Server, receiver: Receiv
 
 
 def test_retries_honour_retry_after_and_410_deactivates(server: Server, receiver: Receiver) -> None:
-    key = server.key("alice")
+    key = server.key("retry")
     server.webhook(key, receiver.url("/flaky"))
     server.webhook(key, receiver.url("/busy"))
     gone = server.webhook(key, receiver.url("/gone"))

@@ -4,7 +4,6 @@ Webhooks headers on each delivery, checked by the reference library."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -21,9 +20,10 @@ def receiver() -> Iterator[Receiver]:
         yield r
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path / "data", {"PUSHCORE_RETRY_MIN_DELAY": "200ms"})
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the module's tests; each uses an account of its own."""
+    s = Server(tmp_path_factory.mktemp("signed") / "data", {"PUSHCORE_RETRY_MIN_DELAY": "200ms"})
     s.start()
     try:
         yield s
@@ -51,7 +51,7 @@ def send(server: Server, key: dict[str, str], title: str) -> None:
 def test_each_delivery_is_signed_with_the_secret_shown_once(
     server: Server, receiver: Receiver
 ) -> None:
-    key = server.key("alice")
+    key = server.key("signed")
     status, device = register(server, key, receiver.url("/hook"))
     assert status == 201
     secret = device["secret"]
@@ -77,7 +77,7 @@ def test_each_delivery_is_signed_with_the_secret_shown_once(
 def test_registering_again_issues_a_new_secret_and_the_old_one_stops_signing(
     server: Server, receiver: Receiver
 ) -> None:
-    key = server.key("alice")
+    key = server.key("again")
     _, first = register(server, key, receiver.url("/hook"))
     status, again = register(server, key, receiver.url("/hook"))
     assert status == 200
@@ -95,7 +95,7 @@ def test_registering_again_issues_a_new_secret_and_the_old_one_stops_signing(
 
 
 def test_other_platforms_get_no_secret(server: Server) -> None:
-    key = server.key("alice")
+    key = server.key("android")
     answer = server.request(
         "POST", "/api/devices", json={"platform": "android", "token": "fcm-token-1"}, headers=key
     )
