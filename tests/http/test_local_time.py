@@ -200,6 +200,8 @@ def test_an_own_notification_is_due_in_the_owners_zone(lt: Local) -> None:
         ({"deliverAt": "09:00"}, "deliverAt"),
     ],
 )
+# Refused by the converter before any store is asked, the same on either: on SQLite only.
+@pytest.mark.parametrize("lt", ["sqlite"], indirect=True)
 def test_bad_local_times_are_400s_naming_the_field_and_store_nothing(
     lt: Local, fields: Json, named: str
 ) -> None:

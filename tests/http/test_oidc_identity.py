@@ -222,6 +222,9 @@ def by_email(services: Services, tmp_path: Path, tls: ProviderTls, provider: Fak
     built.close()
 
 
+# The claim is refused before any store is asked (test_a_verified_email_signs_in and the
+# identity tests above run on both): on SQLite only.
+@pytest.mark.parametrize("database_url", [None], ids=["sqlite"])
 @pytest.mark.parametrize("verified", [None, False, "false", "False", 1, "yes"])
 def test_an_unverified_email_signs_nobody_in(
     by_email: Browser, provider: FakeProvider, services: Services, verified: Any
@@ -302,6 +305,8 @@ def test_the_browser_cookie_is_httponly_lax_for_the_site(
 # (d) The exchange is limited per address ---------------------------------------------
 
 
+# The limiter is in memory, whatever the store: on SQLite only.
+@pytest.mark.parametrize("database_url", [None], ids=["sqlite"])
 def test_the_exchange_is_limited_per_address_like_failed_authentications(
     new_browser: Callable[[], Browser],
 ) -> None:
