@@ -152,13 +152,23 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Migrating a new database is half of what building the services costs (60 ms
     of CPU, most of an HTTP test's set-up); a copy of this file costs nothing.
     The migrations themselves are tested where a store opens its own file
-    (tests/contract, the CLI's first command, the servers the tests start).
+    (tests/contract/test_*_migration.py, ``memory://`` stores, the CLI's first
+    command, the servers the tests start).
     """
     from pushcore.storage.sqlite.store import SqliteStore
 
     path = tmp_path_factory.mktemp("migrated") / "pushcore.db"
     SqliteStore(path).close()
     return path
+
+
+def copy_migrated(migrated_sqlite: Path, directory: Path) -> Path:
+    """A copy of ``migrated_sqlite`` in ``directory`` (made if missing); the copy's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for source in migrated_sqlite.parent.glob(f"{migrated_sqlite.name}*"):
+        if not source.name.endswith("-writer"):  # the lock file: each store makes its own
+            shutil.copy2(source, directory / source.name)
+    return directory / migrated_sqlite.name
 
 
 @pytest.fixture
@@ -171,10 +181,7 @@ def settings(tmp_path: Path, migrated_sqlite: Path) -> Settings:
     data_dir = tmp_path / "data"
     database_url = os.environ.get("PUSHCORE_TEST_DATABASE_URL")
     if database_url is None:
-        data_dir.mkdir(parents=True)
-        for source in migrated_sqlite.parent.glob(f"{migrated_sqlite.name}*"):
-            if not source.name.endswith("-writer"):  # the lock file: each store makes its own
-                shutil.copy2(source, data_dir / source.name)
+        copy_migrated(migrated_sqlite, data_dir)
     return load_settings(env={}, data_dir=data_dir, database_url=database_url)
 
 
