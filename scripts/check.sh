@@ -41,12 +41,20 @@ trap 'rm -f "$lint_log"' EXIT
   nice -n 10 npx eslint pushcore_http/webapp tests/browser/js
 ) >"$lint_log" 2>&1 &
 lint=$!
+# The whole suite: one worker more than the cores, as a fifth of the time a worker and its
+# servers sleep (on a server, a timer or PostgreSQL) and a third worker on two cores fills
+# it (docs/benchmarks.md). The in-process tests of --quick rarely wait: one per core.
+if [ ${#tests[@]} -eq 0 ]; then
+  workers=${PUSHCORE_TEST_WORKERS:-$(( $(nproc) + 1 ))}
+else
+  workers=${PUSHCORE_TEST_WORKERS:-$(nproc)}
+fi
 status=0
 if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
   # The whole suite: in parallel, then the tests that bound timings, alone (another
   # worker's load would be what they measure; mypy and ESLint are done by then).
   echo "== pytest (parallel)"
-  .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup -m "not serial" || status=$?
+  .venv/bin/pytest -n "$workers" --dist loadgroup -m "not serial" || status=$?
   wait "$lint" || status=$?
   cat "$lint_log"
   if [ "$status" -eq 0 ]; then
@@ -54,7 +62,7 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
     .venv/bin/pytest -p no:xdist -m serial || status=$?
   fi
 else
-  echo "== pytest";    .venv/bin/pytest -n "${PUSHCORE_TEST_WORKERS:-auto}" --dist loadgroup \
+  echo "== pytest";    .venv/bin/pytest -n "$workers" --dist loadgroup \
                          ${tests[@]+"${tests[@]}"} "$@" || status=$?
   wait "$lint" || status=$?
   cat "$lint_log"
