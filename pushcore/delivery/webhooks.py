@@ -225,6 +225,12 @@ class EventSender:
                     self._settled(lane, 1)
                     continue
                 self._answered.append((attempt, lane.endpoint, result))
+                if result.gone:
+                    # The endpoint is being disabled: its other claimed events stay unsent
+                    # (the disabling fails them, or their lease runs out).
+                    dropped = len(lane.waiting)
+                    lane.waiting.clear()
+                    self._settled(lane, dropped)
                 if self._recorder is None or self._recorder.done():
                     self._recorder = self._spawn(self._record_answers())
         finally:

@@ -75,3 +75,31 @@ def test_endpoints_holding_many_posts_open_do_not_hold_up_another(
             return took
 
         assert asyncio.run(scenario()) < 2.0
+
+
+def test_after_a_410_the_endpoint_s_other_claimed_events_are_not_posted(
+    world: World, receiver: Receiver
+) -> None:
+    made = world.create(receiver.url(), ["delivery.*"])
+    receiver.answer("/hook", 410)
+    record(world, EventType.DELIVERY_FAILED, 4)
+    sender = EventSender(
+        world.services.store,
+        world.clock,
+        world.guard,
+        "sender-gone",
+        SenderConfig(timeout=5.0, per_endpoint=1, claimed_per_endpoint=4),
+    )
+
+    async def scenario() -> int:
+        started = await sender.round()
+        await sender.drain()
+        await sender.aclose()
+        return started
+
+    assert asyncio.run(scenario()) == 4
+    assert len(receiver.requests) == 1
+    endpoint = world.client.get(f"/api/webhooks/{made['id']}", headers=world.auth()).json()
+    assert endpoint["enabled"] is False
+    items = world.client.get(f"/api/webhooks/{made['id']}/attempts", headers=world.auth())
+    assert {a["status"] for a in items.json()["items"]} == {"failed"}
