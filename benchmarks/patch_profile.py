@@ -2,7 +2,7 @@
 
     .venv/bin/pip install py-spy   # a tool for this benchmark, not a dependency
     .venv/bin/python -m benchmarks.patch_profile [--seconds 10] [--rounds 3] [--rate 100]
-        [--no-spy] [--raw DIR] [--no-write]
+        [--no-spy] [--raw DIR] [--tree DIR] [--no-write]
 
 One fresh `pushctl serve` (SQLite, rate limiting off) whose account has one
 webhook device takes, in turn and ``rounds`` times, wrk at 32 connections
@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples/s")
     parser.add_argument("--no-spy", action="store_true")
+    parser.add_argument("--tree", type=Path, help="serve this source tree (an A/B against it)")
     parser.add_argument("--raw", type=Path, help="keep py-spy's collapsed stacks in this folder")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -111,7 +112,7 @@ def main() -> None:
     budgets: dict[str, tuple[Counter[str], float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         scripts = {"create": Path(tmp) / "create.lua", "patch": Path(tmp) / "patch.lua"}
-        with deployment_for("serve", Path(tmp) / "data", None, None) as deployment:
+        with deployment_for("serve", Path(tmp) / "data", None, args.tree) as deployment:
             key = prepare(deployment)
             ids = make_ids(deployment.url, key)
             scripts["create"].write_text(lua(json.dumps(ITEM)))
@@ -142,7 +143,10 @@ def main() -> None:
 
 
 def _spread(values: list[float], digits: int = 0) -> str:
-    return f"{statistics.median(values):,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
+    low, mid, high = (
+        f"{v:,.{digits}f}" for v in (min(values), statistics.median(values), max(values))
+    )
+    return f"{mid} ({low}-{high})"
 
 
 def render(
