@@ -1,7 +1,7 @@
 """Replacing a stream send on open live channels: until the last channel has the new entry.
 
     .venv/bin/python -m benchmarks.replace_live [--channels 10000] [--rounds 3] [--busy 8]
-        [--quick] [--no-write]
+        [--quick] [--spy STACKS] [--no-write]
 
 One `pushctl serve` (SQLite, rate limiting off) with ``--channels`` accounts
 subscribed to one stream, each with one open GET /api/inbox/events (raw
@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import platform
+import signal
 import subprocess
 import tempfile
 import threading
@@ -42,6 +43,7 @@ from benchmarks.fairness import spread
 from benchmarks.ingest import ITEM, drive, lua
 from benchmarks.live import Channel
 from benchmarks.processes import cpu_seconds, free_port, library_settings, start_server, stop_server
+from benchmarks.profile import PY_SPY
 from benchmarks.report import write_section
 from pushcore import build_services
 from pushcore.domain.inputs import NewApiKey, NewStream
@@ -157,7 +159,24 @@ def busy(base: str, key: str, connections: int) -> Iterator[None]:
             thread.join(10)
 
 
-def run(channels: int, rounds: int, load: int) -> tuple[list[dict[str, Any]], float]:
+@contextlib.contextmanager
+def spied(pid: int, out: Path | None) -> Iterator[None]:
+    """py-spy's collapsed stacks of ``pid`` into ``out`` meanwhile (None: no profile)."""
+    if out is None:
+        yield
+        return
+    command = [str(PY_SPY), "record", "-p", str(pid), "-r", "50", "-f", "raw", "-o", str(out)]
+    spy = subprocess.Popen([*command, "--nonblocking"], stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(30)
+
+
+def run(
+    channels: int, rounds: int, load: int, spy: Path | None = None
+) -> tuple[list[dict[str, Any]], float]:
     """One fresh server with ``channels`` subscribers on open channels; the rounds, and
     the server's CPU seconds over them."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,7 +202,7 @@ def run(channels: int, rounds: int, load: int) -> tuple[list[dict[str, Any]], fl
                     batch = enumerate(tokens[start : start + 200], start)
                     opened += await asyncio.gather(*(open_channel(port, t, i) for i, t in batch))
                 cpu = cpu_seconds(server.pid)
-                with busy(base, other, load):
+                with busy(base, other, load), spied(server.pid, spy):
                     results = await rounds_on(base, key, stream.id, opened, rounds)
                 used = cpu_seconds(server.pid) - cpu
                 for _, writer in opened:
@@ -202,7 +221,8 @@ def report(results: list[dict[str, Any]], cpu: float, args: argparse.Namespace) 
     command = f".venv/bin/python -m benchmarks.replace_live --channels {args.channels}"
     command += f" --rounds {args.rounds} --busy {args.busy}"
     load = f"wrk creating at {args.busy} connections meanwhile" if args.busy else "no other load"
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime = subprocess.run(["uptime"], check=False, capture_output=True, text=True).stdout
+    uptime = uptime.strip()
     return "\n".join(
         [
             f"Command: `{command}`",
@@ -230,11 +250,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--busy", type=int, default=0, help="wrk connections creating meanwhile")
     parser.add_argument("--quick", action="store_true", help="1,000 channels, 2 rounds")
+    parser.add_argument("--spy", type=Path, help="py-spy's collapsed stacks of the server here")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.channels, args.rounds = 1000, 2
-    results, cpu = run(args.channels, args.rounds, args.busy)
+    results, cpu = run(args.channels, args.rounds, args.busy, args.spy)
     text = report(results, cpu, args)
     print(text)
     if not args.no_write:
