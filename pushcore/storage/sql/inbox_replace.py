@@ -27,27 +27,20 @@ _OLDER = (
     " AND o.account_id IN (SELECT account_id FROM inbox WHERE notification_id = ?)"
     " ORDER BY o.seq"
 )
-# One statement each for every recipient at once (a stream send reaches thousands):
-# the rows to change come as a derived table ``v`` (Dialect.table).
 _RETIRE = (
-    "UPDATE inbox SET dismissed_at = ?, replaced_at = ? FROM {v}"
-    " WHERE inbox.account_id = v.account_id AND inbox.public_id = v.public_id"
-    " AND inbox.dismissed_at IS NULL"
+    "UPDATE inbox SET dismissed_at = ?, replaced_at = ?"
+    " WHERE account_id = ? AND public_id = ? AND dismissed_at IS NULL"
 )
 # Only an entry not yet settled by an earlier claim of the same notification.
 _TAKE_PLACE = (
-    "UPDATE inbox SET replaces = v.replaces, read_at = v.read_at FROM {v}"
-    " WHERE inbox.notification_id = ? AND inbox.account_id = v.account_id"
-    " AND inbox.replaces IS NULL AND inbox.dismissed_at IS NULL"
+    "UPDATE inbox SET replaces = ?, read_at = ?"
+    " WHERE notification_id = ? AND account_id = ? AND replaces IS NULL"
+    " AND dismissed_at IS NULL"
 )
 _HIDE = (
-    "UPDATE inbox SET dismissed_at = ? FROM {v}"
-    " WHERE inbox.notification_id = ? AND inbox.account_id = v.account_id"
-    " AND inbox.dismissed_at IS NULL"
+    "UPDATE inbox SET dismissed_at = ?"
+    " WHERE notification_id = ? AND account_id = ? AND dismissed_at IS NULL"
 )
-_ENTRY = (("account_id", "text"), ("public_id", "text"))
-_PLACE = (("account_id", "text"), ("replaces", "text"), ("read_at", "time"))
-_ACCOUNT = (("account_id", "text"),)
 
 
 def replace_older(sql: Sql, notification: Notification, now: datetime) -> int:
@@ -79,20 +72,14 @@ def replace_older(sql: Sql, notification: Notification, now: datetime) -> int:
         if dismissed_at is not None:
             # The person dismissed it: a quiet replacement does not bring it back.
             if not notification.renotify:
-                hide.append((account_id,))
+                hide.append((at, notification.id, account_id))
             continue
-        retire.append((account_id, public_id))
+        retire.append((at, at, account_id, public_id))
         kept_read = read_at if not notification.renotify else None
-        take_place.append((account_id, public_id, kept_read))
+        take_place.append((public_id, kept_read, notification.id, account_id))
     if retire:
-        sql.run(_RETIRE.format(v=dialect.table(_ENTRY)), (at, at, *dialect.table_params(retire)))
-        sql.run(
-            _TAKE_PLACE.format(v=dialect.table(_PLACE)),
-            (*dialect.table_params(take_place), notification.id),
-        )
+        sql.many(_RETIRE, retire)
+        sql.many(_TAKE_PLACE, take_place)
     if hide:
-        sql.run(
-            _HIDE.format(v=dialect.table(_ACCOUNT)),
-            (at, *dialect.table_params(hide), notification.id),
-        )
+        sql.many(_HIDE, hide)
     return len(retire)
