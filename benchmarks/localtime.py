@@ -99,9 +99,11 @@ class NotingGateway:
         """Nothing to close."""
 
 
-def populate(services: Any, subscribers: int) -> tuple[str, dict[str, str]]:
-    """A stream of "creator" with ``subscribers`` accounts over :data:`ZONES`, one android
-    device each; the stream's id and each device's zone."""
+def populate(
+    services: Any, subscribers: int, settings: RecipientSettings | None = None
+) -> tuple[str, dict[str, str]]:
+    """A stream of "creator" with ``subscribers`` accounts over :data:`ZONES` (or each with
+    ``settings``), one android device each; the stream's id and each device's zone."""
     services.accounts.set_plan("creator", Plan.PRO)
     stream = asyncio.run(services.streams.create("creator", NewStream(name="Morning"))).stream
     now = datetime.now(UTC)
@@ -112,10 +114,11 @@ def populate(services: Any, subscribers: int) -> tuple[str, dict[str, str]]:
             for i in range(start, min(subscribers, start + 10_000)):
                 account, zone = f"user{i:06d}", ZONES[i % len(ZONES)]
                 tx.accounts.ensure(Account(account, Plan.FREE, now))
-                tx.recipients.save(account, RecipientSettings(time_zone=zone))
+                own = settings or RecipientSettings(time_zone=zone)
+                tx.recipients.save(account, own)
                 device = Device(ids.new_id("dev"), account, Platform.ANDROID, f"t{i}", None, now)
                 tx.devices.add(device)
-                zone_of[device.id] = zone
+                zone_of[device.id] = own.time_zone
                 tx.subscriptions.add(Subscription(ids.new_id("sub"), account, stream.id, now))
     return stream.id, zone_of
 
