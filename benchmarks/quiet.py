@@ -33,7 +33,7 @@ from benchmarks.processes import library_settings
 from benchmarks.report import write_section
 from benchmarks.schedules import add_account
 from pushcore import build_services
-from pushcore.delivery import DeliveryEngine
+from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.model import Platform
 from pushcore.domain.quiet import QuietHours
@@ -65,7 +65,7 @@ async def hold_and_release(
 ) -> tuple[NotingGateway, float, float]:
     """Send, hold, then release; the gateway's notes, the hold's seconds and the accept's."""
     gateway = NotingGateway(clock)
-    engine = DeliveryEngine(services.store, clock, dict.fromkeys(Platform, gateway))
+    engine = build_engine(services, dict.fromkeys(Platform, gateway))
     runner = asyncio.create_task(engine.run())
     try:
         began = time.monotonic()

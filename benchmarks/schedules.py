@@ -40,8 +40,7 @@ from benchmarks.localtime import JumpingClock, NotingGateway, percentile
 from benchmarks.processes import library_settings, postgres
 from benchmarks.report import write_section
 from pushcore import build_services
-from pushcore.delivery import DeliveryEngine
-from pushcore.delivery.recurring import Materialiser
+from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.model import Account, Device, Plan, Platform
 from pushcore.domain.recurring import Schedule, reposition
@@ -149,9 +148,9 @@ async def live(services: Any, clock: JumpingClock, seconds: float, devices: dict
         request = NewNotification(title="one-off", scheduled_at=at + timedelta(milliseconds=500))
         await services.notifications.create(OTHER, request)
         oneoffs += 1
-    engine = DeliveryEngine(services.store, clock, dict.fromkeys(Platform, gateway))
-    materialiser = Materialiser(services.schedules.maker, clock)
-    tasks = [asyncio.create_task(engine.run()), asyncio.create_task(materialiser.run())]
+    # The service's engine: its settings' lead, its wake-ups, its materialiser loop.
+    engine = build_engine(services, dict.fromkeys(Platform, gateway))
+    tasks = [asyncio.create_task(engine.run())]
     await clock.sleep_until(ends + timedelta(seconds=2))
     await engine.stop()
     for task in tasks:
