@@ -50,7 +50,7 @@ from pushcore.runtime.system import UlidGenerator
 
 ACCOUNT = "acct_bench"
 OTHER = "acct_oneoff"
-CHUNK = 5_000
+CHUNK = 1_000
 HEAD = (
     "| schedules | database | occurrences: n: p50 / p99 / max ms | one-offs: n: p50 / p99 / max ms"
     " | made a minute | pass: median ms | pass: max ms | database MB | insert s |"
