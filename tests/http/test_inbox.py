@@ -158,3 +158,8 @@ def test_a_large_page_is_gzipped_for_a_client_that_takes_it(api: Api) -> None:
     # A small page is not worth it.
     small = api.client.get("/api/inbox?limit=1", headers=raw)
     assert "content-encoding" not in small.headers
+    # Nor is a client that refuses gzip by weight, however it names it.
+    for refusal in ("gzip;q=0", "br, gzip; q=0.0", "*;q=0"):
+        refused = api.client.get("/api/inbox", headers={**bob, "Accept-Encoding": refusal})
+        assert "content-encoding" not in refused.headers, refusal
+        assert refused.json() == plain.json()
