@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import Result
 
 from pushcore_cli import inprocess, local_send
 from tests.cli.conftest import Cli
+
+if TYPE_CHECKING:
+    from tests.pg import Cluster  # psycopg: not needed by the SQLite runs
 
 # Ids and times differ from one send to the next; everything else must not.
 _VARYING = re.compile(r"ntf_[0-9A-Z]{26}|\d{4}-\d\d-\d\dT[0-9:.]+Z")
@@ -37,9 +40,9 @@ def same(result: Result) -> tuple[int, str, str]:
     )
 
 
-def stored(cli: Cli, account: str) -> list[dict[str, Any]]:
+def stored(cli: Cli, account: str, database: str = "") -> list[dict[str, Any]]:
     """The account's notifications as the API shows them, ids and times left out."""
-    listed = cli(f"notifications list --account {account} --json")
+    listed = cli(f"{database} notifications list --account {account} --json")
     items: list[dict[str, Any]] = json.loads(listed.stdout)["items"]
     return [json.loads(_VARYING.sub("*", json.dumps(item))) for item in items]
 
@@ -117,3 +120,17 @@ def test_a_plain_send_builds_no_http_app(cli: Cli, monkeypatch: pytest.MonkeyPat
 )
 def test_only_plain_bodies_go_straight(body: dict[str, Any], straight: bool) -> None:
     assert (local_send.plain_body(body) is not None) is straight
+
+
+@pytest.mark.postgres
+def test_on_postgresql_too(cli: Cli, monkeypatch: pytest.MonkeyPatch, pg_cluster: Cluster) -> None:
+    database = f"--database-url {pg_cluster.create_database('local_send')}"
+    send = f"{database} send 'Build passed' -a a --body green --delay 90s --metadata run=7"
+    straight, through_app = both_roads(cli, monkeypatch, send)
+    assert straight.exit_code == 0, straight.stderr
+    assert same(straight) == same(through_app)
+    first, second = stored(cli, "a", database)
+    assert first == second
+    refused, refused_by_app = both_roads(cli, monkeypatch, f"{database} send x -a a --device nope")
+    assert refused.exit_code == 1
+    assert same(refused) == same(refused_by_app)
