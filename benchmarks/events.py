@@ -1,32 +1,36 @@
 """Event webhooks: how fast recorded events reach one fast endpoint, and how late.
 
-    .venv/bin/python -m benchmarks.events [--events 2000] [--batch 100] [--runs 3]
+    .venv/bin/python -m benchmarks.events [--events 5000] [--batch 100] [--runs 3]
+        [--rate 0] [--quick] [--write]
 
 In this process: services on SQLite (a temporary data directory), one endpoint
-subscribed to everything on a loopback receiver that answers 204 at once, and
-the engine's event sender (``delivery/webhooks.py``) on the real clock. Events
-are recorded in transactions of ``--batch`` (as the roll-up records a chunk's
-settled notifications) as fast as the store takes them; the sender posts them
-meanwhile. Reported per run: events recorded per second, events delivered per
-second (first record to last arrival), and the latency from an event's
-record to its arrival (p50, p99, max). Printed, not written to the docs: the
-figures in docs/benchmarks.md ("Event webhooks") say on what machine they
-were taken.
+subscribed to everything, and the engine's event sender (``delivery/webhooks.py``)
+on the real clock. The endpoint is a raw-asyncio loopback receiver in a process of
+its own answering 204 at once (benchmarks/event_receiver.py). Events are recorded
+in transactions of ``--batch`` (as the roll-up records a chunk's settled
+notifications): as fast as the store takes them, or ``--rate`` a second. Reported
+per run: events recorded per second, events delivered per second (first record to
+last arrival), the latency from an event's commit to its arrival (p50, p99, max),
+and the CPU seconds this process spent per 1,000 events (the sender and the
+recording; the receiver's are its own). ``--write`` puts the table in
+docs/benchmarks.md ("Event webhooks: throughput").
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import platform
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from benchmarks.event_receiver import EventReceiver
 from benchmarks.processes import library_settings
+from benchmarks.report import write_section
 from pushcore import build_services
 from pushcore.delivery.webhooks import EventSender
 from pushcore.domain.events import EventType, NewWebhook
@@ -34,44 +38,25 @@ from pushcore.events import record_event
 from pushcore.outbound.guard import NetworkGuard
 from pushcore.runtime.system import SystemClock
 
-
-def receiver(arrived: dict[str, float]) -> ThreadingHTTPServer:
-    """A loopback endpoint noting when each event id arrived."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", "0")))
-            arrived[self.headers["webhook-id"]] = time.time()
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+SECTION = "Event webhooks: throughput"
 
 
-def run(events: int, batch: int) -> dict[str, float]:
+def run(events: int, batch: int, rate: float) -> dict[str, float]:
     """One run; its figures."""
-    arrived: dict[str, float] = {}
-    server = receiver(arrived)
+    endpoint = EventReceiver()
     with tempfile.TemporaryDirectory() as tmp:
         services = build_services(library_settings(Path(tmp) / "data"))
-        url = f"http://127.0.0.1:{server.server_address[1]}/events"
-        services.webhooks.create("bench", NewWebhook(url=url, events=("*",)))
+        services.webhooks.create("bench", NewWebhook(url=endpoint.url(), events=("*",)))
         sender = EventSender(
             services.store, SystemClock(), NetworkGuard(allow_private=True), "bench"
         )
         recorded: dict[str, float] = {}
 
         def record_all() -> None:
+            started = time.monotonic()
             for start in range(0, events, batch):
+                if rate:  # the batch is due at its place in the steady stream
+                    time.sleep(max(0.0, started + start / rate - time.monotonic()))
                 with services.store.transaction() as tx:
                     at = datetime.now(UTC)
                     made = [
@@ -88,36 +73,64 @@ def run(events: int, batch: int) -> dict[str, float]:
             started = time.time()
             await asyncio.to_thread(record_all)
             recording = time.time() - started
-            while len(arrived) < events:
-                await asyncio.sleep(0.01)
+            while await asyncio.to_thread(endpoint.acknowledged) < events:
+                await asyncio.sleep(0.05)
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
             return recording
 
-        first = time.time()
+        cpu, first = time.process_time(), time.time()
         recording = asyncio.run(scenario())
-        last = max(arrived.values())
+        cpu = time.process_time() - cpu
         services.close()
-    server.shutdown()
+    arrived = {i: at for at, i, status in endpoint.arrivals() if status == 204}
+    endpoint.stop()
+    last = max(arrived.values())
     latencies = sorted(arrived[i] - recorded[i] for i in recorded)
     return {
-        "recorded_per_s": events / recording,
-        "delivered_per_s": events / (last - first),
-        "p50_ms": 1000 * statistics.median(latencies),
-        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
-        "max_ms": 1000 * latencies[-1],
+        "recorded/s": events / recording,
+        "delivered/s": events / (last - first),
+        "p50 ms": 1000 * statistics.median(latencies),
+        "p99 ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+        "max ms": 1000 * latencies[-1],
+        "CPU s per 1,000": 1000 * cpu / events,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=0.0, help="events a second (0: at once)")
+    parser.add_argument("--quick", action="store_true", help="1,000 events, 1 run")
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.runs = 1000, 1
+    rows = []
     for n in range(args.runs):
-        figures = run(args.events, args.batch)
-        print(f"run {n + 1}: " + ", ".join(f"{k} {v:,.0f}" for k, v in figures.items()))
+        load = os.getloadavg()[0]
+        figures = run(args.events, args.batch, args.rate)
+        line = ", ".join(
+            f"{k} {v:,.1f}" if "CPU" in k else f"{k} {v:,.0f}" for k, v in figures.items()
+        )
+        print(f"run {n + 1} (load {load:.1f}): {line}", flush=True)
+        cells = [f"{v:,.2f}" if "CPU" in k else f"{v:,.0f}" for k, v in figures.items()]
+        rows.append(f"| {n + 1} | {load:.1f} | " + " | ".join(cells) + " |")
+    if args.write:
+        paced = f"{args.rate:,.0f} a second" if args.rate else "as fast as the store takes them"
+        write_section(
+            SECTION,
+            f"Command: `.venv/bin/python -m benchmarks.events --events {args.events}"
+            f" --batch {args.batch} --runs {args.runs}"
+            + (f" --rate {args.rate:g}" if args.rate else "")
+            + f" --write`\n\nRun on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
+            f" {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()}"
+            f" cores; events recorded {args.batch} per transaction, {paced}.\n\n"
+            "| run | load | recorded/s | delivered/s | p50 ms | p99 ms | max ms"
+            " | CPU s per 1,000 |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(rows),
+        )
 
 
 if __name__ == "__main__":

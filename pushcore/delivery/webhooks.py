@@ -16,22 +16,24 @@ after which the endpoint is disabled with its ``disabledReason``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import attrs
 
 from pushcore.converter import to_json
 from pushcore.converter.events import EventView
-from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.retention import finish_in_thread
+from pushcore.domain.addresses import IPAddress
 from pushcore.domain.events import (
     ANSWER_WITHIN,
     Attempt,
@@ -58,15 +60,28 @@ T = TypeVar("T")
 class SenderConfig:
     """How the sender claims and paces its work."""
 
-    batch: int = 256
-    per_endpoint: int = 16  # POSTs at once to one endpoint
+    batch: int = 1024  # attempts claimed in one statement at most
+    per_endpoint: int = 32  # POSTs at once to one endpoint (its keep-alive connections)
     # Claimed and unanswered for one endpoint at most: a fast one is fed without a claim
-    # per POST, and a dead one's claimed events all go out within the lease (64 x 15 s /
-    # 16 at once = 1 min of 5).
-    claimed_per_endpoint: int = 64
+    # per POST, and a dead one's claimed events all go out within the lease (512 x 15 s /
+    # 32 at once = 4 min of 5).
+    claimed_per_endpoint: int = 512
     lease: timedelta = timedelta(minutes=5)
     idle: timedelta = timedelta(milliseconds=250)  # between two rounds that found nothing
     timeout: float = ANSWER_WITHIN.total_seconds()
+
+
+class _Lane:
+    """One endpoint's claimed attempts, posted by at most ``per_endpoint`` workers."""
+
+    def __init__(self, endpoint: WebhookEndpoint) -> None:
+        self.endpoint = endpoint
+        self.waiting: deque[tuple[Attempt, Event]] = deque()
+        self.workers = 0
+        self.claimed = 0  # claimed here and not yet recorded
+        # Checked once a claim (not once a POST): a claim per few hundred events still
+        # sees a name that moved to a forbidden address.
+        self.address: IPAddress | None = None
 
 
 class EventSender:
@@ -89,15 +104,14 @@ class EventSender:
         self._tls = tls
         self._session: aiohttp.ClientSession | None = None
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-events")
-        # Attempts claimed here and not yet recorded, by endpoint; each endpoint's gate
-        # lets per_endpoint of them post at once; the POSTs' tasks.
-        self._busy: dict[str, int] = {}
-        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._lanes: dict[str, _Lane] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        # Set when an attempt is recorded: an endpoint may have room again.
+        # Answers not yet recorded; one recorder task writes whatever came meanwhile in
+        # one transaction, while the lanes go on posting.
+        self._answered: list[_Answered] = []
+        self._recorder: asyncio.Task[None] | None = None
+        # Set when an endpoint has room for more: the next claim may feed it.
         self._progress = asyncio.Event()
-        # Answers that come together are recorded in one transaction.
-        self._records: Coalescer[_Answered, None] = Coalescer(self._record_many)
 
     async def run(self) -> None:
         """Claim and post until cancelled; a failed round is logged and tried again."""
@@ -115,8 +129,8 @@ class EventSender:
             self._thread.shutdown(wait=False)
 
     async def _rest(self) -> None:
-        """Until a POST ends (its endpoint may take more) or ``idle`` passes (work may
-        have come, from this process or another)."""
+        """Until an endpoint has room again or ``idle`` passes (work may have come, from
+        this process or another)."""
         self._progress.clear()
         sleep = asyncio.ensure_future(self._clock.sleep_until(self._clock.now() + self.config.idle))
         woken = asyncio.ensure_future(self._progress.wait())
@@ -130,12 +144,16 @@ class EventSender:
         """Claim what is due and start posting it (in the background); how many."""
         claimed = await self._db(self._claim)
         for attempt, event, endpoint in claimed:
-            self._busy[endpoint.id] = self._busy.get(endpoint.id, 0) + 1
-            if endpoint.id not in self._gates:
-                self._gates[endpoint.id] = asyncio.Semaphore(self.config.per_endpoint)
-            task = asyncio.get_running_loop().create_task(self._post(attempt, event, endpoint))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            lane = self._lanes.get(endpoint.id)
+            if lane is None:
+                lane = self._lanes[endpoint.id] = _Lane(endpoint)
+            lane.endpoint, lane.address = endpoint, None  # its latest secrets and address
+            lane.waiting.append((attempt, event))
+            lane.claimed += 1
+        for lane in self._lanes.values():
+            while lane.workers < min(self.config.per_endpoint, len(lane.waiting)):
+                lane.workers += 1
+                self._spawn(self._work(lane))
         return len(claimed)
 
     async def drain(self) -> None:
@@ -148,9 +166,17 @@ class EventSender:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._lanes.clear()
+        self._answered.clear()
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def _claim(self) -> list[tuple[Attempt, Event, WebhookEndpoint]]:
         now = self._clock.now()
@@ -170,8 +196,11 @@ class EventSender:
                 config.batch,
                 config.claimed_per_endpoint,
                 # Endpoints with their share claimed here take no more until some ends.
-                sorted(e for e, n in self._busy.items() if n >= config.claimed_per_endpoint),
-            )
+                sorted(
+                    e for e, lane in self._lanes.items()
+                    if lane.claimed >= config.claimed_per_endpoint
+                ),
+            )  # fmt: skip
             if not attempts:
                 return []
             events = {e.id: e for e in tx.events.by_ids(sorted({a.event_id for a in attempts}))}
@@ -183,23 +212,58 @@ class EventSender:
             if a.event_id in events and a.endpoint_id in endpoints
         ]
 
-    async def _post(self, attempt: Attempt, event: Event, endpoint: WebhookEndpoint) -> None:
+    async def _work(self, lane: _Lane) -> None:
+        """Post the lane's attempts one after another until none waits."""
         try:
-            async with self._gates[endpoint.id]:
-                result = await self._send(event, endpoint)
-            await self._records.submit([(attempt, endpoint, result)])
-        except Exception:
-            log.exception("posting event %s to %s failed", event.id, endpoint.id)
+            while lane.waiting:
+                attempt, event = lane.waiting.popleft()
+                try:
+                    result = await self._send(event, lane)
+                except Exception:
+                    # Left leased: claimed again once the lease runs out.
+                    log.exception("posting event %s to %s failed", event.id, lane.endpoint.id)
+                    self._settled(lane, 1)
+                    continue
+                self._answered.append((attempt, lane.endpoint, result))
+                if result.gone:
+                    # The endpoint is being disabled: its other claimed events stay unsent
+                    # (the disabling fails them, or their lease runs out).
+                    dropped = len(lane.waiting)
+                    lane.waiting.clear()
+                    self._settled(lane, dropped)
+                if self._recorder is None or self._recorder.done():
+                    self._recorder = self._spawn(self._record_answers())
         finally:
-            left = self._busy.get(endpoint.id, 1) - 1
-            if left:
-                self._busy[endpoint.id] = left
-            else:
-                self._busy.pop(endpoint.id, None)
-                self._gates.pop(endpoint.id, None)
+            lane.workers -= 1
+            if lane.claimed <= 0 and not lane.waiting and not lane.workers:
+                self._lanes.pop(lane.endpoint.id, None)
+
+    async def _record_answers(self) -> None:
+        """Record the answers that came, in one transaction, until none is left."""
+        while self._answered:
+            answered, self._answered = self._answered, []
+            try:
+                await self._db(functools.partial(self._record, answered))
+            except Exception:
+                # Their leases stand: they are posted again when those run out.
+                log.exception("recording %d webhook answers failed", len(answered))
+            counts = Counter(endpoint.id for _, endpoint, _ in answered)
+            for endpoint_id, n in counts.items():
+                lane = self._lanes.get(endpoint_id)
+                if lane is not None:
+                    self._settled(lane, n)
+
+    def _settled(self, lane: _Lane, n: int) -> None:
+        """``n`` of the lane's attempts are done with; wake the claimer when it has room."""
+        before, lane.claimed = lane.claimed, lane.claimed - n
+        if lane.claimed <= 0 and not lane.waiting and not lane.workers:
+            self._lanes.pop(lane.endpoint.id, None)
+        # Half its share free: worth a claim (not one claim per answer).
+        if lane.claimed <= self.config.claimed_per_endpoint // 2 < before or lane.claimed <= 0:
             self._progress.set()
 
-    async def _send(self, event: Event, endpoint: WebhookEndpoint) -> AttemptResult:
+    async def _send(self, event: Event, lane: _Lane) -> AttemptResult:
+        endpoint = lane.endpoint
         body = json.dumps(to_json(EventView.of(event)), separators=(",", ":")).encode()
         now = self._clock.now()
         stamp = int(now.timestamp())
@@ -218,10 +282,12 @@ class EventSender:
         def took() -> int:
             return round((time.monotonic() - started) * 1000)
 
-        try:
-            address = await guarded_address(self._guard, endpoint.url)
-        except ValueError as exc:
-            return AttemptResult(False, None, took(), reason=f"Refused: {exc}")
+        address = lane.address
+        if address is None:
+            try:
+                address = lane.address = await guarded_address(self._guard, endpoint.url)
+            except ValueError as exc:
+                return AttemptResult(False, None, took(), reason=f"Refused: {exc}")
         try:
             answer = await post_pinned(self._open(), pin(endpoint.url, address), body, headers)
         except TimeoutError:
@@ -234,14 +300,15 @@ class EventSender:
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
             timeout = aiohttp.ClientTimeout(total=self.config.timeout)
-            connector = aiohttp.TCPConnector(ssl=self._tls if self._tls is not None else True)
+            # No pool-wide limit: the lanes bound each endpoint's connections, and a shared
+            # limit would let slow endpoints' POSTs hold the fast ones' turn.
+            connector = aiohttp.TCPConnector(
+                ssl=self._tls if self._tls is not None else True, limit=0
+            )
             self._session = aiohttp.ClientSession(
                 connector=connector, timeout=timeout, trust_env=False
             )
         return self._session
-
-    async def _record_many(self, answered: list[_Answered]) -> None:
-        await self._db(lambda: self._record(answered))
 
     def _record(self, answered: list[_Answered]) -> None:
         now = self._clock.now()
@@ -249,8 +316,10 @@ class EventSender:
             (endpoint, *_decide(attempt, result, now)) for attempt, endpoint, result in answered
         ]
         with self._store.transaction() as tx:
+            # One statement for the answers that disable nothing (nearly all of them).
+            tx.events.record_many([tried for _, tried, off in decided if off is None], self.owner)
             for endpoint, tried, disable in decided:
-                if tx.events.record(tried, self.owner) and disable is not None:
+                if disable is not None and tx.events.record(tried, self.owner):
                     tx.webhooks.disable(endpoint.id, disable)
         for endpoint, _, disable in decided:
             if disable is not None:

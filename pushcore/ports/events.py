@@ -86,6 +86,10 @@ class EventRepository(Protocol):
         """Store an attempt's latest try; False when ``owner`` no longer holds it."""
         ...
 
+    def record_many(self, attempts: Sequence[Attempt], owner: str) -> None:
+        """Store each attempt's latest try in one statement, those ``owner`` still holds."""
+        ...
+
     def first_attempt_at(self, endpoint_id: str, event_id: str) -> datetime | None:
         """When the event was made due to the endpoint, or None."""
         ...

@@ -1,0 +1,138 @@
+"""Event webhooks beside the engine: its delivery rate with events off and on, and
+how late the events of that rate reach a fast endpoint.
+
+    .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2] [--quick] [--write]
+
+One `pushctl serve` on SQLite (benchmarks/processes.py, rate limiting off); one
+account with one webhook device on a raw-asyncio receiver in this process
+(benchmarks/receiver.py). Each run creates ``--count`` notifications due at once
+(each its own notification: one ``notification.delivered`` event per delivery, the
+most events a delivery makes) and measures the engine's deliveries a second (first
+to last arrival at the device's receiver). "off": no event endpoint. "on": an
+endpoint subscribed to ``notification.*`` on a receiver in a process of its own
+(benchmarks/event_receiver.py); reported too: the events acknowledged and their
+latency from the event's timestamp (the settled notification's roll-up) to
+arrival, p50 / p99 / max. Runs alternate off, on, off, on. ``--write`` puts the
+table in docs/benchmarks.md ("Event webhooks: beside the engine").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+from benchmarks.event_receiver import EventReceiver
+from benchmarks.faults import create_batch, iso
+from benchmarks.processes import Deployment, key_with_webhook, pushctl
+from benchmarks.receiver import BenchReceiver
+from benchmarks.report import write_section
+
+SECTION = "Event webhooks: beside the engine"
+CREATE_RATE = 1500  # notifications a second the batch creates take, roughly
+
+
+def _events(base: str, bearer: dict[str, str]) -> dict[str, datetime]:
+    """Every event's id and timestamp, from GET /api/events."""
+    found: dict[str, datetime] = {}
+    after = None
+    while True:
+        params = {"limit": "100", **({"after": after} if after else {})}
+        page = httpx.get(f"{base}/api/events", params=params, headers=bearer, timeout=30).json()
+        for item in page["items"]:
+            found[item["id"]] = datetime.fromisoformat(item["timestamp"].replace("Z", "+00:00"))
+        after = page["nextCursor"]
+        if not after:
+            return found
+
+
+def run(count: int, events_on: bool) -> dict[str, float]:
+    """One run; its figures."""
+    device = BenchReceiver().start()
+    endpoint = EventReceiver() if events_on else None
+    with tempfile.TemporaryDirectory() as tmp, Deployment(Path(tmp)) as deployment:
+        token = subprocess.run(
+            [*pushctl(deployment.data_dir), "token", "issue", "bench"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        bearer = {"Authorization": f"Bearer {token}"}
+        hook = f"http://127.0.0.1:{device.port}/hook"
+        key = {"X-API-Key": key_with_webhook(deployment.url, token, hook, "bench")}
+        if endpoint is not None:
+            made = {"url": endpoint.url(), "events": ["notification.*"]}
+            httpx.post(
+                f"{deployment.url}/api/webhooks", json=made, headers=bearer
+            ).raise_for_status()
+        due = datetime.now(UTC) + timedelta(seconds=3 + count / CREATE_RATE)
+        create_batch(deployment.url, key, count, scheduledAt=iso(due))
+        deadline = time.monotonic() + 3 + count / CREATE_RATE + 300
+        while len(device.received) < count and time.monotonic() < deadline:
+            time.sleep(0.2)
+        while endpoint is not None and endpoint.acknowledged() < count:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        stamps = _events(deployment.url, bearer) if endpoint is not None else {}
+    arrivals = sorted(at for at, _, _ in device.received)
+    device.stop()
+    figures = {"deliveries/s": (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])}
+    if endpoint is not None:
+        arrived: dict[str, float] = {}
+        for at, i, status in endpoint.arrivals():
+            if status == 204:
+                arrived.setdefault(i, at)
+        endpoint.stop()
+        late = sorted(at - stamps[i].timestamp() for i, at in arrived.items() if i in stamps)
+        figures.update(
+            {
+                "events": len(arrived),
+                "p50 ms": 1000 * statistics.median(late),
+                "p99 ms": 1000 * late[int(0.99 * (len(late) - 1))],
+                "max ms": 1000 * late[-1],
+            }
+        )
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=2, help="pairs of runs (off, on)")
+    parser.add_argument("--quick", action="store_true", help="1,000 notifications, 1 pair")
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args()
+    if args.quick:
+        args.count, args.runs = 1000, 1
+    rows = []
+    for n in range(args.runs):
+        for on in (False, True):
+            load = os.getloadavg()[0]
+            f = run(args.count, on)
+            label = "on" if on else "off"
+            print(f"run {n + 1} events {label} (load {load:.1f}): "
+                  + ", ".join(f"{k} {v:,.0f}" for k, v in f.items()), flush=True)  # fmt: skip
+            cells = [f"{f.get(k, float('nan')):,.0f}" if k in f else "-"
+                     for k in ("deliveries/s", "events", "p50 ms", "p99 ms", "max ms")]  # fmt: skip
+            rows.append(f"| {n + 1} | {label} | {load:.1f} | " + " | ".join(cells) + " |")
+    if args.write:
+        write_section(
+            SECTION,
+            f"Command: `.venv/bin/python -m benchmarks.events_engine --count {args.count}"
+            f" --runs {args.runs} --write`\n\nRun on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
+            f" {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()}"
+            f" cores; {args.count:,} notifications due at once, one webhook device each.\n\n"
+            "| run | events | load | deliveries/s | events acknowledged | latency p50 ms"
+            " | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(rows),
+        )
+
+
+if __name__ == "__main__":
+    main()
