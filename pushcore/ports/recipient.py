@@ -16,6 +16,10 @@ class RecipientRepository(Protocol):
         """The account's settings (the defaults for an account never seen)."""
         ...
 
+    def settings_of(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
+        """Each account's settings (the defaults for one never seen), in one lookup."""
+        ...
+
     def settings_many(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
         """The settings of those of ``account_ids`` with quiet hours or a snooze set."""
         ...

@@ -358,7 +358,7 @@ class NotificationService:
         if_revision: int | None,
         apply: Callable[[Notification], NewNotification],
         sender_icon: str | None = None,
-    ) -> Notification:
+    ) -> NotificationDetail:
         """Edit while no delivery has been handed to a gateway: 409 ``not_editable`` after.
 
         ``apply`` turns the locked notification into the edited request (the
@@ -366,16 +366,21 @@ class NotificationService:
         against the revision it is applied to. Decided in one write transaction
         holding the notification FOR UPDATE, which a claim skips: either the
         edit commits before any claim, and every delivery sends the new
-        revision, or a delivery was handed first and this is a 409.
+        revision, or a delivery was handed first and this is a 409. The
+        answer (with its delivery counts) is read in that same transaction, as
+        a create's is: no second transaction, no thread of the pool.
         """
         icons = await probe_icons(self._icons, account_id, {"senderIcon": sender_icon})
         if icons:
             raise ValidationError(list(icons))
-        edited = await self._writes.submit_async(
-            lambda tx: self._edit(tx, account_id, notification_id, if_revision, apply)
-        )
-        self._waker.wake(edited.scheduled_at)
-        return edited
+
+        def write(tx: Transaction) -> NotificationDetail:
+            edited = self._edit(tx, account_id, notification_id, if_revision, apply)
+            return NotificationDetail(edited, tx.progress.counts(notification_id))
+
+        detail = await self._writes.submit_async(write)
+        self._waker.wake(detail.notification.scheduled_at)
+        return detail
 
     def _edit(
         self,

@@ -3,6 +3,7 @@ mute (API.md, "The recipient's time"). The engine applies them (delivery/quiet.p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -14,7 +15,9 @@ from pushcore.ports import Clock, Store, Waker
 
 # How long a live channel may go by settings read before (a PATCH here is seen at once).
 CACHE_FOR = timedelta(seconds=1)
-CACHE_MAX = 10_000
+# Above the live channels one process opens at 20,000 files (11,250), so that a
+# stream send's events, whose subscribers' settings are read at once, find them.
+CACHE_MAX = 50_000
 
 
 @attrs.define(slots=False, eq=False, repr=False)
@@ -33,6 +36,14 @@ class RecipientService:
         with self._store.read() as tx:
             found = tx.recipients.settings(account_id)
         self._remember(account_id, found)
+        return found
+
+    def settings_of(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
+        """Each account's settings, in one read (a stream send's live events), remembered."""
+        with self._store.read() as tx:
+            found = tx.recipients.settings_of(account_ids)
+        for account_id, settings in found.items():
+            self._remember(account_id, settings)
         return found
 
     def recent(self, account_id: str) -> RecipientSettings | None:

@@ -35,6 +35,7 @@ from pushcore.services.tokens import verified_expiry
 from pushcore_http.answers import answer, query, ref
 from pushcore_http.auth import served
 from pushcore_http.endpoints import Endpoints
+from pushcore_http.live_settings import batch_of
 from pushcore_http.ratelimit import client_key
 from pushcore_http.routes.inbox import ENTRY_ID, MALFORMED, READ
 
@@ -122,9 +123,7 @@ async def _events(
             yield b": keepalive\n\n"
         elif isinstance(event, InboxItem):
             account = event.entry.account_id
-            settings = recipients.recent(account)
-            if settings is None:
-                settings = await run_in_threadpool(recipients.settings, account)
+            settings = await batch_of(recipients).of(account)
             priority = event.notification.priority
             yield frame(event, settings.is_quiet(event.entry.delivered_at, priority))
         else:

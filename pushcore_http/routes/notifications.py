@@ -216,14 +216,13 @@ async def edit(request: Request) -> Response:
         return structure_request(NewNotification, merge_patch(request_json(found), patch))
 
     icon = patch.get("senderIcon")
-    await services.notifications.edit(
+    detail = await services.notifications.edit(
         caller.account_id,
         notification_id,
         if_revision,
         apply,
         icon if isinstance(icon, str) else None,
     )
-    detail = await run_in_threadpool(services.notifications.get, caller.account_id, notification_id)
     return view_response(views.NotificationView.of(detail.notification, detail.deliveries))
 
 

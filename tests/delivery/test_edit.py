@@ -26,7 +26,7 @@ def edit(h: Harness, n: Notification, if_revision: int | None = None, **patch: A
     def apply(found: Notification) -> NewNotification:
         return structure_request(NewNotification, merge_patch(request_json(found), patch))
 
-    return asyncio.run(h.services.notifications.edit(ALICE, n.id, if_revision, apply))
+    return asyncio.run(h.services.notifications.edit(ALICE, n.id, if_revision, apply)).notification
 
 
 def test_an_edit_before_the_due_time_is_what_every_device_gets_at_the_new_time(

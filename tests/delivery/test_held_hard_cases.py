@@ -39,7 +39,7 @@ def edit(h: Harness, n: Notification, **patch: Any) -> Notification:
     def apply(found: Notification) -> NewNotification:
         return structure_request(NewNotification, merge_patch(request_json(found), patch))
 
-    return asyncio.run(h.services.notifications.edit(ALICE, n.id, None, apply))
+    return asyncio.run(h.services.notifications.edit(ALICE, n.id, None, apply)).notification
 
 
 def held_one(h: Harness, until: datetime = HALF_PAST, **fields: Any) -> Notification:

@@ -34,6 +34,15 @@ class Recipients(Repository):
         rows = self._sql.all(f"SELECT {_SETTINGS} FROM accounts WHERE id = ?", (account_id,))  # noqa: S608
         return self._decode(rows[0]) if rows else RecipientSettings()
 
+    def settings_of(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
+        """Each account's settings (the defaults for one never seen), in one lookup."""
+        rows = self._sql.all(
+            f"SELECT {_SETTINGS} FROM accounts WHERE id = ANY(?)",  # noqa: S608
+            (self._dialect.array(sorted(account_ids)),),
+        )
+        found = {row[0]: self._decode(row) for row in rows}
+        return {a: found.get(a) or RecipientSettings() for a in account_ids}
+
     def settings_many(self, account_ids: Sequence[str]) -> dict[str, RecipientSettings]:
         """The settings of those of ``account_ids`` that have quiet hours or a snooze set,
         in one primary-key lookup; the others have nothing to screen."""
