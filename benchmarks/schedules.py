@@ -1,96 +1,271 @@
-"""Recurring schedules: the cost of making occurrences into notifications, and the bytes.
+"""Recurring schedules at scale: daily schedules in 50 zones, their lateness and their cost.
 
-    .venv/bin/python -m benchmarks.schedules [--count 100000] [--minutes 30] [--repeat 3]
-        [--database-url postgresql://...]
+    .venv/bin/python -m benchmarks.schedules [--schedules 100000] [--minutes 30]
+        [--live 120] [--repeat 1] [--postgres | --database-url postgresql://...] [--no-write]
 
-``--count`` daily schedules (a pro account) in 50 zones, their times spread over
-the day, so that about ``count / 1440`` fall due each minute. A fake clock steps
-minute by minute through ``--minutes`` minutes; each step runs one pass of the
-engine's loop (services/occurrences.py, ``Maker.run_once``), timed. Printed: the
-creation rate, the pass's time per minute (median, p99, max: the cost of
-materialising them per minute), the notifications made (each once) and, on
-SQLite, the database's size. Webhook lateness is not measured here (the
-notifications made are ordinary ones; benchmarks/scheduling.py measures those).
+``--schedules`` daily schedules of one pro account (one android device) in 50
+zones, their times spread over the day (about ``schedules / 1440`` fall due a
+minute), are bulk-inserted through the store port, each placed at its next
+occurrence as a create places it (``reposition``), so inserting 100,000 takes
+seconds rather than the API's one transaction each.
+
+1. Live, ``--live`` seconds of real time: an engine (in-process gateway that
+   answers at once and notes arrival), the materialiser's own loop (a pass a
+   second) and, for each occurrence due in that window, a one-off notification
+   of another account due 0.5 s after it (the same rate). Lateness = arrival at
+   the gateway - due time, for occurrences and one-offs apart.
+2. Materialising, with the engine stopped: the clock jumps a minute at a time
+   through ``--minutes`` minutes; each step's ``Maker.run_once`` is timed (its
+   wall and CPU time): the cost of materialising them per minute.
+3. The database's size (SQLite files, or ``pg_database_size``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import os
+import platform
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
-from zoneinfo import available_timezones
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
 
-from pushcore import build_services, load_settings
-from pushcore.domain.model import Plan
-from tests.fakes.clock import FakeClock
-from tests.fakes.icons import FakeIconProbe
+from benchmarks.localtime import JumpingClock, NotingGateway, percentile
+from benchmarks.processes import library_settings, postgres
+from benchmarks.report import write_section
+from pushcore import build_services
+from pushcore.bootstrap import build_engine
+from pushcore.domain.inputs import NewNotification
+from pushcore.domain.model import Account, Device, Plan, Platform
+from pushcore.domain.recurring import Schedule, reposition
+from pushcore.domain.schedules import CatchUpMode, ScheduleState
+from pushcore.recurrence.dateutil_rules import DateutilExpander
+from pushcore.runtime.system import UlidGenerator
 
 ACCOUNT = "acct_bench"
-START = datetime(2027, 3, 1, 0, 0, tzinfo=UTC)
+OTHER = "acct_oneoff"
+CHUNK = 1_000
+HEAD = (
+    "| schedules | database | occurrences: n: p50 / p99 / max ms | one-offs: n: p50 / p99 / max ms"
+    " | made a minute | pass: median ms | pass: max ms | database MB | insert s |"
+)
 
 
-def run(count: int, minutes: int, url: str | None) -> dict[str, float]:
-    """One round: create ``count`` schedules, then step ``minutes`` minutes; the figures."""
+def zones50() -> list[str]:
+    """50 zones spread over the list of IANA names (the same ones each run)."""
+    return sorted(z for z in available_timezones() if "/" in z)[::10][:50]
+
+
+def schedule_of(
+    i: int, rrule: str, zone: str, start: datetime, now: datetime, ids: UlidGenerator
+) -> Schedule:
+    """An ACTIVE schedule of ACCOUNT, placed at its first occurrence from ``now``."""
+    fresh = Schedule(
+        id=ids.new_id("sch"),
+        account_id=ACCOUNT,
+        name=f"s{i}",
+        state=ScheduleState.ACTIVE,
+        rrule=rrule,
+        start=start,
+        time_zone=zone,
+        exdates=(),
+        catch_up_mode=CatchUpMode.LATEST,
+        catch_up_window=3600,
+        template={"title": f"occurrence {i}"},
+        stream_id=None,
+        next_occurrence_at=None,
+        last_occurrence_at=None,
+        sent=0,
+        missed=0,
+        revision=1,
+        created_at=now,
+        anchor=start,
+        anchor_before=0,
+    )
+    placed, _ = reposition(fresh, EXPANDER, now)
+    return placed
+
+
+EXPANDER = DateutilExpander()
+
+
+def add_account(services: Any, account: str, now: datetime) -> str:
+    """A pro account with one android device; the device's id."""
+    ids = UlidGenerator()
+    device = Device(ids.new_id("dev"), account, Platform.ANDROID, f"tok-{account}", None, now)
+    with services.store.transaction() as tx:
+        tx.accounts.ensure(Account(account, Plan.PRO, now))
+        tx.devices.add(device)
+    services.accounts.set_plan(account, Plan.PRO)
+    return device.id
+
+
+def insert(services: Any, schedules: Iterator[Schedule]) -> int:
+    """Store the schedules, CHUNK to a transaction; how many."""
+    count = 0
+    batch: list[Schedule] = []
+    for schedule in [*schedules, None]:
+        if schedule is not None:
+            batch.append(schedule)
+        if len(batch) >= CHUNK or (schedule is None and batch):
+            with services.store.transaction() as tx:
+                for one in batch:
+                    tx.schedules.add(one)
+            count += len(batch)
+            batch = []
+    return count
+
+
+def daily(count: int, now: datetime) -> Iterator[Schedule]:
+    """``count`` daily schedules in 50 zones, their local times spread over the day."""
+    ids, zones = UlidGenerator(), zones50()
+    for i in range(count):
+        minute = (i * 1440 // count) % 1440
+        zone = zones[i % len(zones)]
+        start = (now - timedelta(days=2)).astimezone(ZoneInfo(zone)).replace(tzinfo=None)
+        start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+        rrule = f"FREQ=DAILY;BYHOUR={minute // 60};BYMINUTE={minute % 60}"
+        yield schedule_of(i, rrule, zone, start, now, ids)
+
+
+async def live(services: Any, clock: JumpingClock, seconds: float, devices: dict[str, str]) -> Any:
+    """Engine and materialiser for ``seconds``; one one-off per occurrence due meanwhile."""
+    gateway = NotingGateway(clock)
+    now = clock.now()
+    ends = now + timedelta(seconds=seconds)
+    oneoffs = 0
+    with services.store.transaction() as tx:
+        soon = tx.schedules.due(ends, ends, 1_000_000)
+    later = now + timedelta(seconds=2)
+    due = [at for s in soon if (at := s.next_occurrence_at) is not None and at > later]
+    for at in due:
+        request = NewNotification(title="one-off", scheduled_at=at + timedelta(milliseconds=500))
+        await services.notifications.create(OTHER, request)
+        oneoffs += 1
+    # The service's engine: its settings' lead, its wake-ups, its materialiser loop.
+    engine = build_engine(services, dict.fromkeys(Platform, gateway))
+    tasks = [asyncio.create_task(engine.run())]
+    await clock.sleep_until(ends + timedelta(seconds=2))
+    await engine.stop()
+    for task in tasks:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    late: dict[str, list[float]] = {"occurrence": [], "one-off": []}
+    for device, due_at, arrived in gateway.arrived:
+        # What fell due while the schedules were inserted is a catch-up, not on time.
+        if later < due_at <= ends:
+            kind = "occurrence" if device == devices[ACCOUNT] else "one-off"
+            late[kind].append((arrived - due_at).total_seconds() * 1000)
+    return late, oneoffs
+
+
+def size_of(services: Any, data: Path, url: str | None) -> float:
+    """The database's size in MB."""
+    if url is None:
+        return sum(f.stat().st_size for f in data.glob("pushcore.db*")) / 1e6
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return float(row[0]) / 1e6 if row else 0.0
+
+
+def run(count: int, minutes: int, seconds: float, url: str | None) -> dict[str, Any]:
+    """One round; the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        clock = FakeClock(START)
-        services = build_services(
-            load_settings(env={}, data_dir=data, database_url=url),
-            clock=clock,
-            icons=FakeIconProbe(),
-        )
+        clock = JumpingClock()
+        services = build_services(library_settings(data, url), clock=clock)
         try:
-            services.accounts.ensure(ACCOUNT)
-            services.accounts.set_plan(ACCOUNT, Plan.PRO)
-            zones = sorted(z for z in available_timezones() if "/" in z)[::10][:50]
+            now = clock.now()
+            devices = {a: add_account(services, a, now) for a in (ACCOUNT, OTHER)}
             began = time.perf_counter()
-            for i in range(count):
-                minute = (i * 1440 // count) % 1440
-                body = {
-                    "name": f"s{i}",
-                    "rrule": f"FREQ=DAILY;BYHOUR={minute // 60};BYMINUTE={minute % 60}",
-                    "start": "2027-03-01T00:00:00",
-                    "timeZone": zones[i % len(zones)],
-                    "template": {"title": f"daily {i}"},
-                }
-                services.schedules.create(ACCOUNT, body)
-            created = time.perf_counter() - began
-            passes: list[float] = []
+            insert(services, daily(count, now))
+            inserted = time.perf_counter() - began
+            late, oneoffs = asyncio.run(live(services, clock, seconds, devices))
+            passes: list[tuple[float, float]] = []
             made = 0
             for _ in range(minutes):
-                clock.advance(timedelta(minutes=1))
-                began = time.perf_counter()
+                clock.jump(timedelta(minutes=1))
+                began, cpu = time.perf_counter(), time.process_time()
                 made += services.schedules.maker.run_once()
-                passes.append(time.perf_counter() - began)
-            size = sum(f.stat().st_size for f in data.glob("pushcore.db*")) if url is None else 0
+                passes.append((time.perf_counter() - began, time.process_time() - cpu))
+            size = size_of(services, data, url)
         finally:
             services.close()
-    passes.sort()
+    walls = sorted(w for w, _ in passes)
     return {
-        "create_per_s": count / created,
-        "pass_median_ms": statistics.median(passes) * 1000,
-        "pass_p99_ms": passes[min(len(passes) - 1, int(len(passes) * 0.99))] * 1000,
-        "pass_max_ms": passes[-1] * 1000,
-        "made": made,
-        "db_mb": size / 1e6,
+        "inserted_s": inserted,
+        "late": late,
+        "oneoffs": oneoffs,
+        "pass_median_ms": statistics.median(walls) * 1000,
+        "pass_max_ms": walls[-1] * 1000,
+        "pass_cpu_ms": statistics.median(c for _, c in passes) * 1000,
+        "made_per_minute": made / max(1, minutes),
+        "db_mb": size,
     }
 
 
+def line(count: int, database: str, figures: dict[str, Any]) -> str:
+    """One table row."""
+    cells = [f"{count:,}", database]
+    for kind in ("occurrence", "one-off"):
+        values = figures["late"][kind]
+        if values:
+            p50, p99 = percentile(values, 50), percentile(values, 99)
+            cells.append(f"{len(values)}: {p50:.1f} / {p99:.1f} / {max(values):.1f}")
+        else:
+            cells.append("none")
+    cells += [
+        f"{figures['made_per_minute']:.0f}",
+        f"{figures['pass_median_ms']:.1f} ({figures['pass_cpu_ms']:.1f} CPU)",
+        f"{figures['pass_max_ms']:.1f}",
+        f"{figures['db_mb']:.1f}",
+        f"{figures['inserted_s']:.0f}",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
 def main() -> None:
-    """Run the rounds and print each."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=100_000)
+    """Run the rounds, print each row, write the section."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--schedules", "--count", type=int, default=100_000, dest="schedules")
     parser.add_argument("--minutes", type=int, default=30)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--live", type=float, default=120.0, help="seconds of real-time delivery")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster")
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    for round_ in range(1, args.repeat + 1):
-        figures = run(args.count, args.minutes, args.database_url)
-        shown = ", ".join(f"{k} {v:.1f}" for k, v in figures.items())
-        print(f"round {round_}: {args.count} schedules, {args.minutes} minutes: {shown}")
+    rows: list[str] = []
+    with contextlib.ExitStack() as stack:
+        pg = stack.enter_context(postgres(args.database_url)) if args.postgres else None
+        for _ in range(args.repeat):
+            url = pg.fresh() if pg is not None else args.database_url
+            database = "SQLite" if url is None else "PostgreSQL"
+            figures = run(args.schedules, args.minutes, args.live, url)
+            rows.append(line(args.schedules, database, figures))
+            print(rows[-1], flush=True)
+    load = os.getloadavg()
+    text = f"""`python -m benchmarks.schedules --schedules {args.schedules} --minutes {args.minutes}
+--live {args.live:.0f}{" --postgres" if args.postgres else ""}` (one process,
+{platform.machine()}, Python {platform.python_version()}; load average
+{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end).
+
+{HEAD}
+|---|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+"""
+    print(text)
+    if not args.no_write:
+        write_section("Recurring schedules: daily schedules at scale", text)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
-
 from pushcore.config import Settings, retry_policy
 from pushcore.converter.schedules import TemplateReader
 from pushcore.domain.errors import ConfigError
@@ -77,6 +75,10 @@ from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
 if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+
     from pushcore.delivery import DeliveryEngine
     from pushcore.metrics import Metrics
     from pushcore.outbound.oidc import OidcProvider
@@ -118,6 +120,13 @@ def build_token_issuer(settings: Settings, clock: Clock | None = None) -> TokenI
     return TokenIssuer(clock or SystemClock(), secret)
 
 
+def _icon_client(tls: ssl.SSLContext) -> httpx.AsyncClient:
+    # httpx is imported by the first icon check, not by every command (a local send).
+    import httpx
+
+    return httpx.AsyncClient(timeout=httpx.Timeout(3.0), verify=tls, trust_env=False)
+
+
 def build_services(
     settings: Settings,
     *,
@@ -147,7 +156,7 @@ def build_services(
         tls = functools.cache(lambda: tls_context(settings.ca_file))
         icons = HttpIconProbe(
             guard,
-            lambda: httpx.AsyncClient(timeout=httpx.Timeout(3.0), verify=tls(), trust_env=False),
+            lambda: _icon_client(tls()),
             total=settings.icon_checks,
             per_account=settings.icon_checks_per_account,
         )

@@ -6,6 +6,8 @@ on the local services, through :class:`AppTransport`, so that a command is
 written once and both modes run the same routes, validation, views and error
 map. No socket is opened and no engine runs (``run_engine`` is off and the
 app's lifespan is never entered: the command closes the services itself).
+A plain ``pushctl send`` builds none of it: it goes straight to the service
+(:mod:`pushcore_cli.local_send`), and here only for what the app must answer.
 
 The app authenticates with :class:`ActingAs`: its one credential, a random
 value that never leaves this process, is the account given by ``--account``.

@@ -3,9 +3,35 @@
 Answers are read into the same views the server writes its JSON from
 (``pushcore.converter``), and error answers raise the library's own
 exception tree.
+
+The names are imported on first use (PEP 562): a module of this package that
+builds no request (a call's JSON body, :mod:`pushcore.client._call`) loads
+without httpx, for a local ``pushctl send`` (docs/benchmarks.md, "Quick start").
 """
 
-from pushcore.client._client import AsyncClient, Client
-from pushcore.client._session import Session, Tokens
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pushcore.client._client import AsyncClient, Client
+    from pushcore.client._session import Session, Tokens
 
 __all__ = ["AsyncClient", "Client", "Session", "Tokens"]
+
+_HOMES = {
+    "AsyncClient": "pushcore.client._client",
+    "Client": "pushcore.client._client",
+    "Session": "pushcore.client._session",
+    "Tokens": "pushcore.client._session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

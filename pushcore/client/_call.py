@@ -10,13 +10,16 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from urllib.parse import quote
 
 import attrs
-import httpx
 
 from pushcore.converter import View, camel, converter, from_json
+
+if TYPE_CHECKING:
+    # Only the senders' signatures name it: a call's body is built without httpx.
+    import httpx
 
 T = TypeVar("T")
 # A call that answers a page of views answers a page: Paged[View] takes it (frozen, read only).

@@ -22,7 +22,7 @@ TICK = timedelta(seconds=1)
 
 
 class Materialiser:
-    """Runs :meth:`Maker.run_once` each tick until cancelled."""
+    """Runs :meth:`Maker.make_due` each tick (at once again while more is due) until cancelled."""
 
     def __init__(self, maker: Maker, clock: Clock, tick: timedelta = TICK) -> None:
         self._maker = maker
@@ -32,8 +32,10 @@ class Materialiser:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-schedules")
         self._nudged: asyncio.Event | None = None
 
-    async def _pass(self) -> int:
-        return await finish_in_thread(self._thread, self._maker.run_once)
+    async def _pass(self) -> bool:
+        """One pass in the thread; whether more is due at once."""
+        _, more = await finish_in_thread(self._thread, self._maker.make_due)
+        return more
 
     async def run(self) -> None:
         """Make what is due, pass after pass, until cancelled."""
@@ -48,7 +50,10 @@ class Materialiser:
             while True:
                 nudged.clear()
                 try:
-                    await self._pass()
+                    # A catch-up (10,000 minutely schedules after an outage) is many
+                    # passes' worth: a tick between them would be seconds of waiting.
+                    if await self._pass():
+                        continue
                 except Exception:
                     # A database hiccup must not end the schedules; the next pass tries again.
                     log.exception("making schedules' occurrences failed")

@@ -18,14 +18,17 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpx
 
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.errors import RateLimited
 from pushcore.domain.scheduling import SENDER_ICON_MAX_BYTES
 from pushcore.outbound.guard import NetworkGuard, pin
+
+if TYPE_CHECKING:
+    # Imported by the first check (_probe): a command that checks no icon loads no httpx.
+    import httpx
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
@@ -39,7 +42,7 @@ TOO_SLOW = "could not be fetched in time"
 # for icon hosts cannot take the threads the API's database calls run on.
 RESOLVER_THREADS = 4
 
-ClientFactory = Callable[[], httpx.AsyncClient]
+ClientFactory = Callable[[], "httpx.AsyncClient"]
 
 
 def is_png_or_jpeg(head: bytes) -> bool:
@@ -146,6 +149,8 @@ class HttpIconProbe:
 
     async def _probe(self, url: str) -> str | None:
         """None when the icon is acceptable, else the reason."""
+        import httpx
+
         current = url
         client = self._client()
         for _ in range(MAX_REDIRECTS + 1):

@@ -23,7 +23,7 @@ from pushcore.domain.model import ScheduleRef
 from pushcore.domain.recurring import LEAD, Schedule, plan
 from pushcore.domain.schedules import RECIPIENT, RECIPIENT_FRAME, ScheduleState
 from pushcore.domain.timefmt import in_milliseconds
-from pushcore.events import record_event
+from pushcore.events import Change, record_events
 from pushcore.ports import Clock, IdGenerator, InboxSignal, RuleExpander, Store, Transaction, Waker
 from pushcore.ports.schedules import TemplateReader
 from pushcore.services.collapse import supersede_older
@@ -66,13 +66,18 @@ class Maker:
         occurrence_at: datetime,
         due: datetime,
         now: datetime,
+        template: NewNotification | StreamSend | None = None,
     ) -> int:
-        """The occurrence's notification, due ``due``, unless one was made: 1 if made, else 0."""
+        """The occurrence's notification, due ``due``, unless one was made: 1 if made, else 0.
+
+        ``template``: the schedule's template as read, when the caller read it already.
+        """
         notification_id = self._ids.new_id("ntf")
         if not tx.occurrences.claim(schedule.id, occurrence_at, notification_id, now):
             return 0
         ref = ScheduleRef(schedule.id, occurrence_at)
-        request = self._templates.read(schedule.template, schedule.stream_id is not None)
+        streamed = schedule.stream_id is not None
+        request = template or self._templates.read(schedule.template, streamed)
         if schedule.time_zone == RECIPIENT:
             # The occurrence's wall time, read in the rule's frame, in each recipient's zone.
             wall = occurrence_at.astimezone(RECIPIENT_FRAME)
@@ -120,6 +125,11 @@ class Maker:
 
     def run_once(self) -> int:
         """One pass over every schedule due within the lead, in batches; the notifications made."""
+        return self.make_due()[0]
+
+    def make_due(self) -> tuple[int, bool]:
+        """One pass (see :meth:`run_once`): the notifications made, and whether it stopped at
+        its last batch with more due (the loop then goes on at once, not a tick later)."""
         total = 0
         for _ in range(PASS_BATCHES):
             made, looked, earliest = self._batch()
@@ -127,24 +137,28 @@ class Maker:
             if earliest is not None:
                 self._engine.wake(earliest)
             if looked < BATCH:
-                break
-        return total
+                return total, False
+        return total, True
 
     def _advance(
         self, tx: Transaction, schedule: Schedule, now: datetime
-    ) -> tuple[int, datetime | None]:
-        """Make what is due of one schedule and move it on: how many made, the first's due."""
+    ) -> tuple[int, datetime | None, list[Change]]:
+        """Make what is due of one schedule and move it on: how many made, the first's due,
+        and the events to record."""
         # A stream send reaches its subscribers' inboxes as it is made, so it is
         # made when due (within the loop's tick), not a lead ahead.
         lead = timedelta(0) if schedule.stream_id is not None else LEAD
         step = plan(schedule, self._expander, now, lead=lead)
         sent = 0
+        # Read once for all its occurrences (a catch-up makes two or more).
+        template = None
+        if step.make:
+            template = self._templates.read(schedule.template, schedule.stream_id is not None)
         for occurrence_at, at in step.make:
-            sent += self.make(tx, schedule, occurrence_at, at, now)
+            sent += self.make(tx, schedule, occurrence_at, at, now, template)
         moved = attrs.evolve(step.schedule, sent=schedule.sent + sent)
-        _schedule_events(tx, schedule, moved, now)
         tx.schedules.update(moved)
-        return sent, min((at for _, at in step.make), default=None)
+        return sent, min((at for _, at in step.make), default=None), _changes(schedule, moved)
 
     def _batch(self) -> tuple[int, int, datetime | None]:
         now = in_milliseconds(self._clock.now())
@@ -157,6 +171,7 @@ class Maker:
         made = 0
         earliest: datetime | None = None
         streams = False
+        changes: list[Change] = []
         with self._store.transaction() as tx:
             due = tx.schedules.due(now + LEAD, now, BATCH)
             for schedule in due:
@@ -164,39 +179,36 @@ class Maker:
                     # One schedule that cannot be made (a bug, a template an upgrade no
                     # longer takes) must not hold back the others in its batch.
                     with tx.savepoint():
-                        sent, first = self._advance(tx, schedule, now)
+                        sent, first, told = self._advance(tx, schedule, now)
                 except Exception:
                     log.exception("schedule %s: its occurrences could not be made", schedule.id)
                     continue
+                changes += told
                 if first is not None:
                     earliest = first if earliest is None else min(earliest, first)
                 streams = streams or (schedule.stream_id is not None and sent > 0)
                 made += sent
+            # The batch's events in one statement, in the transaction that moved the
+            # schedules on (so none is told of a step that was rolled back).
+            if changes:
+                record_events(tx, changes, now)
         if streams:
             self._inbox.committed()
         return made, len(due), earliest
 
 
-def _schedule_events(tx: Transaction, before: Schedule, after: Schedule, now: datetime) -> None:
-    """The sender's `schedule.missed` and `schedule.completed` events, in the transaction
-    that moved the schedule on (so none is told of a step that was rolled back)."""
+def _changes(before: Schedule, after: Schedule) -> list[Change]:
+    """The sender's `schedule.missed` and `schedule.completed` events of one step."""
+    changes: list[Change] = []
     if after.missed > before.missed:
-        record_event(
-            tx,
-            before.account_id,
-            EventType.SCHEDULE_MISSED,
-            now,
-            scheduleId=before.id,
-            status=after.state.value,
-            reason="occurrences fell due while the service was down",
-            missed=after.missed - before.missed,
-        )
+        missed = {
+            "scheduleId": before.id,
+            "status": after.state.value,
+            "reason": "occurrences fell due while the service was down",
+            "missed": after.missed - before.missed,
+        }
+        changes.append(Change(before.account_id, EventType.SCHEDULE_MISSED, missed))
     if after.state is ScheduleState.COMPLETED and before.state is not ScheduleState.COMPLETED:
-        record_event(
-            tx,
-            before.account_id,
-            EventType.SCHEDULE_COMPLETED,
-            now,
-            scheduleId=before.id,
-            status=ScheduleState.COMPLETED.value,
-        )
+        completed = {"scheduleId": before.id, "status": ScheduleState.COMPLETED.value}
+        changes.append(Change(before.account_id, EventType.SCHEDULE_COMPLETED, completed))
+    return changes

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import secrets
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
+from typing import TYPE_CHECKING, TypeVar
 
 from pushcore.domain.errors import RateLimited
+
+if TYPE_CHECKING:
+    # Imported by the first hash or check: a command that signs nobody in (a local
+    # pushctl send) loads no argon2.
+    from argon2 import PasswordHasher
 
 T = TypeVar("T")
 
@@ -59,14 +62,20 @@ class PasswordHashing:
     """Hashes and checks passwords (argon2id); the ``*_async`` calls run on the pool."""
 
     def __init__(self, hasher: PasswordHasher | None = None, workers: int | None = None) -> None:
-        self._hasher = hasher or PasswordHasher(
-            time_cost=TIME_COST, memory_cost=MEMORY_COST_KIB, parallelism=PARALLELISM
-        )
+        self._given = hasher
         self.workers = workers or default_workers()
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._waiting = 0
         self._dummy: str | None = None
+
+    @functools.cached_property
+    def _hasher(self) -> PasswordHasher:
+        from argon2 import PasswordHasher
+
+        return self._given or PasswordHasher(
+            time_cost=TIME_COST, memory_cost=MEMORY_COST_KIB, parallelism=PARALLELISM
+        )
 
     def hash(self, password: str) -> str:
         """The argon2id hash of ``password`` (salted: two hashes of one password differ)."""
@@ -75,6 +84,8 @@ class PasswordHashing:
     def verify(self, stored: str | None, password: str) -> bool:
         """Whether ``password`` matches ``stored``. With no stored hash (no such account,
         or one without a password) a dummy hash is checked, so that both take as long."""
+        from argon2.exceptions import InvalidHashError, VerificationError
+
         try:
             return self._hasher.verify(stored or self._dummy_hash(), password) and bool(stored)
         except (VerificationError, InvalidHashError):

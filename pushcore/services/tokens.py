@@ -22,8 +22,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from pushcore.domain.errors import ConfigError, Unauthorized
 from pushcore.ports import Clock
 
@@ -53,6 +51,7 @@ class JwksSource:
         self._fetched_at = 0.0
 
     def _load(self) -> KeySet:
+        import httpx
         from joserfc.jwk import KeySet
 
         if self._location.startswith(("https://", "http://")):
@@ -66,6 +65,8 @@ class JwksSource:
 
     def keys(self, refresh: bool = False) -> KeySet:
         """The key set; ``refresh`` asks for a new copy (honoured at most once a minute)."""
+        # Here, as joserfc: only a JWKS needs them (a local pushctl send loads neither).
+        import httpx
         from joserfc.errors import JoseError
 
         with self._lock:

@@ -82,6 +82,12 @@ def load_migrations(dialect: str) -> list[Migration]:
     return found
 
 
+def packaged_versions() -> set[int]:
+    """The versions of the packaged migrations, from their file names alone (no file is read)."""
+    folder = resources.files("pushcore.storage") / "migrations"
+    return {int(m[1]) for e in folder.iterdir() if (m := _MIGRATION_FILE.fullmatch(e.name))}
+
+
 def apply_if_missing(sql: Sql, migration: Migration) -> None:
     """Apply ``migration`` and record it, unless it is recorded already.
 

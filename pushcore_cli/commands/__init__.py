@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -171,7 +173,9 @@ ENGINE_SILENCE = timedelta(seconds=10)
 class Api:
     """What an account command works on: :attr:`client`, the one interface of both modes."""
 
-    client: Client
+    connect: Callable[[], Client]
+    """Makes (once) the client: locally, the HTTP app in this process, which a local
+    send does without (pushcore_cli/local_send.py)."""
     who: str
     """``alice``, or who the credentials are (remote)."""
     as_account: str
@@ -180,6 +184,11 @@ class Api:
     """Local mode: the services, for what only they can tell (never what the API says)."""
     account: str | None = None
     """Local mode: the account acted as."""
+
+    @property
+    def client(self) -> Client:
+        """The client: of the server at ``--url``, or of the app on the local services."""
+        return self.connect()
 
     def warn_without_engine(self) -> None:
         """Warn (local mode) when no delivery engine works the database: sends would wait."""
@@ -231,7 +240,8 @@ def api_for(ctx: typer.Context, account: str | None) -> Api:
                 param_hint="'--account'",
             )
         client = state.client(None)
-        return Api(client, remote_who(client, state.url, state.api_key, state.token), "")
+        who = remote_who(client, state.url, state.api_key, state.token)
+        return Api(functools.partial(state.client, None), who, "")
     if account is None:
         hint = " (--api-key and --token take effect with --url)" if state.given_credentials else ""
         raise typer.BadParameter(
@@ -241,7 +251,8 @@ def api_for(ctx: typer.Context, account: str | None) -> Api:
     check_account(account, "'--account'")
     services = state.services
     services.accounts.ensure(account)
-    return Api(state.client(account), account, f" --account {account}", services, account)
+    connect = functools.partial(state.client, account)
+    return Api(connect, account, f" --account {account}", services, account)
 
 
 AccountOption = Annotated[

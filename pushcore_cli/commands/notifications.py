@@ -21,7 +21,7 @@ from pushcore.domain.errors import DeviceNotFound
 from pushcore.domain.inputs import NewNotification
 from pushcore.domain.scheduling import Delay, parse_duration
 from pushcore.domain.states import NotificationStatus
-from pushcore_cli import output
+from pushcore_cli import local_send, output
 from pushcore_cli.commands import AccountOption, Api, api_for, batch, deliveries
 from pushcore_cli.errors import naming_options
 from pushcore_cli.expiry import TTL_FIELDS, TtlOption, ttl_seconds
@@ -251,7 +251,7 @@ def send(
         if device is not None:
             options["target_device_token"] = device_token(api, device)
         try:
-            created = api.client.notifications.create(title, **options)
+            created = local_send.create(api, title, options)
         except DeviceNotFound:
             # The API's message names its field (targetDeviceToken): name the option.
             message = f"--device: the account has no device {device}"

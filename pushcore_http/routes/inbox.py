@@ -15,7 +15,7 @@ from pushcore_http.answers import answer, query, refusal, removal
 from pushcore_http.auth import either, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.routes import view_response
+from pushcore_http.routes import gzipped, view_response
 
 routes = Endpoints("Inbox")
 READ, _WRITE = either(Scope.NOTIFICATIONS_READ), either(Scope.NOTIFICATIONS_WRITE)
@@ -65,7 +65,7 @@ async def page(request: Request) -> Response:
     found = await run_in_threadpool(
         services.inbox.page, caller.account_id, limit, query.get("cursor") or None, unread
     )
-    return view_response(InboxPageView.of(found))
+    return gzipped(request, view_response(InboxPageView.of(found)))
 
 
 @routes.post(

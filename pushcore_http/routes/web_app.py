@@ -26,7 +26,7 @@ from starlette.responses import RedirectResponse, Response
 from pushcore.domain.codes import is_stream_code
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints
-from pushcore_http.routes import services_of
+from pushcore_http.routes import services_of, takes_gzip
 
 PACKAGE_DIR = "webapp"
 SHELL = "index.html"
@@ -133,7 +133,7 @@ def _send(request: Request, asset: Asset, extra: dict[str, str] | None = None) -
     if request.headers.get("if-none-match") == asset.etag:
         return Response(status_code=304, headers=headers)
     body = asset.body
-    if "gzip" in request.headers.get("accept-encoding", ""):
+    if takes_gzip(request.headers.get("accept-encoding", "")):
         body = asset.gzipped
         headers["Content-Encoding"] = "gzip"
     return Response(body, media_type=asset.media_type, headers=headers)

@@ -111,9 +111,13 @@ def _tour(page: Page, server: AppServer, shot: Callable[[str], None]) -> None:
     expect(family.get_by_text("Sent to 0 subscribers")).to_be_visible()
     family.get_by_text("Sent", exact=True).click()
     expect(family.get_by_role("list", name="Sent to Family")).to_contain_text("Dinner at 7")
+    # When at each recipient's own clock, on weekdays: the next five times as wall-clock times.
+    family.get_by_label("Each recipient's local time").check()
+    family.get_by_label("Time", exact=True).fill("07:30")
     family.get_by_label("Repeat").select_option("Weekdays")
     times = family.get_by_role("list", name="Next five times").get_by_role("listitem")
     expect(times).to_have_count(5)
+    expect(times.first).to_contain_text("each recipient's time")
     shot("streams")
 
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import time
 from typing import Any
 
@@ -138,3 +140,26 @@ def test_a_live_device_counts_as_reached(api: Api) -> None:
             break
         time.sleep(0.05)
     assert status == "DELIVERED"
+
+
+def test_a_large_page_is_gzipped_for_a_client_that_takes_it(api: Api) -> None:
+    # The app's first screen waits for this page: sent gzipped it is a tenth of its size.
+    bob = subscribed_sends(api, [f"entry {i} of a long inbox" for i in range(12)])
+    raw = {**bob, "Accept-Encoding": "gzip"}
+    with api.client.stream("GET", "/api/inbox", headers=raw) as response:
+        wire = b"".join(response.iter_raw())
+        assert response.headers["content-encoding"] == "gzip"
+        assert response.headers["vary"] == "Accept-Encoding"
+        assert int(response.headers["content-length"]) == len(wire)
+    plain = api.client.get("/api/inbox", headers={**bob, "Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert json.loads(gzip.decompress(wire)) == plain.json()
+    assert len(wire) * 3 < len(plain.content)
+    # A small page is not worth it.
+    small = api.client.get("/api/inbox?limit=1", headers=raw)
+    assert "content-encoding" not in small.headers
+    # Nor is a client that refuses gzip by weight, however it names it.
+    for refusal in ("gzip;q=0", "br, gzip; q=0.0", "*;q=0"):
+        refused = api.client.get("/api/inbox", headers={**bob, "Accept-Encoding": refusal})
+        assert "content-encoding" not in refused.headers, refusal
+        assert refused.json() == plain.json()

@@ -110,6 +110,12 @@ def test_assets_are_compressed_and_revalidated(client: TestClient) -> None:
     assert again.status_code == 304
 
 
+def test_an_asset_is_plain_for_a_client_that_refuses_gzip_by_weight(client: TestClient) -> None:
+    refused = client.get("/app/js/api.js", headers={"Accept-Encoding": "gzip;q=0, identity"})
+    assert "content-encoding" not in refused.headers
+    assert refused.text.startswith(("//", "/*", "import", "export", '"use strict"'))
+
+
 def test_the_whole_first_load_is_small() -> None:
     """What a first visit fetches (the worker then caches it), gzipped: far under 150 KB."""
     total = sum(len(a.gzipped) for n, a in assets().items() if not n.endswith(".png"))

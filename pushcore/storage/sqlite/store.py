@@ -15,7 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pushcore.domain.errors import Unavailable
-from pushcore.storage.migrate import Migration, apply_if_missing, load_migrations
+from pushcore.storage.migrate import (
+    Migration,
+    apply_if_missing,
+    load_migrations,
+    packaged_versions,
+)
 from pushcore.storage.sql.dialect import Sql
 from pushcore.storage.sql.transaction import Transaction
 from pushcore.storage.sqlite.dialect import SQLITE
@@ -83,7 +88,8 @@ class SqliteStore:
         self._file_lock = FileLock(self._writer_fd)
         try:
             with SQLITE.outages():
-                self._migrate(load_migrations("sqlite"))
+                if not self._migrated():
+                    self._migrate(load_migrations("sqlite"))
         except BaseException:
             self.close()  # nobody else holds this store to close it
             raise
@@ -169,6 +175,17 @@ class SqliteStore:
                 # One left inside a transaction (its ROLLBACK failed) is not lent again.
                 if conn is not None and not self._closed and not conn.in_transaction:
                     self._idle.append(conn)
+
+    def _migrated(self) -> bool:
+        """Whether every packaged migration is recorded: one read, no writer's lock, so that
+        a command on an up-to-date database (a local pushctl send) starts without the
+        migrator's transaction per migration."""
+        with self._lease() as conn:
+            try:
+                rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+            except sqlite3.OperationalError:  # a new database: no such table yet
+                return False
+        return packaged_versions() <= {version for (version,) in rows}
 
     def _migrate(self, migrations: Sequence[Migration]) -> None:
         with self._lease() as conn:

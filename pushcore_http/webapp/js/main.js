@@ -18,6 +18,10 @@ const statusLine = document.getElementById("status");
 const who = document.getElementById("who");
 let cleanup = null;
 let rendered = false;
+// The screen on show (path and query), and which render is the latest: an older one
+// that finishes late must not set the title or keep its listeners.
+let shown = null;
+let renders = 0;
 // While booting, the boot renders once at its end (a resumed session would render too).
 let booting = true;
 
@@ -56,6 +60,8 @@ const context = {
 async function render(moved = false) {
   if (cleanup) cleanup();
   cleanup = null;
+  const mine = ++renders;
+  shown = location.pathname + location.search;
   // Every screen opens at its top, the navigation in view (API.md, "The web app").
   if (moved) window.scrollTo(0, 0);
   const current = route(location.pathname);
@@ -66,22 +72,34 @@ async function render(moved = false) {
   document.getElementById("who-id").textContent = account ? account.id : "";
   if (!account) {
     document.title = "Sign in · pushcore";
-    cleanup = await signin.render(main, context, current.params || {});
+    settle(mine, await signin.render(main, context, current.params || {}));
     state.set({ signInError: null });
-    rendered = true;
     return;
   }
   for (const link of nav.querySelectorAll("a")) {
     if (link.dataset.route === current.name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  cleanup = await current.screen.render(main, context, current.params || {});
+  // A screen puts its content in place before it waits for its data.
+  const showing = current.screen.render(main, context, current.params || {});
+  // After a move, keyboard and screen-reader focus go to the new screen, without
+  // scrolling past the header. Now, not once the data is in: by then the person may
+  // have moved into the screen, and focus taken back would lose their place.
+  if (moved && rendered) main.focus({ preventScroll: true });
+  if (!settle(mine, await showing)) return;
   const heading = main.querySelector("h1");
   document.title = `${heading ? heading.textContent : "pushcore"} · pushcore`;
-  // After a move, keyboard and screen-reader focus go to the new screen, without
-  // scrolling past the header (the screen may have scrolled to an entry it shows).
-  if (moved && rendered) main.focus({ preventScroll: true });
+}
+
+// A render's end: its screen's cleanup kept if it is still the latest, run if not.
+function settle(mine, screenCleanup) {
   rendered = true;
+  if (mine === renders) {
+    cleanup = screenCleanup || null;
+    return true;
+  }
+  if (screenCleanup) screenCleanup();
+  return false;
 }
 
 document.addEventListener("click", (event) => {
@@ -97,7 +115,11 @@ document.addEventListener("click", (event) => {
   event.preventDefault();
   navigate(url.pathname + url.search);
 });
-window.addEventListener("popstate", () => render(true));
+// A fragment of the same page (the skip link, Back after it) is the browser's: it
+// moves focus there itself, and showing the screen again would take focus back.
+window.addEventListener("popstate", () => {
+  if (location.pathname + location.search !== shown) render(true);
+});
 
 // Said within seconds of the live channel losing the server, gone as soon as it is back.
 function showStatus({ account, live: channel }) {
