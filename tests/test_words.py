@@ -13,11 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 PRODUCT = ("pushcore", "pushcore_http", "pushcore_cli")
 # Every module named for the live channel: its server side, its endpoint, the
-# `live` platform's gateway and the client's reader.
+# `live` platform's gateway, the client's reader and the settings its events are
+# told quiet by.
 LIVE_MODULES = {
     "pushcore/live",
     "pushcore/gateways/live.py",
     "pushcore_http/routes/live.py",
+    "pushcore_http/live_settings.py",
     "pushcore/client/_live.py",
 }
 
