@@ -9,6 +9,7 @@ in-process, or talk to a running server with :class:`Client` /
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pushcore._lazy import lazy_names
 from pushcore.domain.errors import (
     AlreadySubscribed,
     ConfigError,
@@ -227,17 +228,15 @@ for _name in __all__:
         _value.__module__ = __name__
 
 
+_lazy_name = lazy_names(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> Any:
     """The rest of the public API, imported on first use: a program that only needs
     the Client loads no server code (no aiohttp, h2, argon2, uvicorn)."""
     if name == "webhooks":  # the receivers' module, pushcore.webhooks.verify
         return importlib.import_module("pushcore.webhooks")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy_name(name)
 
 
 def __dir__() -> list[str]:

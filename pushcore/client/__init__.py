@@ -11,8 +11,9 @@ without httpx, for a local ``pushctl send`` (docs/benchmarks.md, "Quick start").
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pushcore._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pushcore.client._client import AsyncClient, Client
@@ -28,10 +29,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
