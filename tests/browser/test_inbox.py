@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from playwright.sync_api import BrowserContext, Page, expect
+import httpx
+from playwright.sync_api import BrowserContext, Page, Route, expect
 
 from tests.browser.conftest import PASSWORD, SERVER_ENV, AppServer, problems, sign_in
 
@@ -66,6 +68,45 @@ def test_offline_says_so_and_catches_up_when_back(
         expect(entries).to_have_count(4)
     finally:
         server.stop()
+
+
+def test_an_entry_that_arrives_before_the_channel_opens_is_shown(
+    page: Page, server: AppServer
+) -> None:
+    """The first page is read empty, the entry lands, then the channel opens (without a
+    resume point it carries only what comes later): the entry still shows, once."""
+    account = server.person()
+    news = server.stream("Gap", account)
+    held: list[Route] = []
+    released = False
+
+    def hold(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/api/inbox/events*", hold)
+    sign_in(page, account)
+    expect(page.get_by_text("No notifications yet")).to_be_visible()
+    while not held:
+        page.wait_for_timeout(50)
+    news.send("In the gap")
+    inbox = f"{server.base}/api/inbox"
+    for _ in range(100):
+        if httpx.get(inbox, headers=server.bearer(account)).json()["items"]:
+            break
+        time.sleep(0.05)
+    released = True
+    for route in held:
+        route.continue_()
+    entries = page.get_by_role("list", name="Notifications").get_by_role("listitem")
+    expect(entries.filter(has_text="In the gap")).to_be_visible()
+    expect(page.get_by_text("1 unread")).to_be_visible()
+    news.send("After it")
+    expect(entries.first).to_contain_text("After it")
+    expect(entries).to_have_count(2)
+    assert not problems(page)
 
 
 def test_keyboard_alone(page: Page, server: AppServer) -> None:

@@ -16,7 +16,7 @@ let running = false;
 let generation = 0;
 let wake = null;
 
-/** Hear every event: {type: "notification"|"read"|"dismissed", data}. */
+/** Hear every event: {type: "notification"|"read"|"dismissed"|"withdrawn"|"opened", data}. */
 export function listen(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -79,6 +79,9 @@ async function loop(mine) {
       const response = await authFetch("/api/inbox/events", { headers, signal: controller.signal });
       if (!response.ok) throw new Error(`live channel: ${response.status}`);
       setState("live");
+      // Without a resume point the channel carries only what comes from now on: the
+      // inbox reads its first page again for what arrived before it opened.
+      tell("opened", { resumed: Boolean(headers["Last-Event-ID"]) });
       opened = Date.now();
       await read(response.body.getReader(), controller);
       ended = true;

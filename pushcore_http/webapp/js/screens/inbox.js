@@ -52,7 +52,11 @@ export async function render(root) {
     element.hidden = !matches(entry);
     entries.set(entry.id, { entry, element });
     addStream(entry.stream);
-    if (atTop) list.prepend(element);
+    if (atTop === "sorted") {
+      // Newest first by id (ids begin with the creation time): caught up after a gap.
+      const after = [...list.children].find((other) => other.dataset.id < entry.id);
+      list.insertBefore(element, after ?? null);
+    } else if (atTop) list.prepend(element);
     else list.append(element);
     days(element);
     days(element.nextElementSibling);
@@ -141,6 +145,20 @@ export async function render(root) {
     }
   }
 
+  async function catchUp() {
+    try {
+      const answer = await api("GET", `/api/inbox?limit=${PAGE}`);
+      for (const entry of [...answer.items].reverse()) {
+        show(entry, "sorted");
+        live.seen(entry.id);
+      }
+      setUnread(answer.unread);
+      refreshEmpty();
+    } catch {
+      // Offline again: the next opening of the channel tries again.
+    }
+  }
+
   // A narrow filter may match little of what is loaded: read a few pages more for it.
   async function fillFiltered() {
     for (let pages = 0; pages < FILTER_PAGES && cursor && filter.value !== ALL; pages += 1) {
@@ -179,6 +197,29 @@ export async function render(root) {
     list,
     more,
   );
+  // Listening before the first page is asked for: an entry that arrives meanwhile is
+  // shown (the page's copy is then skipped), and a channel that opens without a resume
+  // point (nothing was shown yet) reads the first page again for what fell between.
+  const stopListening = live.listen(({ type, data }) => {
+    if (type === "opened") {
+      if (!data.resumed) catchUp();
+    } else if (type === "notification") {
+      if (show(data, true) && !data.readAt) setUnread(unread + 1);
+      refreshEmpty();
+    } else if (type === "read") {
+      markRead(data.ids || []);
+      setUnread(data.unread);
+    } else if (type === "dismissed") {
+      remove(data.id);
+    } else if (type === "withdrawn") {
+      // Withdrawn, expired, or replaced (a `notification` event with the new entry follows).
+      for (const id of data.ids || []) {
+        const known = entries.get(id);
+        if (known && !known.entry.readAt) setUnread(Math.max(0, unread - 1));
+        remove(id);
+      }
+    }
+  });
   // The streams' icons and names, for the entries and the filter.
   const [subscriptions] = await Promise.all([api("GET", "/api/streams/subscriptions").catch(() => []), page()]);
   for (const { stream } of subscriptions) {
@@ -196,24 +237,6 @@ export async function render(root) {
   });
   observer.observe(more);
 
-  const stopListening = live.listen(({ type, data }) => {
-    if (type === "notification") {
-      if (show(data, true) && !data.readAt) setUnread(unread + 1);
-      refreshEmpty();
-    } else if (type === "read") {
-      markRead(data.ids || []);
-      setUnread(data.unread);
-    } else if (type === "dismissed") {
-      remove(data.id);
-    } else if (type === "withdrawn") {
-      // Withdrawn, expired, or replaced (a `notification` event with the new entry follows).
-      for (const id of data.ids || []) {
-        const known = entries.get(id);
-        if (known && !known.entry.readAt) setUnread(Math.max(0, unread - 1));
-        remove(id);
-      }
-    }
-  });
   return () => {
     observer.disconnect();
     stopListening();
