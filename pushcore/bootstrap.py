@@ -59,7 +59,6 @@ from pushcore.services import (
 from pushcore.services.auth import KeyCache
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.revocations import SignedOut
-from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
@@ -77,6 +76,7 @@ if TYPE_CHECKING:
     from pushcore.services.recipient import RecipientService
     from pushcore.services.replacements import ReplacementService
     from pushcore.services.schedules import ScheduleService
+    from pushcore.services.sessions import SessionService
     from pushcore.services.webhooks import WebhookService
 
 log = logging.getLogger("pushcore")
@@ -177,15 +177,17 @@ def build_services(
     )
     accounts = AccountService(store, stamps)
     key_cache = KeyCache()
-    sessions = SessionService(
-        store,
-        stamps,
-        ids,
-        secrets.token_bytes,
-        TokenIssuer(clock, secret),
-        settings.access_token_ttl,
-        settings.refresh_token_ttl,
-        signed_out,
+    sessions = Later(
+        lambda: _sessions(
+            store,
+            stamps,
+            ids,
+            secrets.token_bytes,
+            TokenIssuer(clock, secret),
+            settings.access_token_ttl,
+            settings.refresh_token_ttl,
+            signed_out,
+        )
     )
     passwords = PasswordHashing()
     oidc = None
@@ -194,7 +196,7 @@ def build_services(
 
         oidc = OidcService(
             store, stamps, random, identity_provider or build_identity_provider(settings, clock),
-            sessions, settings.oidc_account_claim,
+            sessions.get(), settings.oidc_account_claim,
         )  # fmt: skip
     return Services(
         settings=settings,
@@ -217,7 +219,7 @@ def build_services(
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
         oidc=oidc,
-        people=Later(lambda: _people(store, stamps, passwords, sessions, settings.signup)),
+        people=Later(lambda: _people(store, stamps, passwords, sessions.get(), settings.signup)),
         passwords=passwords,
         wakes=wakes,
         webhooks=Later(lambda: _webhooks(store, stamps, ids, random, guard)),
@@ -239,6 +241,12 @@ def _replacements(*parts: Any) -> ReplacementService:
     from pushcore.services.replacements import ReplacementService
 
     return ReplacementService(*parts)
+
+
+def _sessions(*parts: Any) -> SessionService:
+    from pushcore.services.sessions import SessionService
+
+    return SessionService(*parts)
 
 
 def _people(*parts: Any) -> PeopleService:

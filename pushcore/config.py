@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 import attrs
 
 from pushcore.domain.errors import ConfigError
-from pushcore.domain.oidc import is_secure_url
 from pushcore.domain.retry import RetryPolicy
 
 # A retry schedule needing more tries than this is a misconfiguration.
@@ -363,6 +362,9 @@ def _validate_oidc(settings: Settings) -> None:
             f"{_env_name(missing[0])}: single sign-on needs PUSHCORE_OIDC_ISSUER,"
             " PUSHCORE_OIDC_CLIENT_ID and PUSHCORE_OIDC_CLIENT_SECRET together"
         )
+    # Single sign-on's rules load only where it is configured.
+    from pushcore.domain.oidc import is_secure_url
+
     if not is_secure_url(settings.oidc_issuer or ""):
         raise ConfigError(
             "PUSHCORE_OIDC_ISSUER: must be an https:// URL (http:// only on a loopback host,"

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from pushcore.domain.localtime import DEFAULT_ZONE
 from pushcore.domain.recipient import (
-    DEFAULT_ZONE,
     Mute,
     RecipientSettings,
     parse_quiet_hours,

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.recurring import Schedule
 from pushcore.domain.schedules import ScheduleState
-from pushcore.storage.records import SCHEDULES
 from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.rows import Codec, Table
+
+# A schedule's wall times (naive) and its template are text: ISO and JSON.
+_WALL = Codec("text", "{}.isoformat()", "_wall({})", {"_wall": datetime.fromisoformat})
+SCHEDULES = Table(
+    "schedules",
+    Schedule,
+    codecs={
+        "start": _WALL,
+        "anchor": _WALL,
+        "exdates": Codec(
+            "text",
+            "_dumps([d.isoformat() for d in {}])",
+            "tuple(_wall(d) for d in _loads({}))",
+            {"_dumps": json.dumps, "_loads": json.loads, "_wall": datetime.fromisoformat},
+        ),
+        "template": Codec(
+            "text", "_dumps({})", "_loads({})", {"_dumps": json.dumps, "_loads": json.loads}
+        ),
+    },
+)
+
 
 # One statement: PostgreSQL makes a concurrent INSERT of the same key wait for the
 # first one's commit and then skip it, so of several engines exactly one gets a row.
