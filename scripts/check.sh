@@ -71,10 +71,11 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
     fi
   else
     serial_log=$(mktemp)
-    trap 'rm -f "$lint_log" "$serial_log"' EXIT
     # shellcheck disable=SC2086  # one file name a word
     .venv/bin/pytest -p no:xdist -m serial $serial_files >"$serial_log" 2>&1 &
     serial=$!
+    # A background job of a script ignores Ctrl-C: stopped here when the script ends early.
+    trap 'kill "$serial" 2>/dev/null; rm -f "$lint_log" "$serial_log"' EXIT
     echo "== pytest (parallel, niced, beside the timing bounds)"
     nice -n 10 .venv/bin/pytest -n "$workers" --dist loadgroup -m "not serial" || status=$?
     wait "$lint" || status=$?
