@@ -82,6 +82,8 @@ def report(rows: list[dict[str, Any]], top: int) -> str:
         lines.append(
             f"{worker}: {len(mine)} tests, last ended at {end:.0f} s, in tests {busy:.0f} s"
         )
+    failed = [r["id"] for r in rows if r.get("outcome") == "failed"]
+    lines += [f"failed: {test}" for test in failed]
     for title, key in (
         ("CPU", lambda r: r["own"] + r["children"]),
         ("wall", lambda r: r["end"] - r["start"]),

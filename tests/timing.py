@@ -5,7 +5,7 @@ JSON line a test to DIR/<worker>.jsonl: its wall time from set-up to teardown,
 its start and end (to see which worker waited for which), the CPU of the process
 itself and of the children it reaped meanwhile (servers, pushctl runs, Chromium:
 a child's CPU counts where it was reaped, so a module's server counts in the
-module's last test), and the xdist group it was sent with.
+module's last test), the xdist group it was sent with, and its outcome.
 """
 
 from __future__ import annotations
@@ -33,11 +33,18 @@ class TimingRecorder:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.out: IO[str] | None = None
+        self.outcome = "passed"
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep the test's worst outcome over its set-up, call and teardown."""
+        if report.failed or (report.skipped and self.outcome == "passed"):
+            self.outcome = report.outcome
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
         """Time one test's set-up, call and teardown."""
         started, (own, children) = time.time(), _cpu()
+        self.outcome = "passed"
         yield
         ended, (own_after, children_after) = time.time(), _cpu()
         group = item.get_closest_marker("xdist_group")
@@ -48,6 +55,7 @@ class TimingRecorder:
             "own": own_after - own,
             "children": children_after - children,
             "group": group.args[0] if group and group.args else None,
+            "outcome": self.outcome,
         }
         if self.out is None:
             self.directory.mkdir(parents=True, exist_ok=True)
