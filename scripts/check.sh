@@ -58,7 +58,7 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
   # see a nearly idle machine and the 1.5 minutes of the serial pass no longer come
   # after the parallel pass. PUSHCORE_SERIAL=after runs them after it, alone, as before.
   # Only the files holding a serial mark are collected (collecting all costs 6 CPU s).
-  serial_files=$(grep -rlE --include='test_*.py' 'mark\.serial' tests | sort)
+  serial_files=$(grep -rlE --include='test_*.py' 'mark\.serial' tests | sort || true)
   if [ "${PUSHCORE_SERIAL:-beside}" = "after" ]; then
     echo "== pytest (parallel)"
     .venv/bin/pytest -n "$workers" --dist loadgroup -m "not serial" || status=$?
@@ -75,7 +75,7 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
     .venv/bin/pytest -p no:xdist -m serial $serial_files >"$serial_log" 2>&1 &
     serial=$!
     # A background job of a script ignores Ctrl-C: stopped here when the script ends early.
-    trap 'kill "$serial" 2>/dev/null; rm -f "$lint_log" "$serial_log"' EXIT
+    trap 'kill "$serial" 2>/dev/null || true; rm -f "$lint_log" "$serial_log"' EXIT
     echo "== pytest (parallel, niced, beside the timing bounds)"
     nice -n 10 .venv/bin/pytest -n "$workers" --dist loadgroup -m "not serial" || status=$?
     wait "$lint" || status=$?
