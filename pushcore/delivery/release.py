@@ -22,12 +22,14 @@ class ReleaseRoom:
 
     def __init__(self, config: EngineConfig) -> None:
         self._cap = max(1, int(config.max_in_flight * config.release_share))
+        self._batch = max(1, config.release_batch)
         self._flying: set[str] = set()
 
     def room(self, in_flight: Container[str]) -> int:
-        """The room left, given the ids the engine still holds (the others were recorded)."""
+        """The room left for the next claim, given the ids the engine still holds (the
+        others were recorded)."""
         self._flying = {i for i in self._flying if i in in_flight}
-        return max(0, self._cap - len(self._flying))
+        return max(0, min(self._batch, self._cap - len(self._flying)))
 
     def claimed(self, dispatches: Iterable[Dispatch]) -> None:
         """Note the released ones (their delivery has a ``heldUntil``) among a claim's."""
