@@ -38,7 +38,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from benchmarks.localtime import JumpingClock, NotingGateway, percentile
 from benchmarks.processes import library_settings, postgres
-from benchmarks.report import write_section
+from benchmarks.report import write_run
 from pushcore import build_services
 from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewNotification
@@ -265,7 +265,7 @@ def main() -> None:
 """
     print(text)
     if not args.no_write:
-        write_section("Recurring schedules: daily schedules at scale", text)
+        write_run("Recurring schedules: daily schedules at scale", text)
 
 
 if __name__ == "__main__":
