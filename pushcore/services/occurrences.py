@@ -18,7 +18,6 @@ import attrs
 from pushcore.consistency import new_deliveries
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.events import EventType
-from pushcore.domain.expiry import expires_at_of
 from pushcore.domain.inputs import NewNotification, StreamSend
 from pushcore.domain.localtime import DeliverAt
 from pushcore.domain.model import Delivery, Device, Notification, ScheduleRef
@@ -128,16 +127,8 @@ class Maker:
         devices = targets.of(account_id, request)
         if request.deliver_at is not None:
             due = own_due(tx, account_id, request.deliver_at, due)
-        made = self._notifications.compose(account_id, request, now, devices)
-        return attrs.evolve(
-            made,
-            id=notification_id,
-            scheduled_at=due,
-            expires_at=expires_at_of(due, request.ttl, request.expires_at),
-            # With no device yet, the engine looks again at the due time.
-            wake_at=None if devices else due,
-            schedule=ref,
-        )
+        made = self._notifications.compose(account_id, request, now, devices, due, notification_id)
+        return attrs.evolve(made, schedule=ref)
 
     def make_many(self, tx: Transaction, steps: Sequence[Step], now: datetime) -> None:
         """Every occurrence of ``steps`` not made yet, in a few statements for them all
