@@ -71,6 +71,9 @@ class Services:
     replacements: ReplacementService
     recipients: RecipientService
     """The signed-in person's zone, quiet hours, snooze and mutes."""
+    events_apart: bool = False
+    """Whether an engine built on these services posts event webhooks from a process of
+    its own (a server's or worker's, PUSHCORE_EVENTS_PROCESS: bootstrap.build_engine)."""
 
     @property
     def withdrawals(self) -> WithdrawService:
