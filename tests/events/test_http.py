@@ -5,7 +5,9 @@ large to read. On SQLite only: what is tested is the HTTP, not the storage."""
 from __future__ import annotations
 
 import asyncio
+import socketserver
 import ssl
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -121,3 +123,42 @@ def test_an_answer_with_a_head_too_large_is_dropped_and_the_next_one_goes_on(
     assert (dropped["status"], dropped["responseStatus"]) == ("pending", None)
     (done,) = attempts(world, fine["id"])
     assert (done["status"], done["responseStatus"]) == ("succeeded", 204)
+
+
+class _OneAnswerEach(socketserver.BaseRequestHandler):
+    """Answers one request with a 204 that says nothing of closing, then closes: as a
+    server whose keep-alive ran out between two requests."""
+
+    def handle(self) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.request.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += self.request.recv(65536)
+        self.server.answered += 1  # type: ignore[attr-defined]
+        self.request.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
+
+
+def test_a_kept_alive_connection_the_server_closed_is_opened_again_for_the_next_event(
+    world: World,
+) -> None:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _OneAnswerEach)
+    server.daemon_threads = True
+    server.answered = 0  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        made = world.create(f"http://127.0.0.1:{server.server_address[1]}/hook")
+        post_tests(world, made["id"], 3)
+        # One worker: the three go one after another on its connection.
+        sender = EventSender(
+            world.services.store, world.clock, world.guard, "one", SenderConfig(per_endpoint=1)
+        )
+        assert pump(world, sender) == 3
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert server.answered == 3  # type: ignore[attr-defined]
+    assert {a["status"] for a in attempts(world, made["id"])} == {"succeeded"}
