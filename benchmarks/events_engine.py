@@ -1,19 +1,26 @@
 """Event webhooks beside the engine: its delivery rate with events off and on, and
 how late the events of that rate reach a fast endpoint.
 
-    .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2] [--quick] [--write]
+    .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2]
+        [--modes off,apart,in] [--before TREE] [--quick] [--write]
 
 One `pushctl serve` on SQLite (benchmarks/processes.py, rate limiting off); one
 account with one webhook device on a raw-asyncio receiver in this process
 (benchmarks/receiver.py). Each run creates ``--count`` notifications due at once
 (each its own notification: one ``notification.delivered`` event per delivery, the
 most events a delivery makes) and measures the engine's deliveries a second (first
-to last arrival at the device's receiver). "off": no event endpoint. "on": an
-endpoint subscribed to ``notification.*`` on a receiver in a process of its own
-(benchmarks/event_receiver.py); reported too: the events acknowledged and their
-latency from the event's timestamp (the settled notification's roll-up) to
-arrival, p50 / p99 / max. Runs alternate off, on, off, on. ``--write`` puts the
-table in docs/benchmarks.md ("Event webhooks: beside the engine").
+to last arrival at the device's receiver). The modes: "off", no event endpoint;
+otherwise an endpoint subscribed to ``notification.*`` on a receiver in a process
+of its own (benchmarks/event_receiver.py), posted to by the sender in a process of
+its own ("apart", the default: PUSHCORE_EVENTS_PROCESS=true) or in the engine's
+("in", PUSHCORE_EVENTS_PROCESS=false); ``--before TREE`` adds "before", events on
+with the `pushctl serve` of another source tree (a checkout of the commit before
+the change). Reported too: the events acknowledged, their latency from the event's
+timestamp (the settled notification's roll-up) to arrival, p50 / p99 / max, and
+the CPU seconds of the server's process and of its children (the sender's) from
+the batch's creation to the last arrival. Each round runs every mode once, in
+turn. ``--write`` puts the table in docs/benchmarks.md ("Event webhooks: beside
+the engine").
 """
 
 from __future__ import annotations
@@ -54,17 +61,17 @@ def _events(base: str, bearer: dict[str, str]) -> dict[str, datetime]:
             return found
 
 
-MODES = {"off": {}, "apart": {}, "in": {"PUSHCORE_EVENTS_PROCESS": "false"}}
+MODES = {"off": {}, "apart": {}, "in": {"PUSHCORE_EVENTS_PROCESS": "false"}, "before": {}}
 
 
-def run(count: int, mode: str) -> dict[str, float]:
+def run(count: int, mode: str, before: Path | None = None) -> dict[str, float]:
     """One run; its figures."""
     device = BenchReceiver().start()
     endpoint = EventReceiver() if mode != "off" else None
-    settings = MODES[mode]
+    tree = before if mode == "before" else None
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Deployment(Path(tmp), settings=settings) as deployment,
+        Deployment(Path(tmp), settings=MODES[mode], cwd=tree) as deployment,
     ):
         token = subprocess.run(
             [*pushctl(deployment.data_dir), "token", "issue", "bench"],
@@ -125,12 +132,15 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="off,apart,in", help="off, apart (own process), in (engine's)"
     )
+    parser.add_argument(
+        "--before", type=Path, help="a source tree whose `pushctl serve` runs mode 'before'"
+    )
     parser.add_argument("--quick", action="store_true", help="1,000 notifications, 1 round")
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     if args.quick:
         args.count, args.runs = 1000, 1
-    modes = args.modes.split(",")
+    modes = args.modes.split(",") + (["before"] if args.before else [])
     if not set(modes) <= set(MODES):
         parser.error(f"--modes: any of {', '.join(MODES)}")
     rows = []
@@ -138,7 +148,7 @@ def main() -> None:
     for n in range(args.runs):
         for label in modes:
             load = os.getloadavg()[0]
-            f = run(args.count, label)
+            f = run(args.count, label, args.before)
             print(f"run {n + 1} events {label} (load {load:.1f}): "
                   + ", ".join(f"{k} {v:,.1f}" for k, v in f.items()), flush=True)  # fmt: skip
             cells = [f"{f[k]:,.0f}" if k in f else "-" for k in columns]
@@ -148,7 +158,9 @@ def main() -> None:
         write_section(
             SECTION,
             f"Command: `.venv/bin/python -m benchmarks.events_engine --count {args.count}"
-            f" --runs {args.runs} --modes {args.modes} --write`\n\n"
+            f" --runs {args.runs} --modes {args.modes}"
+            + (" --before TREE" if args.before else "")
+            + " --write`\n\n"
             f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
             f" {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()}"
             f" cores; {args.count:,} notifications due at once, one webhook device each.\n\n"
