@@ -33,6 +33,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from pushcore.config import Settings
+from pushcore.runtime.parent import stop_with
 
 log = logging.getLogger("pushcore.webhooks")
 
@@ -43,8 +44,6 @@ RESTART_AFTER = 1.0
 """Seconds between a sender process's unexpected end and its next start."""
 
 POOL_SIZE = 2  # the sender's database thread, and a spare for a PostgreSQL reconnect
-
-_PR_SET_PDEATHSIG = 1
 
 Child = asyncio.subprocess.Process
 _CHILD = f"from {__name__} import main; main()"
@@ -110,7 +109,7 @@ async def _stop(process: Child) -> None:
 
 def serve_events(settings: Settings, parent: int) -> None:
     """The child's body: post events until SIGTERM (or the parent's end)."""
-    _stop_with(parent)
+    stop_with(parent)
     # A terminal's Ctrl-C reaches the whole process group: the parent stops this one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(
@@ -130,7 +129,8 @@ def serve_events(settings: Settings, parent: int) -> None:
             SystemClock(),
             NetworkGuard(allow_private=settings.allow_private_networks),
             new_owner(),
-            tls=tls_context(settings.ca_file),
+            # The system's roots are loaded at the first https endpoint's POST.
+            tls=tls_context(settings.ca_file) if settings.ca_file is not None else None,
         )
         asyncio.run(_until_terminated(sender.run()))
     finally:
@@ -142,16 +142,6 @@ async def _until_terminated(work: Coroutine[Any, Any, None]) -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     with contextlib.suppress(asyncio.CancelledError):
         await task
-
-
-def _stop_with(parent: int) -> None:
-    """Have the kernel send this process SIGTERM when ``parent`` dies (Linux)."""
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it died before the line above
-        raise SystemExit(0)
 
 
 def main() -> None:
