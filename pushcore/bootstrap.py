@@ -21,6 +21,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pushcore.config import Settings, retry_policy
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
@@ -303,7 +305,9 @@ def build_server_services(settings: Settings) -> Services:
     except BaseException:
         services.close()
         raise
-    return services
+    # A child process cannot share a memory:// database.
+    apart = settings.events_process and not settings.effective_database_url.startswith("memory:")
+    return attrs.evolve(services, events_apart=apart)
 
 
 def _vapid_public_key(data_dir: Path, store: Store, clock: Clock) -> str:
@@ -441,6 +445,7 @@ def build_engine(
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     from pushcore.delivery import DeliveryEngine, EngineConfig
     from pushcore.delivery.config import new_owner
+    from pushcore.delivery.event_process import EventProcess
     from pushcore.delivery.recurring import Materialiser
     from pushcore.delivery.retention import Retention, RetentionConfig
     from pushcore.delivery.webhooks import EventSender
@@ -466,13 +471,17 @@ def build_engine(
         services.store, services.clock, RetentionConfig(keep=settings.retention), services.live
     )
     owner = owner or new_owner()
-    events = EventSender(
-        services.store,
-        services.clock,
-        NetworkGuard(allow_private=settings.allow_private_networks),
-        owner,
-        tls=tls_context(settings.ca_file),
-    )
+    events: EventSender | EventProcess
+    if services.events_apart:  # posted from a child process: delivery/event_process.py
+        events = EventProcess(settings)
+    else:
+        events = EventSender(
+            services.store,
+            services.clock,
+            NetworkGuard(allow_private=settings.allow_private_networks),
+            owner,
+            tls=tls_context(settings.ca_file),
+        )
     engine = DeliveryEngine(
         services.store,
         services.clock,

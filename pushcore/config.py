@@ -66,6 +66,8 @@ class Settings:
     retry_min_delay: timedelta = timedelta(seconds=1)
     retry_max_delay: timedelta = timedelta(minutes=10)
     webhook_host_concurrency: int = 16
+    # `pushctl serve` and `worker` post event webhooks from a process of their own.
+    events_process: bool = True
     delivery_lease_seconds: int = 30
     delivery_batch_size: int = 256
     delivery_max_in_flight: int = 4096

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
+from pushcore.delivery.event_process import EventProcess
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
@@ -72,7 +73,7 @@ class DeliveryEngine:
         observer: DeliveryObserver | None = None,
         retention: Retention | None = None,
         inbox: InboxSignal | None = None,
-        events: EventSender | None = None,
+        events: EventSender | EventProcess | None = None,
         schedules: Materialiser | None = None,
     ) -> None:
         self._store = store

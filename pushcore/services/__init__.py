@@ -118,6 +118,9 @@ class Services:
     _receipts: Later[ReceiptService] = attrs.field(alias="receipts")
     _replacements: Later[ReplacementService] = attrs.field(alias="replacements")
     _recipients: Later[RecipientService] = attrs.field(alias="recipients")
+    events_apart: bool = False
+    """Whether an engine built on these services posts event webhooks from a process of
+    its own (a server's or worker's, PUSHCORE_EVENTS_PROCESS: bootstrap.build_engine)."""
 
     @property
     def sessions(self) -> SessionService:
