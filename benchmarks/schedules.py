@@ -47,7 +47,7 @@ from pushcore.domain.recurring import Schedule, reposition
 from pushcore.domain.schedules import CatchUpMode, ScheduleState
 from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.system import UlidGenerator
-from pushcore.storage.records import SCHEDULES
+from pushcore.storage.sql.schedules import SCHEDULES
 
 ACCOUNT = "acct_bench"
 OTHER = "acct_oneoff"

@@ -9,11 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-<<<<<<< HEAD
 from pushcore.domain.localtime import DEFAULT_ZONE
-=======
 from pushcore.domain.quiet import QuietHours
->>>>>>> catchup
 from pushcore.domain.recipient import (
     Mute,
     RecipientSettings,
