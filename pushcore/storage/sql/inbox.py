@@ -29,7 +29,7 @@ from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
-from pushcore.storage.sql.inbox_replace import replace_older
+from pushcore.storage.sql.inbox_replace import audience, replace_older
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
@@ -119,14 +119,23 @@ class Inbox(Repository):
         )
         return int(cursor.rowcount)
 
-    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
-        """An entry of ``notification`` for every account that has one of ``original_id``."""
+    def fan_out_again(
+        self, notification: Notification, original_id: str, at: datetime, waiting: bool = False
+    ) -> int:
+        """An entry of ``notification`` for every account that has one of ``original_id``
+        (with ``waiting``, also for those it waits for: a local-time send's)."""
         self._take_turn()
         cursor = self._sql.run(
-            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
-            f" SELECT ? || {self._dialect.id_tail}, o.account_id, ?, ? FROM inbox AS o"
-            " WHERE o.notification_id = ? ORDER BY o.account_id",
-            (entry_id_prefix(at), notification.id, self._dialect.time(at), original_id),
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
+            f" expires_at) SELECT :p || {self._dialect.id_tail}, r.account_id, :n, :at, :e"
+            f" FROM ({audience(waiting)}) AS r ORDER BY r.account_id",
+            {
+                "p": entry_id_prefix(at),
+                "n": notification.id,
+                "at": self._dialect.time(at),
+                "e": self._dialect.opt_time(notification.expires_at),
+                "o": original_id,
+            },
         )
         return int(cursor.rowcount)
 

@@ -17,6 +17,21 @@ from datetime import datetime
 from pushcore.domain.model import Notification
 from pushcore.storage.sql.dialect import Sql
 
+# The accounts a stream send ``:o`` reached: those with its entry. A local-time send's
+# subscribers still waiting for their time have no entry yet, only deliveries.
+_REACHED = "SELECT account_id FROM inbox WHERE notification_id = :o"
+_WAITING = (
+    " UNION SELECT dv.account_id FROM deliveries AS w JOIN devices AS dv"
+    " ON dv.id = w.device_id WHERE w.notification_id = :o"
+)
+
+
+def audience(waiting: bool) -> str:
+    """A subquery of the accounts the stream send ``:o`` was sent to (with ``waiting``,
+    those of a local-time send whose time has not come too)."""
+    return _REACHED + _WAITING if waiting else _REACHED
+
+
 # Each recipient's entries of the sender's older notifications with the key, newest
 # last. A recipient is whoever has an entry of the new notification.
 _OLDER = (
