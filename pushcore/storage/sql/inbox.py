@@ -29,7 +29,7 @@ from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
-from pushcore.storage.sql.inbox_replace import audience, replace_older
+from pushcore.storage.sql.inbox_replace import RETIRE_ORIGINAL, SHOWN, audience, replace_older
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
@@ -123,20 +123,30 @@ class Inbox(Repository):
         self, notification: Notification, original_id: str, at: datetime, waiting: bool = False
     ) -> int:
         """An entry of ``notification`` for every account that has one of ``original_id``
-        (with ``waiting``, also for those it waits for: a local-time send's)."""
+        (with ``waiting``, also for those it waits for: a local-time send's), each in the
+        place of its account's entry of ``original_id`` where that one is still shown."""
         self._take_turn()
+        dialect = self._dialect
+        params = {
+            "p": entry_id_prefix(at),
+            "n": notification.id,
+            "at": dialect.time(at),
+            "e": dialect.opt_time(notification.expires_at),
+            "o": original_id,
+        }
+        # The original's entry is each account's latest with the key wherever it is still
+        # shown (inbox_replace.py keeps one shown per key): the new entry names it as it
+        # is written, in one statement, and the rest are left to replace_older.
         cursor = self._sql.run(
             "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
-            f" expires_at) SELECT :p || {self._dialect.id_tail}, r.account_id, :n, :at, :e"
-            f" FROM ({audience(waiting)}) AS r ORDER BY r.account_id",
-            {
-                "p": entry_id_prefix(at),
-                "n": notification.id,
-                "at": self._dialect.time(at),
-                "e": self._dialect.opt_time(notification.expires_at),
-                "o": original_id,
-            },
+            f" expires_at, replaces, read_at) SELECT :p || {dialect.id_tail}, r.account_id,"
+            f" :n, :at, :e, o.public_id, {'NULL' if notification.renotify else 'o.read_at'}"
+            f" FROM ({audience(waiting)}) AS r LEFT JOIN inbox AS o"
+            f" ON o.notification_id = :o AND o.account_id = r.account_id AND {SHOWN}"
+            " ORDER BY r.account_id",
+            params,
         )
+        self._sql.run(RETIRE_ORIGINAL, {"at": params["at"], "o": original_id})
         return int(cursor.rowcount)
 
     def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
