@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 
 from pushcore.domain.inbox import InboxChange, InboxItem
-from pushcore.live.hub import Channel, LiveHub
+from pushcore.live.hub import Channel, Event, LiveHub
 from pushcore.ports import Clock
 
 KEEPALIVE = None
@@ -47,9 +47,8 @@ async def follow(
             wait = min(wait, (until - clock.now()).total_seconds())
             if wait <= 0:
                 return  # the credential expired: the client resumes with a new one
-        try:
-            event = await asyncio.wait_for(channel.queue.get(), wait)
-        except TimeoutError:
+        event = await _next(channel.queue, wait)
+        if isinstance(event, _Quiet):
             yield KEEPALIVE
             continue
         if event is None or channel.ended is not None:
@@ -60,3 +59,23 @@ async def follow(
             channel.last_seq = event.entry.seq
         yield event
         hub.stats.events += 1
+
+
+class _Quiet:
+    """Nothing came within the wait."""
+
+
+_QUIET = _Quiet()
+
+
+async def _next(queue: asyncio.Queue[Event | None], wait: float) -> Event | _Quiet | None:
+    """The queue's next item, or :data:`_QUIET` after ``wait`` seconds without one."""
+    if not queue.empty():
+        return queue.get_nowait()
+    # A deadline on this task, not wait_for's task per wait: a stream send wakes
+    # every channel of the process at once.
+    try:
+        async with asyncio.timeout(wait):
+            return await queue.get()
+    except TimeoutError:
+        return _QUIET
