@@ -88,6 +88,14 @@ class LiveStats:
     bound: int = 0  # channels closed for a new one, at the process's bound
 
 
+class Tick:
+    """Put in a channel's queue by its pacer (pushcore/live/stream.py): a keep-alive line
+    is due, or the credential's expiry came."""
+
+
+TICK = Tick()
+
+
 class Channel:
     """One open live channel: its account, its queue, and why it ends."""
 
@@ -101,7 +109,7 @@ class Channel:
         self.address = address  # the client's, as the rate limits count it
         self.session_id: str | None = None  # the session of the token it was opened with
         self.last_seq = last_seq  # the latest entry this channel has sent or skipped
-        self.queue: asyncio.Queue[Event | None] = asyncio.Queue(size)
+        self.queue: asyncio.Queue[Event | Tick | None] = asyncio.Queue(size)
         self.ended: str | None = None  # "slow", "revoked", "bound": the channel must close
 
     def end(self, reason: str) -> None:
