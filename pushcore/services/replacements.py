@@ -4,7 +4,8 @@ API.md, "After sending": the replacement carries the original's collapse key
 (or, where it had none, the original's id, as if it had had that key), so it
 supersedes the original if no gateway has taken it yet and replaces it where
 it arrived otherwise. A direct send goes to its target again (a create); a
-stream send goes to the subscribers the original reached, now.
+stream send goes to the subscribers the original reached (a local-time send's still
+waiting for their time too), now.
 """
 
 from __future__ import annotations
