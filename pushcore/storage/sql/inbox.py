@@ -33,10 +33,13 @@ from pushcore.storage.sql.inbox_replace import RETIRE_ORIGINAL, SHOWN, audience,
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
-_ITEM = (
-    f"SELECT {INBOX.prefixed('i')}, {NOTIFICATIONS.prefixed('n')} FROM inbox AS i"  # noqa: S608
-    " JOIN notifications AS n ON n.id = i.notification_id WHERE i.dismissed_at IS NULL AND "
+# Entries first, then their notifications once each: a stream send's thousands of
+# entries share one notification, whose row a join would fetch again for every entry.
+_ENTRY = (
+    f"SELECT {INBOX.prefixed('i')} FROM inbox AS i"  # noqa: S608
+    " WHERE i.dismissed_at IS NULL AND "
 )
+_NOTIFIED = f"SELECT {NOTIFICATIONS.columns} FROM notifications WHERE id = ANY(?)"  # noqa: S608
 _UNREAD = "read_at IS NULL AND dismissed_at IS NULL"
 
 
@@ -156,18 +159,20 @@ class Inbox(Repository):
 
     def _items(self, where: str, *params: object) -> list[InboxItem]:
         entry = INBOX.codec(self._dialect).decode
+        entries = [entry(row) for row in self._sql.all(_ENTRY + where, params)]
+        if not entries:
+            return []
+        ids = sorted({e.notification_id for e in entries})
         decode = NOTIFICATIONS.codec(self._dialect).decode
-        width = len(INBOX.names)
-        # A stream send's entries share one notification: decoded once.
-        notifications: dict[str, Notification] = {}
-        items: list[InboxItem] = []
-        for row in self._sql.all(_ITEM + where, params):
-            found = entry(row[:width])
-            notification = notifications.get(found.notification_id)
-            if notification is None:
-                notification = notifications[found.notification_id] = decode(row[width:])
-            items.append(InboxItem(found, notification))
-        return items
+        rows = self._sql.all(_NOTIFIED, (self._dialect.array(ids),))
+        notifications = {n.id: n for n in map(decode, rows)}
+        # Read in one snapshot, and retention removes entries before their
+        # notification: each is found (the check keeps a join's meaning).
+        return [
+            InboxItem(e, notifications[e.notification_id])
+            for e in entries
+            if e.notification_id in notifications
+        ]
 
     def page(
         self, account_id: str, limit: int, before: int | None, unread_only: bool
