@@ -40,9 +40,12 @@ class InboxRepository(Protocol):
         publisher is none: it cannot subscribe to its own stream); how many."""
         ...
 
-    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
+    def fan_out_again(
+        self, notification: Notification, original_id: str, at: datetime, waiting: bool = False
+    ) -> int:
         """An entry of ``notification`` for every account with an entry of
-        ``original_id`` (a stream send's subscribers at that send); how many."""
+        ``original_id`` (a stream send's subscribers at that send; with ``waiting``, also
+        a local-time send's still waiting for their time); how many."""
         ...
 
     def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:

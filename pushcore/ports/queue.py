@@ -128,9 +128,12 @@ class DeliverySchedule(Protocol):
         of the stream, inserted in bulk by the database; how many."""
         ...
 
-    def fan_out_again(self, notification: Notification, original_id: str, due_at: datetime) -> int:
+    def fan_out_again(
+        self, notification: Notification, original_id: str, due_at: datetime, waiting: bool = False
+    ) -> int:
         """One PENDING delivery of ``notification`` per active device of every account
-        the stream send ``original_id`` reached (its inbox entries); how many."""
+        the stream send ``original_id`` reached (its inbox entries; with ``waiting``, also
+        a local-time send's subscribers still waiting for their time); how many."""
         ...
 
     def reschedule_unsent(self, notification_id: str, due: datetime) -> None:

@@ -4,7 +4,8 @@ API.md, "After sending": the replacement carries the original's collapse key
 (or, where it had none, the original's id, as if it had had that key), so it
 supersedes the original if no gateway has taken it yet and replaces it where
 it arrived otherwise. A direct send goes to its target again (a create); a
-stream send goes to the subscribers the original reached, now.
+stream send goes to the subscribers the original reached (a local-time send's still
+waiting for their time too), now.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pushcore.ports import (
     Waker,
     Writes,
 )
-from pushcore.services.collapse import supersede_older
+from pushcore.services.collapse import SUPERSEDED, supersede_older
 from pushcore.services.icons import probe_icons
 from pushcore.services.notifications import NotificationService
 
@@ -102,16 +103,23 @@ class ReplacementService:
             settled_at=None,
             revision=1,
             supersedes=original.id,
+            deliver_at=None,  # it goes now, to every recipient
         )
         tx.notifications.add(notification)
         supersede_older(tx, notification, now)
-        sent = tx.schedule.fan_out_again(notification, original.id, now)
+        # A local-time send's subscribers whose time has not come are its audience too:
+        # they get the replacement now, and the original's deliveries no gateway has
+        # taken never go (superseded), so nobody gets the old one after the new.
+        waiting = original.deliver_at is not None
+        sent = tx.schedule.fan_out_again(notification, original.id, now, waiting)
         notification = attrs.evolve(notification, devices_targeted=sent)
         tx.notifications.update(notification)
         if not sent:
             (notification,) = reconcile(tx, [notification], now) or [notification]
+        if tx.schedule.cancel_unsent(original.id, SUPERSEDED):
+            reconcile(tx, tx.notifications.by_ids([original.id]), now)
         # Last: the inbox's turn is held until COMMIT (storage/sql/inbox.py).
-        tx.inbox.fan_out_again(notification, original.id, now)
+        tx.inbox.fan_out_again(notification, original.id, now, waiting)
         tx.inbox.replace_older([notification], now)
         return notification
 

@@ -9,6 +9,7 @@ generator's own waits anyway.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -62,24 +63,29 @@ def frame(item: InboxItem, quiet: bool = False) -> bytes:
         if len(_SHARED) >= _SHARED_MAX:
             _SHARED.clear()
         _SHARED[entry.notification_id] = shared
-    read = None if entry.read_at is None else format_timestamp(entry.read_at)
-    own = f'"deliveredAt":"{format_timestamp(entry.delivered_at)}","readAt":{_COMPACT.encode(read)}'
+    read = "null" if entry.read_at is None else f'"{_stamp(entry.read_at)}"'
+    own = f'"deliveredAt":"{_stamp(entry.delivered_at)}","readAt":{read}'
     if quiet:
         # Inside the person's quiet hours: an open app shows it without a sound.
         own += ',"quiet":true'
-    own += f',"replaces":{_COMPACT.encode(entry.replaces)}'
-    data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
-    added = f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
-    if entry.replaces is None:
-        return added
+    replaces = entry.replaces
+    if replaces is None:
+        own += ',"replaces":null'
+        data_line = f'{{"id":"{entry.id}",{shared},{own}}}'
+        return f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n".encode()
+    old = _COMPACT.encode(replaces)
+    data_line = f'{{"id":"{entry.id}",{shared},{own},"replaces":{old}}}'
     # A replacement: the old entry leaves every open channel, then the new one comes.
-    return withdrawn_frame((entry.replaces,)) + added
+    return (
+        f'event: withdrawn\ndata: {{"ids":[{old}]}}\n\n'
+        f"id: {entry.id}\nevent: notification\ndata: {data_line}\n\n"
+    ).encode()
 
 
-def withdrawn_frame(ids: tuple[str, ...]) -> bytes:
-    """A `withdrawn` event: these entries left the inbox (no id: the resume point stays)."""
-    data = _COMPACT.encode(to_json(WithdrawnEventView(ids)))
-    return f"event: withdrawn\ndata: {data}\n\n".encode()
+@functools.lru_cache(maxsize=64)
+def _stamp(at: datetime) -> str:
+    # A stream send's entries share their time: formatted once, not per channel.
+    return format_timestamp(at)
 
 
 def change_frame(change: object) -> bytes:

@@ -187,6 +187,37 @@ def test_replace_reaches_a_stream_sends_audience_and_supersedes_unsent(db: Harne
     )
 
 
+def test_a_quiet_stream_replacement_keeps_read_ones_read_and_dismissed_ones_away(
+    db: Harness,
+) -> None:
+    h = db
+    stream = asyncio.run(h.services.streams.create(ALICE, _new_stream()))
+    people = (BOB, "acct_carol", "acct_dave")
+    for account in people:
+        h.services.streams.subscribe(account, stream.stream.code)
+    send = StreamSend(title="2-1", collapse_key="score")
+    sent = asyncio.run(h.services.streams.send(ALICE, stream.stream.id, send)).notification
+    old = {a: inbox(h, a)[0].entry.id for a in people}
+    h.services.inbox.read(BOB, InboxRead(ids=(old[BOB],)))
+    h.services.inbox.dismiss("acct_carol", old["acct_carol"])
+
+    quiet = replace(h, sent, title="3-1", renotify=False)
+    (bob,) = inbox(h, BOB)
+    assert (bob.notification.id, bob.entry.replaces) == (quiet.id, old[BOB])
+    assert bob.entry.read_at is not None  # it was read: the quiet one stays read
+    assert inbox(h, "acct_carol") == []  # dismissed: no new entry from a quiet one
+    (dave,) = inbox(h, "acct_dave")
+    assert (dave.entry.replaces, dave.entry.read_at) == (old["acct_dave"], None)
+
+    # A loud one brings each a new, unread entry in the place of the one they see.
+    loud = replace(h, quiet, title="4-1")
+    for account in people:
+        (entry,) = inbox(h, account)
+        assert (entry.notification.id, entry.entry.read_at) == (loud.id, None)
+    assert inbox(h, BOB)[0].entry.replaces == bob.entry.id
+    assert inbox(h, "acct_carol")[0].entry.replaces is None  # nothing shown to replace
+
+
 def test_a_create_at_the_due_instant_is_either_superseding_or_replacing(db: Harness) -> None:
     h = db
     h.device("tok-a")

@@ -313,3 +313,30 @@ def test_quiet_hours_hold_a_local_time_delivery_that_falls_inside_them(lt: Local
     assert lt.status("alice", nid) == "QUEUED"
     assert lt.step(z(17)) == ["tok-bob", "tok-carol"]
     assert lt.status("alice", nid) == "DELIVERED"
+
+
+def test_replace_reaches_subscribers_still_waiting_for_their_time_with_only_the_new_one(
+    lt: Local,
+) -> None:
+    # API.md: a replacement goes to the stream's subscribers at the original send, and
+    # no timing means now; the original's deliveries no gateway has taken are superseded.
+    lt.person("bob", BERLIN, "tok-bob")
+    lt.person("carol", NEW_YORK, "tok-carol")
+    stream = lt.stream("alice", "bob", "carol")
+    nid = send_to_stream(lt, stream, deliverAt={"localTime": "11:30"})["notificationId"]
+    assert lt.step(z(10, 30)) == ["tok-bob"]  # 11:30 in Berlin; New York waits for 16:30
+    new = lt.ok("POST", f"/api/notifications/{nid}/replace", "alice", 201, json={"title": "Fixed"})
+    assert new["supersedes"] == nid
+    assert new["deliverAt"] is None  # it goes now, to everyone
+    assert new["devicesTargeted"] == 2
+    assert lt.inbox("bob") == ["Fixed"]  # in the old entry's place
+    assert lt.inbox("carol") == ["Fixed"]
+    lt.step(z(10, 31))
+    lt.step(z(16, 30))
+    lt.step(z(17))
+    shown = [(s.token, s.title) for s in lt.h.gateway.sent]
+    assert shown == [("tok-bob", "Morning"), ("tok-bob", "Fixed"), ("tok-carol", "Fixed")]
+    assert lt.inbox("carol") == ["Fixed"]
+    waited = lt.ok("GET", f"/api/notifications/{nid}/deliveries?status=SUPERSEDED", "alice")
+    assert [d["dueAt"] for d in waited["items"]] == [stamp(z(16, 30))]  # carol's
+    assert lt.status("alice", nid) == "DELIVERED"  # bob's settles it; carol's never goes

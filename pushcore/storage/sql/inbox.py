@@ -29,14 +29,17 @@ from pushcore.domain.model import Notification
 from pushcore.storage.records import INBOX, NOTIFICATIONS
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
-from pushcore.storage.sql.inbox_replace import replace_older
+from pushcore.storage.sql.inbox_replace import RETIRE_ORIGINAL, SHOWN, audience, replace_older
 
 # An advisory lock namespace of its own (see transaction.py for the others).
 INBOX_LOCK = 0x70757368 + 3
-_ITEM = (
-    f"SELECT {INBOX.prefixed('i')}, {NOTIFICATIONS.prefixed('n')} FROM inbox AS i"  # noqa: S608
-    " JOIN notifications AS n ON n.id = i.notification_id WHERE i.dismissed_at IS NULL AND "
+# Entries first, then their notifications once each: a stream send's thousands of
+# entries share one notification, whose row a join would fetch again for every entry.
+_ENTRY = (
+    f"SELECT {INBOX.prefixed('i')} FROM inbox AS i"  # noqa: S608
+    " WHERE i.dismissed_at IS NULL AND "
 )
+_NOTIFIED = f"SELECT {NOTIFICATIONS.columns} FROM notifications WHERE id = ANY(?)"  # noqa: S608
 _UNREAD = "read_at IS NULL AND dismissed_at IS NULL"
 
 
@@ -119,15 +122,34 @@ class Inbox(Repository):
         )
         return int(cursor.rowcount)
 
-    def fan_out_again(self, notification: Notification, original_id: str, at: datetime) -> int:
-        """An entry of ``notification`` for every account that has one of ``original_id``."""
+    def fan_out_again(
+        self, notification: Notification, original_id: str, at: datetime, waiting: bool = False
+    ) -> int:
+        """An entry of ``notification`` for every account that has one of ``original_id``
+        (with ``waiting``, also for those it waits for: a local-time send's), each in the
+        place of its account's entry of ``original_id`` where that one is still shown."""
         self._take_turn()
+        dialect = self._dialect
+        params = {
+            "p": entry_id_prefix(at),
+            "n": notification.id,
+            "at": dialect.time(at),
+            "e": dialect.opt_time(notification.expires_at),
+            "o": original_id,
+        }
+        # The original's entry is each account's latest with the key wherever it is still
+        # shown (inbox_replace.py keeps one shown per key): the new entry names it as it
+        # is written, in one statement, and the rest are left to replace_older.
         cursor = self._sql.run(
-            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at)"  # noqa: S608
-            f" SELECT ? || {self._dialect.id_tail}, o.account_id, ?, ? FROM inbox AS o"
-            " WHERE o.notification_id = ? ORDER BY o.account_id",
-            (entry_id_prefix(at), notification.id, self._dialect.time(at), original_id),
+            "INSERT INTO inbox (public_id, account_id, notification_id, delivered_at,"  # noqa: S608
+            f" expires_at, replaces, read_at) SELECT :p || {dialect.id_tail}, r.account_id,"
+            f" :n, :at, :e, o.public_id, {'NULL' if notification.renotify else 'o.read_at'}"
+            f" FROM ({audience(waiting)}) AS r LEFT JOIN inbox AS o"
+            f" ON o.notification_id = :o AND o.account_id = r.account_id AND {SHOWN}"
+            " ORDER BY r.account_id",
+            params,
         )
+        self._sql.run(RETIRE_ORIGINAL, {"at": params["at"], "o": original_id})
         return int(cursor.rowcount)
 
     def replace_older(self, notifications: Sequence[Notification], now: datetime) -> int:
@@ -137,18 +159,20 @@ class Inbox(Repository):
 
     def _items(self, where: str, *params: object) -> list[InboxItem]:
         entry = INBOX.codec(self._dialect).decode
+        entries = [entry(row) for row in self._sql.all(_ENTRY + where, params)]
+        if not entries:
+            return []
+        ids = sorted({e.notification_id for e in entries})
         decode = NOTIFICATIONS.codec(self._dialect).decode
-        width = len(INBOX.names)
-        # A stream send's entries share one notification: decoded once.
-        notifications: dict[str, Notification] = {}
-        items: list[InboxItem] = []
-        for row in self._sql.all(_ITEM + where, params):
-            found = entry(row[:width])
-            notification = notifications.get(found.notification_id)
-            if notification is None:
-                notification = notifications[found.notification_id] = decode(row[width:])
-            items.append(InboxItem(found, notification))
-        return items
+        rows = self._sql.all(_NOTIFIED, (self._dialect.array(ids),))
+        notifications = {n.id: n for n in map(decode, rows)}
+        # Read in one snapshot, and retention removes entries before their
+        # notification: each is found (the check keeps a join's meaning).
+        return [
+            InboxItem(e, notifications[e.notification_id])
+            for e in entries
+            if e.notification_id in notifications
+        ]
 
     def page(
         self, account_id: str, limit: int, before: int | None, unread_only: bool

@@ -17,14 +17,39 @@ from datetime import datetime
 from pushcore.domain.model import Notification
 from pushcore.storage.sql.dialect import Sql
 
+# The accounts a stream send ``:o`` reached: those with its entry. A local-time send's
+# subscribers still waiting for their time have no entry yet, only deliveries.
+_REACHED = "SELECT account_id FROM inbox WHERE notification_id = :o"
+_WAITING = (
+    " UNION SELECT dv.account_id FROM deliveries AS w JOIN devices AS dv"
+    " ON dv.id = w.device_id WHERE w.notification_id = :o"
+)
+
+
+def audience(waiting: bool) -> str:
+    """A subquery of the accounts the stream send ``:o`` was sent to (with ``waiting``,
+    those of a local-time send whose time has not come too)."""
+    return _REACHED + _WAITING if waiting else _REACHED
+
+
+# An older entry still in the inbox: neither dismissed nor replaced.
+SHOWN = "o.dismissed_at IS NULL AND o.replaced_at IS NULL"
+# A stream send's entries, once a replacement's took their place (Inbox.fan_out_again).
+RETIRE_ORIGINAL = (
+    "UPDATE inbox SET dismissed_at = :at, replaced_at = :at"
+    " WHERE notification_id = :o AND dismissed_at IS NULL AND replaced_at IS NULL"
+)
+
 # Each recipient's entries of the sender's older notifications with the key, newest
-# last. A recipient is whoever has an entry of the new notification.
+# last. A recipient is whoever has an entry of the new notification not yet in an older
+# one's place (Inbox.fan_out_again writes most of a replacement's in place).
 _OLDER = (
     "SELECT o.account_id, o.public_id, o.read_at, o.dismissed_at, o.replaced_at"
     " FROM inbox AS o JOIN notifications AS p ON p.id = o.notification_id"
     " WHERE p.account_id = ? AND (p.collapse_key = ? OR p.id = ?) AND p.id <> ?"
     " AND p.created_at <= ?"
-    " AND o.account_id IN (SELECT account_id FROM inbox WHERE notification_id = ?)"
+    " AND o.account_id IN"
+    " (SELECT account_id FROM inbox WHERE notification_id = ? AND replaces IS NULL)"
     " ORDER BY o.seq"
 )
 _RETIRE = (

@@ -20,6 +20,7 @@ from pushcore.domain.states import DeliveryStatus
 from pushcore.storage.records import DELIVERIES
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.dialect import Sql
+from pushcore.storage.sql.inbox_replace import audience
 
 _LEASE = (
     "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
@@ -336,15 +337,18 @@ class Schedule(Repository):
         self._sql.tally.deliveries(notification.account_id, "PENDING", added)
         return added
 
-    def fan_out_again(self, notification: Notification, original_id: str, due_at: datetime) -> int:
+    def fan_out_again(
+        self, notification: Notification, original_id: str, due_at: datetime, waiting: bool = False
+    ) -> int:
         """One delivery per active device of every account the stream send
-        ``original_id`` reached (its inbox entries: the subscribers at that send)."""
+        ``original_id`` reached (its inbox entries: the subscribers at that send; with
+        ``waiting``, also the owners of its devices still waiting for their local time)."""
         cursor = self._sql.run(
-            "INSERT INTO deliveries (id, notification_id, account_id, device_id, status,"
+            "INSERT INTO deliveries (id, notification_id, account_id, device_id, status,"  # noqa: S608
             " due_at, attempts)"
             " SELECT 'dlv_' || substr(:n, 5) || '_' || substr(d.id, 5), :n, :a, d.id,"
             " 'PENDING', :due, 0 FROM devices AS d WHERE d.is_active = TRUE AND d.account_id IN"
-            " (SELECT account_id FROM inbox WHERE notification_id = :o)",
+            f" ({audience(waiting)})",
             {
                 "n": notification.id,
                 "a": notification.account_id,
