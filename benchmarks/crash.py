@@ -2,7 +2,11 @@
 
     .venv/bin/python -m benchmarks.crash [--repeat 3] [--rates 1000,5000] [--seconds 6]
         [--throughput 20000] [--database sqlite,postgres]
-        [--baseline DIR [--baseline-label TEXT]] [--no-write]
+        [--baseline DIR [--baseline-label TEXT]] [--no-write] [--quick]
+
+``--quick``: one run of 2 s per rate, throughput over 2,000 (a smoke run; figures
+from it are not for the docs, so it writes nothing). A run that fails keeps its
+servers' logs and prints where.
 
 For each database and rate: a fresh `pushctl serve` (rate limiting off, a 5 s
 lease) gets ``rate * seconds`` notifications to one webhook, due one after
@@ -30,6 +34,7 @@ import argparse
 import contextlib
 import platform
 import shlex
+import shutil
 import signal
 import statistics
 import sys
@@ -80,6 +85,21 @@ def schedule(base: str, key: dict[str, str], count: int, rate: int) -> datetime:
     return first
 
 
+@contextlib.contextmanager
+def logs_kept(data_dir: Path) -> Iterator[None]:
+    """When the block fails, copy the servers' logs out of ``data_dir`` (a temporary
+    directory, gone afterwards) and say where: their tracebacks explain the failure."""
+    try:
+        yield
+    except BaseException:
+        logs = data_dir / "logs"
+        if logs.is_dir():
+            kept = Path(tempfile.mkdtemp(prefix="crash-logs-"))
+            shutil.copytree(logs, kept, dirs_exist_ok=True)
+            print(f"  run failed; the servers' logs are kept in {kept}", flush=True)
+        raise
+
+
 def wait_until(at: datetime) -> None:
     time.sleep(max(0.0, (at - datetime.now(UTC)).total_seconds()))
 
@@ -87,7 +107,7 @@ def wait_until(at: datetime) -> None:
 def run_crash(tree: Path | None, url: str | None, rate: int, seconds: float) -> Crash:
     count = int(rate * seconds)
     receiver = BenchReceiver().start()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, logs_kept(Path(tmp)):
         first_run = Deployment(Path(tmp), url, settings=LEASE, cwd=tree).start()
         try:
             key = key_for(first_run, "crash", f"http://127.0.0.1:{receiver.port}/hook")
@@ -125,7 +145,11 @@ def run_crash(tree: Path | None, url: str | None, rate: int, seconds: float) -> 
 def run_throughput(tree: Path | None, url: str | None, count: int) -> float:
     """Deliveries a second to one webhook, ``count`` due at once: first to last arrival."""
     receiver = BenchReceiver().start()
-    with tempfile.TemporaryDirectory() as tmp, Deployment(Path(tmp), url, cwd=tree) as deployment:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        logs_kept(Path(tmp)),
+        Deployment(Path(tmp), url, cwd=tree) as deployment,
+    ):
         key = key_for(deployment, "bulk", f"http://127.0.0.1:{receiver.port}/hook")
         due = datetime.now(UTC) + timedelta(seconds=3 + count / CREATE_RATE)
         create_batch(deployment.url, key, count, scheduledAt=iso(due))
@@ -175,7 +199,10 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--baseline-label", default="baseline")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run; writes nothing")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.seconds, args.throughput, args.no_write = 1, 2.0, 2000, True
     rates = [int(r) for r in args.rates.split(",")]
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
     if args.baseline:
