@@ -5,8 +5,10 @@ API.md ("Limits and fairness"): an answer is recorded within 100 ms, so that a c
 repeats only the last ~100 ms of sends. A :class:`~pushcore.delivery.coalesce.Coalescer`
 starts the next group only once the previous one is stored: an answer could wait for
 the previous group's whole transaction (and its wait for the database) before its own
-began. Here the next group starts within ``window`` of its first answer, or at once
-when ``size`` answers are waiting, up to ``parallel`` groups at a time. On SQLite the
+began. Here a group starts at once when none is being stored (with the answers of
+the same turn of the event loop: batches that finish together), else within
+``window`` of its first answer, or at once when ``size`` answers are waiting, up to
+``parallel`` groups at a time. On SQLite the
 groups still take the one writer in turn (an urgent turn, before claims); they then
 wait for one transaction at most, not for a hop through the event loop as well. On
 PostgreSQL they write their own rows side by side (the account counters, updated in
@@ -47,7 +49,7 @@ class GroupRecorder(Generic[Item, Result]):
         self._queued: list[tuple[Sequence[Item], asyncio.Future[Result]]] = []
         self._waiting = 0  # items queued
         self._running: set[asyncio.Task[None]] = set()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
 
     async def submit(self, items: Sequence[Item]) -> Result:
         """Queue ``items``; the result of the flush that stores them (or its exception)."""
@@ -55,11 +57,15 @@ class GroupRecorder(Generic[Item, Result]):
         future: asyncio.Future[Result] = loop.create_future()
         self._queued.append((items, future))
         self._waiting += len(items)
-        if not self._running or self._waiting >= self._size:
-            # Nothing is being stored (a lone answer goes at once), or a full group.
-            self._start()
+        if self._waiting >= self._size:
+            self._start()  # a full group
         elif self._timer is None:
-            self._timer = loop.call_later(self._window, self._due)
+            # Nothing being stored: at once, with the answers of this same turn of the
+            # loop (batches that finish together); else within the window.
+            if self._running:
+                self._timer = loop.call_later(self._window, self._due)
+            else:
+                self._timer = loop.call_soon(self._due)
         return await future
 
     def _due(self) -> None:
