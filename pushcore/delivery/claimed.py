@@ -59,6 +59,8 @@ def sort_claimed(
 ) -> Sorted:
     """Read the claimed deliveries' notifications, devices and recipients' settings
     (``tx`` only reads); decide each."""
+    if not deliveries:
+        return Sorted([], [], {}, Screened([], {}), [], [], [], 0)  # an idle tick reads nothing
     notification_ids = sorted({d.notification_id for d in deliveries})
     device_ids = sorted({d.device_id for d in deliveries})
     notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
