@@ -75,8 +75,11 @@ class Ledger:
         # Each dispatch carries its delivery's receipt token (for the payload).
         self._receipts = ReceiptKey(store, clock)
 
-    def claim(self, now: datetime, limit: int, held: Collection[str] = ()) -> Claim:
-        """Lease what is due (up to ``limit``); ``held`` are in flight here already.
+    def claim(
+        self, now: datetime, limit: int, held: Collection[str] = (), release: int | None = None
+    ) -> Claim:
+        """Lease what is due (up to ``limit``; of it at most ``release`` that quiet hours
+        held, when given); ``held`` are in flight here already.
 
         Three steps, so that no write transaction of a claim reads or decides
         much: a record of answers waits for one of them at most (API.md's
@@ -96,7 +99,7 @@ class Ledger:
             woken = tx.notifications.due_wakeups(now, config.batch_size)
             reconcile(tx, woken, now)
             horizon, lease_end = now + config.lead, now + config.lease
-            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
+            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit, release)
             own = [n for n in woken if n.stream is None]
             keyed = [n for n in own if n.collapse_key]
             inboxed = to_inboxes(tx, [n.id for n in own], keyed, [], now) if own else 0
@@ -105,11 +108,11 @@ class Ledger:
             with self._store.read() as tx:
                 found = sort_claimed(tx, deliveries, held, now, key)
                 # Read after the claim's writes: a held delivery's lease is gone then.
-                candidates = [] if found.writes else _next_due(tx)
+                candidates = [] if found.writes else _next_due(tx, release)
             if found.writes:
                 with self._store.transaction() as tx:
                     inboxed = write_claimed(tx, found, self.owner, now)
-                    candidates = _next_due(tx)
+                    candidates = _next_due(tx, release)
                 self._told(inboxed)
         except BaseException:
             # Nothing of these was sent: back to the queue now, not a lease from now
@@ -286,9 +289,10 @@ class Ledger:
             return tx.deliveries.release(delivery_ids, self.owner)
 
 
-def _next_due(tx: Transaction) -> list[datetime | None]:
+def _next_due(tx: Transaction, release: int | None) -> list[datetime | None]:
     """The earliest due time or lease end of a delivery, and the earliest wake-up."""
-    return [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
+    # No room for released ones: their quiet's end is not when to look again.
+    return [tx.deliveries.next_due_at(held=release != 0), tx.notifications.next_wake_at()]
 
 
 def _until_expiry(dispatch: Dispatch, due: datetime) -> datetime:
