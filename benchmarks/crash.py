@@ -2,7 +2,11 @@
 
     .venv/bin/python -m benchmarks.crash [--repeat 3] [--rates 1000,5000] [--seconds 6]
         [--throughput 20000] [--database sqlite,postgres]
-        [--baseline DIR [--baseline-label TEXT]] [--no-write]
+        [--baseline DIR [--baseline-label TEXT]] [--no-write] [--quick]
+
+``--quick``: one run of 2 s per rate, throughput over 2,000 (a smoke run; figures
+from it are not for the docs, so it writes nothing). A run that fails keeps its
+servers' logs and prints where.
 
 For each database and rate: a fresh `pushctl serve` (rate limiting off, a 5 s
 lease) gets ``rate * seconds`` notifications to one webhook, due one after
@@ -30,6 +34,7 @@ import argparse
 import contextlib
 import platform
 import shlex
+import shutil
 import signal
 import statistics
 import sys
@@ -39,12 +44,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import attrs
 import httpx
 
 from benchmarks.faults import create_batch, delivered, iso, key_for
-from benchmarks.processes import Deployment, Postgres, postgres
+from benchmarks.processes import CpuWindow, Deployment, Postgres, postgres
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 
@@ -80,6 +86,21 @@ def schedule(base: str, key: dict[str, str], count: int, rate: int) -> datetime:
     return first
 
 
+@contextlib.contextmanager
+def logs_kept(data_dir: Path) -> Iterator[None]:
+    """When the block fails, copy the servers' logs out of ``data_dir`` (a temporary
+    directory, gone afterwards) and say where: their tracebacks explain the failure."""
+    try:
+        yield
+    except BaseException:
+        logs = data_dir / "logs"
+        if logs.is_dir():
+            kept = Path(tempfile.mkdtemp(prefix="crash-logs-"))
+            shutil.copytree(logs, kept, dirs_exist_ok=True)
+            print(f"  run failed; the servers' logs are kept in {kept}", flush=True)
+        raise
+
+
 def wait_until(at: datetime) -> None:
     time.sleep(max(0.0, (at - datetime.now(UTC)).total_seconds()))
 
@@ -87,7 +108,7 @@ def wait_until(at: datetime) -> None:
 def run_crash(tree: Path | None, url: str | None, rate: int, seconds: float) -> Crash:
     count = int(rate * seconds)
     receiver = BenchReceiver().start()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, logs_kept(Path(tmp)):
         first_run = Deployment(Path(tmp), url, settings=LEASE, cwd=tree).start()
         try:
             key = key_for(first_run, "crash", f"http://127.0.0.1:{receiver.port}/hook")
@@ -122,21 +143,37 @@ def run_crash(tree: Path | None, url: str | None, rate: int, seconds: float) -> 
     )
 
 
-def run_throughput(tree: Path | None, url: str | None, count: int) -> float:
-    """Deliveries a second to one webhook, ``count`` due at once: first to last arrival."""
+def run_throughput(
+    tree: Path | None, url: str | None, count: int, pg: Postgres | None = None
+) -> tuple[float, float]:
+    """Deliveries a second to one webhook, ``count`` due at once (first to last arrival),
+    and the CPU ms the server (and PostgreSQL's processes) spent per delivery meanwhile:
+    on a loaded machine the rate follows the load, the CPU cost much less."""
     receiver = BenchReceiver().start()
-    with tempfile.TemporaryDirectory() as tmp, Deployment(Path(tmp), url, cwd=tree) as deployment:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        logs_kept(Path(tmp)),
+        Deployment(Path(tmp), url, cwd=tree) as deployment,
+    ):
         key = key_for(deployment, "bulk", f"http://127.0.0.1:{receiver.port}/hook")
         due = datetime.now(UTC) + timedelta(seconds=3 + count / CREATE_RATE)
         create_batch(deployment.url, key, count, scheduledAt=iso(due))
+        wait_until(due - timedelta(seconds=0.5))
+        groups: dict[str, Any] = {"serve": deployment.pids()["serve-1"]}
+        if pg is not None:
+            groups["postgres"] = pg.server_pids
+        window = CpuWindow(groups)
+        started = time.monotonic()
         deadline = time.monotonic() + 3 + count / CREATE_RATE + 300
         while len(receiver.received) < count and time.monotonic() < deadline:
             time.sleep(0.2)
+        used = window.stop()
+        cpu = (used["serve"] + used.get("postgres", 0.0)) * (time.monotonic() - started)
         arrivals = sorted(at for at, _, _ in receiver.received)
     receiver.stop()
     if len(arrivals) < count:
-        return float("nan")
-    return (count - 1) / (arrivals[-1] - arrivals[0])
+        return float("nan"), float("nan")
+    return (count - 1) / (arrivals[-1] - arrivals[0]), cpu * 1000 / count
 
 
 @contextlib.contextmanager
@@ -157,6 +194,14 @@ def spread(values: Sequence[float], fmt: str) -> str:
     return f"{format(mid, fmt)} ({format(low, fmt)}-{format(high, fmt)})"
 
 
+def by_tree(values: dict[tuple[str, str], list[float]], labels: list[str], fmt: str) -> list[str]:
+    """A table: a row per database, a column per tree, median (min-max) in each cell."""
+    rows = ["| database | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for db in dict.fromkeys(db for db, _ in values):
+        rows.append(f"| {db} | " + " | ".join(spread(values[db, t], fmt) for t in labels) + " |")
+    return rows
+
+
 def crash_rows(label: str, db: str, rate: int, runs: Sequence[Crash]) -> list[str]:
     return [
         f"| {db} | {label} {n} | {rate:,}/s | {r.reached:,}/s | {r.count:,} | **{r.repeats}**"
@@ -175,14 +220,18 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--baseline-label", default="baseline")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run; writes nothing")
     args = parser.parse_args()
-    rates = [int(r) for r in args.rates.split(",")]
+    if args.quick:
+        args.repeat, args.seconds, args.throughput, args.no_write = 1, 2.0, 2000, True
+    rates = [int(r) for r in args.rates.split(",") if r]  # "": throughput alone
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
     if args.baseline:
         trees.append((args.baseline_label, args.baseline.resolve()))
 
     crash_lines: list[str] = []
     speed: dict[tuple[str, str], list[float]] = {}
+    cost: dict[tuple[str, str], list[float]] = {}
     with databases(args.database.split(",")) as dbs:
         for db, pg in dbs:
             for rate in rates:
@@ -198,9 +247,18 @@ def main() -> None:
                 for n in range(args.repeat):
                     for label, tree in trees:
                         url = pg.fresh() if pg is not None else None
-                        rate_seen = run_throughput(tree, url, args.throughput)
+                        rate_seen, cpu_ms = run_throughput(tree, url, args.throughput, pg)
                         speed.setdefault((db, label), []).append(rate_seen)
-                        print(db, "throughput", label, n + 1, f"{rate_seen:.0f}/s", flush=True)
+                        cost.setdefault((db, label), []).append(cpu_ms)
+                        print(
+                            db,
+                            "throughput",
+                            label,
+                            n + 1,
+                            f"{rate_seen:.0f}/s",
+                            f"{cpu_ms:.2f} CPU ms/delivery",
+                            flush=True,
+                        )
 
     command = "`.venv/bin/python -m benchmarks.crash " + shlex.join(sys.argv[1:]) + "`"
     body = [
@@ -222,18 +280,20 @@ def main() -> None:
         *crash_lines,
     ]
     if speed:
+        labels = [label for label, _ in trees]
         body += [
             "",
             f"**Throughput.** {args.throughput:,} notifications due at once to one webhook,"
             " deliveries a second from the first arrival to the last; median (min-max) of"
             f" {args.repeat} runs, the trees run in turn.",
             "",
-            "| database | " + " | ".join(label for label, _ in trees) + " |",
-            "|---|" + "---|" * len(trees),
+            *by_tree(speed, labels, ",.0f"),
+            "",
+            "CPU ms per delivery over the same runs (the server process, plus PostgreSQL's"
+            " processes on PostgreSQL); less sensitive to the machine's load than the rate.",
+            "",
+            *by_tree(cost, labels, ".2f"),
         ]
-        for db in dict.fromkeys(db for db, _ in speed):
-            cells = [spread(speed[db, label], ",.0f") for label, _ in trees]
-            body.append(f"| {db} | " + " | ".join(cells) + " |")
     if not args.no_write:
         write_section("Crash repeats", "\n".join(body))
     print("\n".join(body))

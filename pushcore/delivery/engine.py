@@ -4,8 +4,8 @@ One loop per process: it sleeps until the earliest due time the database
 knows of (a new earlier notification wakes it at once; a slow tick is only
 a backstop for work added by other processes), claims what is due in
 batches under a lease, hands each batch to the gateways concurrently, and
-records each outcome as it comes (those that come together in one
-transaction).
+records each outcome as it comes (those that come within a few ms of each
+other in one transaction, delivery/recorder.py).
 
 Nothing per pending notification lives in memory: the database is the
 queue, so the cost of sleeping does not grow with the backlog. A heartbeat
@@ -27,10 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.event_process import EventProcess
 from pushcore.delivery.ledger import Claim, Ledger
+from pushcore.delivery.recorder import PARALLEL, GroupRecorder
 from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
 from pushcore.delivery.retention import Retention
@@ -93,10 +93,11 @@ class DeliveryEngine:
         self.owner = owner or new_owner()
         # Told after a claim put entries in inboxes: this process's live channels.
         self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
-        # Claims (and heartbeats) and records each get one thread (and so one
-        # SQLite connection): a claim never waits behind a slow record.
+        # Claims (and heartbeats) get one thread, records one per group stored at
+        # once (and so SQLite connections of their own): a claim never waits behind
+        # a slow record, nor a record behind the one before it (delivery/recorder.py).
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
-        self._recorder = ThreadPoolExecutor(1, thread_name_prefix="pushcore-record")
+        self._recorder = ThreadPoolExecutor(PARALLEL, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._room: asyncio.Event | None = None  # set each time deliveries are recorded
@@ -107,8 +108,8 @@ class DeliveryEngine:
         # again while the batch it was deferred from still sends the rest.
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._held: dict[str, asyncio.Task[None]] = {}
-        # Outcomes that come together go in one transaction.
-        self._records: Coalescer[tuple[Dispatch, Outcome], datetime | None] = Coalescer(
+        # Outcomes that come within a few ms of each other go in one transaction.
+        self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
             self._record_in_thread
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).

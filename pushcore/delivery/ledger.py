@@ -9,6 +9,7 @@ whole lease) ever has its deliveries claimed by another and sent again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta
@@ -16,11 +17,10 @@ from datetime import UTC, datetime, timedelta
 import attrs
 
 from pushcore.consistency import detach_device, reconcile
+from pushcore.delivery.claimed import sort_claimed, to_inboxes, write_claimed
 from pushcore.delivery.config import EngineConfig
 from pushcore.delivery.journal import say_deactivated, say_deferred, say_failed, say_retry
-from pushcore.delivery.quiet import screen
-from pushcore.domain.expiry import EXPIRED, has_expired
-from pushcore.domain.model import Delivery, Notification
+from pushcore.domain.model import Notification
 from pushcore.domain.outcomes import (
     Deferred,
     Delivered,
@@ -30,12 +30,10 @@ from pushcore.domain.outcomes import (
     Retry,
     TokenInvalid,
     delivery_event,
-    is_redelivery,
 )
-from pushcore.domain.receipts import receipt_token
 from pushcore.domain.states import DeliveryStatus, next_delivery_status
 from pushcore.domain.withdraw import is_withdrawal, settled_as
-from pushcore.events import expired_change, failure_changes, record_events
+from pushcore.events import failure_changes, record_events
 from pushcore.ports import Clock, InboxSignal, Store, Transaction
 from pushcore.receipts import ReceiptKey
 
@@ -81,78 +79,56 @@ class Ledger:
         self, now: datetime, limit: int, held: Collection[str] = (), release: int | None = None
     ) -> Claim:
         """Lease what is due (up to ``limit``; of it at most ``release`` that quiet hours
-        held, when given); ``held`` are in flight here already."""
+        held, when given); ``held`` are in flight here already.
+
+        Three steps, so that no write transaction of a claim reads or decides
+        much: a record of answers waits for one of them at most (API.md's
+        100 ms). The first only marks the rows (the lease, and the handed
+        attempt that a PATCH or cancel is ordered against); the reads then
+        hold no write lock; the last writes what they decided (delivery/claimed.py).
+        """
         config = self._config
         key = self._receipts.get()
         with self._store.transaction() as tx:
             if now >= self.beat_due:
                 # The heartbeat senders look for (pushctl send warns without one).
                 self._beat(tx, now, sorted(held))
+            # Due notifications without deliveries: settled and in their owners'
+            # inboxes in one transaction (a wake-up before the due time is set
+            # for the due time), or neither.
             woken = tx.notifications.due_wakeups(now, config.batch_size)
             reconcile(tx, woken, now)
             horizon, lease_end = now + config.lead, now + config.lease
             deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit, release)
-            notification_ids = sorted({d.notification_id for d in deliveries})
-            device_ids = sorted({d.device_id for d in deliveries})
-            notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
-            devices = {d.id: d for d in tx.devices.by_ids(device_ids)}
-            dispatches: list[Dispatch] = []
-            orphaned: dict[str, str] = {}
-            for delivery in deliveries:
-                if delivery.id in held:
-                    # Its lease ran out while this process could not renew it (the
-                    # database was away) and its answer is still to be recorded:
-                    # the claim only renewed the lease; it is not sent again.
-                    continue
-                notification = notifications.get(delivery.notification_id)
-                device = devices.get(delivery.device_id)
-                status = settled_as(delivery, DeliveryStatus.FAILED)
-                if notification is not None and _expired(delivery, notification, now):
-                    # Past its expiresAt (waiting for its time, a device or a retry):
-                    # not made, and never handed to a gateway.
-                    status, reason = DeliveryStatus.EXPIRED, EXPIRED
-                elif notification is not None and device is not None and device.is_active:
-                    receipt = receipt_token(key, delivery.id)
-                    dispatches.append(Dispatch(delivery, device, notification, receipt))
-                    self.redelivered += is_redelivery(delivery)
-                    continue
-                else:
-                    # The device went away between scheduling and now: nothing to send.
-                    reason = "Device inactive" if device is not None else "Device removed"
-                tx.deliveries.settle(delivery.id, self.owner, status, reason, now)
-                if status is DeliveryStatus.EXPIRED:
-                    record_events(tx, [expired_change(delivery, device, reason)], now)
-                orphaned[delivery.notification_id] = reason
-            # The recipients' quiet hours, snoozes and mutes (delivery/quiet.py).
-            screened = screen(tx, dispatches, now, self.owner)
-            dispatches = screened.send
-            orphaned.update(screened.ended)
-            if orphaned:
-                reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
-            # No room for released ones: their quiet's end is not when to look again.
-            candidates = [
-                tx.deliveries.next_due_at(held=release != 0),
-                tx.notifications.next_wake_at(),
-            ]
-            # The notifications that fall due now, devices or none, reach their
-            # owners' inboxes in this transaction, last: it holds the inbox's turn
-            # until COMMIT (storage/sql/inbox.py). A woken one is due (a wake-up
-            # before the due time is set for the due time); a claimed delivery's
-            # notification is due by the claim's lead. Stream sends were put in
-            # their subscribers' inboxes when sent (StreamService.send).
-            due = {n.id for n in (*woken, *notifications.values()) if n.stream is None}
-            inboxed = tx.inbox.deliver_own(sorted(due), now) if due else 0
-            # A local-time stream send reaches each subscriber's inbox with the first
-            # of its deliveries there to fall due (StreamService.send wrote none).
-            local = [d.id for d in deliveries if _local_stream(notifications, d)]
-            inboxed += tx.inbox.deliver_local(local, now) if local else 0
-            if inboxed:
-                keyed = {n.id: n for n in (*woken, *notifications.values()) if n.collapse_key}
-                tx.inbox.replace_older([n for i, n in sorted(keyed.items()) if i in due], now)
+            own = [n for n in woken if n.stream is None]
+            keyed = [n for n in own if n.collapse_key]
+            inboxed = to_inboxes(tx, [n.id for n in own], keyed, [], now) if own else 0
+        self._told(inboxed)
+        try:
+            with self._store.read() as tx:
+                found = sort_claimed(tx, deliveries, held, now, key)
+                # Read after the claim's writes: a held delivery's lease is gone then.
+                candidates = [] if found.writes else _next_due(tx, release)
+            if found.writes:
+                with self._store.transaction() as tx:
+                    inboxed = write_claimed(tx, found, self.owner, now)
+                    candidates = _next_due(tx, release)
+                self._told(inboxed)
+        except BaseException:
+            # Nothing of these was sent: back to the queue now, not a lease from now
+            # (when the database is away this fails too, and the lease runs out).
+            fresh = [d.id for d in deliveries if d.id not in held]
+            with contextlib.suppress(Exception):
+                self.release(fresh)
+            raise
+        self.redelivered += found.redelivered
+        next_due = min((c for c in candidates if c is not None), default=None)
+        return Claim(found.send, next_due)
+
+    def _told(self, inboxed: int) -> None:
+        """Tell this process's live channels of committed inbox entries, if any."""
         if inboxed and self._inbox is not None:
             self._inbox.committed()
-        next_due = min((c for c in candidates if c is not None), default=None)
-        return Claim(dispatches, next_due)
 
     def beat(self, held: Sequence[str]) -> int:
         """Say this engine lives and renew the leases of ``held``; how many were renewed.
@@ -313,11 +289,10 @@ class Ledger:
             return tx.deliveries.release(delivery_ids, self.owner)
 
 
-def _expired(delivery: Delivery, notification: Notification, now: datetime) -> bool:
-    """Whether a claimed delivery of the notification would arrive past its expiry
-    (claimed up to the lead early: it goes at its due time). A withdrawal always goes."""
-    at = max(now, delivery.due_at)
-    return not is_withdrawal(delivery) and has_expired(notification.expires_at, at)
+def _next_due(tx: Transaction, release: int | None) -> list[datetime | None]:
+    """The earliest due time or lease end of a delivery, and the earliest wake-up."""
+    # No room for released ones: their quiet's end is not when to look again.
+    return [tx.deliveries.next_due_at(held=release != 0), tx.notifications.next_wake_at()]
 
 
 def _until_expiry(dispatch: Dispatch, due: datetime) -> datetime:
@@ -334,9 +309,3 @@ def _withdraw_late(tx: Transaction, notifications: Sequence[Notification], now: 
     the withdrawal's own transaction queues what was delivered before it, this what
     was delivered after; none is missed."""
     tx.withdrawals.queue_withdrawn([n.id for n in notifications], now)
-
-
-def _local_stream(notifications: dict[str, Notification], delivery: Delivery) -> bool:
-    """Whether ``delivery`` is one of a local-time stream send's (a notification)."""
-    n = notifications.get(delivery.notification_id)
-    return n is not None and n.stream is not None and n.deliver_at is not None

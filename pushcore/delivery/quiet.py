@@ -6,6 +6,8 @@ settings of the account that owns its device (a stream send's subscriber, not it
 sender), read for the whole batch in one primary-key lookup (and the batch's stream
 subscriptions in a second, only for stream sends). A held delivery leaves the claim
 unsent, due again at the end of the quiet; when claimed then it is screened again.
+:func:`screen` only reads (the claim runs it outside its write transactions, which
+then stay short); :func:`apply_screen` writes what it decided.
 """
 
 from __future__ import annotations
@@ -40,11 +42,18 @@ EXPIRED = "expired"
 
 @attrs.frozen
 class Screened:
-    """What a claim sends, and the notifications whose deliveries it ended (with why)."""
+    """What a claim sends, the notifications whose deliveries it ends (with why), and
+    what :func:`apply_screen` writes: the deliveries ended, those held (by end time)."""
 
     send: list[Dispatch]
     ended: dict[str, str]
-    held: int = 0
+    settle: list[tuple[str, DeliveryStatus, str]] = attrs.field(factory=list)
+    holds: dict[datetime, list[str]] = attrs.field(factory=dict)
+
+    @property
+    def writes(self) -> bool:
+        """Whether :func:`apply_screen` has anything to write."""
+        return bool(self.settle or self.holds)
 
 
 def collapse_key(notification: Notification) -> str | None:
@@ -68,8 +77,8 @@ def _until(end: datetime, notification: Notification) -> datetime:
     return min(end, expires) if isinstance(expires, datetime) else end
 
 
-def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner: str) -> Screened:
-    """Decide each claimed dispatch by its recipient's settings, in the claim's transaction."""
+def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime) -> Screened:
+    """Decide each claimed dispatch by its recipient's settings (reads only)."""
     screened = [d for d in dispatches if _screened(d)]
     if not screened:
         return Screened(list(dispatches), {})
@@ -85,6 +94,7 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     send: list[Dispatch] = []
     holds: dict[datetime, list[str]] = defaultdict(list)
     ended: dict[str, str] = {}
+    settle: list[tuple[str, DeliveryStatus, str]] = []
     # A fan-out's batch (or a release's) is many deliveries of one priority due at one
     # time, to people most of whom share their settings: decide once for each.
     decided: dict[tuple[RecipientSettings, Mute | None, Priority, datetime], Decision] = {}
@@ -97,7 +107,7 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
         if delivery.id in gone or (released and _expired(notification, now)):
             why = SUPERSEDED if delivery.id in gone else EXPIRED
             status = getattr(DeliveryStatus, why.upper(), DeliveryStatus.CANCELLED)
-            tx.deliveries.settle(delivery.id, owner, status, why, now)
+            settle.append((delivery.id, status, why))
             ended[notification.id] = why
             continue
         account = dispatch.device.account_id
@@ -113,12 +123,18 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
             # Held no later than its expiry: it ends EXPIRED then, not at the end of the quiet.
             holds[_until(decision.until, notification)].append(delivery.id)
         elif isinstance(decision, Muted):
-            tx.deliveries.settle(delivery.id, owner, DeliveryStatus.CANCELLED, MUTED, now)
+            settle.append((delivery.id, DeliveryStatus.CANCELLED, MUTED))
             ended[notification.id] = MUTED
         else:
             send.append(attrs.evolve(dispatch, quiet=True) if decision.quiet else dispatch)
-    held = sum(tx.recipients.hold(ids, owner, until) for until, ids in holds.items())
-    return Screened(send, ended, held)
+    return Screened(send, ended, settle, dict(holds))
+
+
+def apply_screen(tx: Transaction, screened: Screened, owner: str, now: datetime) -> int:
+    """Write what :func:`screen` decided, for the deliveries ``owner`` holds; how many held."""
+    for delivery_id, status, why in screened.settle:
+        tx.deliveries.settle(delivery_id, owner, status, why, now)
+    return sum(tx.recipients.hold(ids, owner, until) for until, ids in screened.holds.items())
 
 
 def _sender_key(notification: Notification) -> str | None:
