@@ -19,13 +19,11 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pushcore.config import Settings, retry_policy
-from pushcore.converter.schedules import TemplateReader
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
-from pushcore.domain.oidc import CALLBACK_PATH
 from pushcore.gateways.checks import CheckableGateway, PlatformSetup
 from pushcore.live import LiveHub
 from pushcore.live.hub import Watch
@@ -39,9 +37,8 @@ from pushcore.ports import (
     IdGenerator,
     Random,
     Store,
+    Writes,
 )
-from pushcore.receipts import ReceiptKey
-from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.datadir import VAPID_KEY_FILE, secure_data_dir, sqlite_path
 from pushcore.runtime.system import MillisecondClock, SecretsRandom, SystemClock, UlidGenerator
 from pushcore.services import (
@@ -51,8 +48,8 @@ from pushcore.services import (
     IdempotencyService,
     InboxService,
     KeyService,
+    Later,
     NotificationService,
-    ReplacementService,
     Services,
     StreamService,
     TokenIssuer,
@@ -60,17 +57,10 @@ from pushcore.services import (
     WakeRelay,
 )
 from pushcore.services.auth import KeyCache
-from pushcore.services.occurrences import Maker
-from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
-from pushcore.services.people import PeopleService
-from pushcore.services.receipts import ReceiptService
-from pushcore.services.recipient import RecipientService
 from pushcore.services.revocations import SignedOut
-from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
-from pushcore.services.webhooks import WebhookService
 from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
 
@@ -82,6 +72,12 @@ if TYPE_CHECKING:
     from pushcore.delivery import DeliveryEngine
     from pushcore.metrics import Metrics
     from pushcore.outbound.oidc import OidcProvider
+    from pushcore.services.people import PeopleService
+    from pushcore.services.receipts import ReceiptService
+    from pushcore.services.recipient import RecipientService
+    from pushcore.services.replacements import ReplacementService
+    from pushcore.services.schedules import ScheduleService
+    from pushcore.services.webhooks import WebhookService
 
 log = logging.getLogger("pushcore")
 
@@ -167,8 +163,6 @@ def build_services(
     )
     writes = GroupWriter(store)
     notifications = NotificationService(store, writes, stamps, ids, icons, wakes)
-    expander, templates = DateutilExpander(), TemplateReader()
-    maker = Maker(store, stamps, ids, expander, templates, notifications, wakes, live)
 
     jwks = JwksSource(settings.jwks, settings.ca_file) if settings.jwks else None
     # pushcore signs its sessions' access tokens itself, beside a JWKS too.
@@ -196,6 +190,8 @@ def build_services(
     passwords = PasswordHashing()
     oidc = None
     if settings.oidc_enabled:
+        from pushcore.services.oidc import OidcService
+
         oidc = OidcService(
             store, stamps, random, identity_provider or build_identity_provider(settings, clock),
             sessions, settings.oidc_account_claim,
@@ -213,26 +209,80 @@ def build_services(
         notifications=notifications,
         streams=StreamService(store, stamps, ids, random, icons, wakes, live),
         inbox=InboxService(store, stamps, live),
-        replacements=ReplacementService(
-            store, writes, stamps, ids, icons, wakes, live, notifications
+        replacements=Later(
+            lambda: _replacements(store, writes, stamps, ids, icons, wakes, live, notifications)
         ),
         live=live,
         # With a JWKS, tokens for the API come from the identity provider or a sign-in.
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
         oidc=oidc,
-        people=PeopleService(store, stamps, passwords, sessions, settings.signup),
+        people=Later(lambda: _people(store, stamps, passwords, sessions, settings.signup)),
         passwords=passwords,
         wakes=wakes,
-        webhooks=WebhookService(store, stamps, ids, random, guard),
-        schedules=ScheduleService(store, writes, stamps, ids, expander, templates, maker),
-        receipts=ReceiptService(store, clock, ReceiptKey(store, clock)),
+        webhooks=Later(lambda: _webhooks(store, stamps, ids, random, guard)),
+        schedules=Later(lambda: _schedules(store, writes, stamps, ids, notifications, wakes, live)),
+        receipts=Later(lambda: _receipts(store, clock)),
         # Generated on first use, so a web client can subscribe before Web Push
         # delivery is configured; servers ask at their start (build_engine, the
         # app's lifespan).
         vapid_key=functools.cache(lambda: _vapid_public_key(settings.data_dir, store, clock)),
-        recipients=RecipientService(store, stamps, wakes),
+        recipients=Later(lambda: _recipients(store, stamps, wakes)),
     )
+
+
+# The services a local command rarely runs, made on their first use with their modules
+# imported then (a local send loads none of them: docs/benchmarks.md, "Quick start").
+
+
+def _replacements(*parts: Any) -> ReplacementService:
+    from pushcore.services.replacements import ReplacementService
+
+    return ReplacementService(*parts)
+
+
+def _people(*parts: Any) -> PeopleService:
+    from pushcore.services.people import PeopleService
+
+    return PeopleService(*parts)
+
+
+def _webhooks(*parts: Any) -> WebhookService:
+    from pushcore.services.webhooks import WebhookService
+
+    return WebhookService(*parts)
+
+
+def _schedules(
+    store: Store,
+    writes: Writes,
+    stamps: Clock,
+    ids: IdGenerator,
+    notifications: NotificationService,
+    wakes: WakeRelay,
+    live: LiveHub,
+) -> ScheduleService:
+    from pushcore.converter.schedules import TemplateReader
+    from pushcore.recurrence.dateutil_rules import DateutilExpander
+    from pushcore.services.occurrences import Maker
+    from pushcore.services.schedules import ScheduleService
+
+    expander, templates = DateutilExpander(), TemplateReader()
+    maker = Maker(store, stamps, ids, expander, templates, notifications, wakes, live)
+    return ScheduleService(store, writes, stamps, ids, expander, templates, maker)
+
+
+def _receipts(store: Store, clock: Clock) -> ReceiptService:
+    from pushcore.receipts import ReceiptKey
+    from pushcore.services.receipts import ReceiptService
+
+    return ReceiptService(store, clock, ReceiptKey(store, clock))
+
+
+def _recipients(*parts: Any) -> RecipientService:
+    from pushcore.services.recipient import RecipientService
+
+    return RecipientService(*parts)
 
 
 def build_server_services(settings: Settings) -> Services:
@@ -263,6 +313,8 @@ def build_identity_provider(settings: Settings, clock: Clock) -> OidcProvider:
     secret = settings.oidc_client_secret
     if not (issuer and client_id and secret):
         raise ConfigError("PUSHCORE_OIDC_ISSUER: single sign-on is not configured")
+    from pushcore.domain.oidc import CALLBACK_PATH
+
     redirect_uri = settings.public_base + CALLBACK_PATH
     log.info("single sign-on with %s; redirect URI %s", issuer, redirect_uri)
     return OidcProvider(

@@ -14,9 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from pushcore.domain.errors import FieldError
@@ -77,6 +75,11 @@ def _cell(value: str | None) -> Text:
 
 def print_table(columns: Sequence[str], rows: Iterable[Sequence[str | None]]) -> None:
     """A table with a header row on stdout."""
+    # rich's tables (and the fractions they size columns with) load with the first
+    # table: a send prints none.
+    from rich import box
+    from rich.table import Table
+
     table = Table(
         *columns, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False, pad_edge=False
     )
@@ -92,6 +95,8 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[str | None]]) ->
 
 def print_record(fields: Iterable[tuple[str, str | None]]) -> None:
     """One object as ``name  value`` lines on stdout."""
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")

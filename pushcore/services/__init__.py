@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
+from pushcore._lazy import lazy_names
 from pushcore.config import Settings
 from pushcore.domain.paging import Page
 from pushcore.live import LiveHub
@@ -22,18 +25,62 @@ from pushcore.services.notifications import (
     NotificationService,
     WakeRelay,
 )
-from pushcore.services.oidc import OidcService
 from pushcore.services.passwords import PasswordHashing
-from pushcore.services.people import AccountSummary, PeopleService
-from pushcore.services.receipts import ReceiptService
-from pushcore.services.recipient import RecipientService
-from pushcore.services.replacements import ReplacementService
-from pushcore.services.schedules import ScheduleService
 from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
-from pushcore.services.webhooks import WebhookService
-from pushcore.services.withdraw import WithdrawService
+
+if TYPE_CHECKING:
+    # Made on first use (Later below), so their modules load only then: a local send
+    # runs none of them (docs/benchmarks.md, "Quick start").
+    from pushcore.services.oidc import OidcService
+    from pushcore.services.people import AccountSummary, PeopleService
+    from pushcore.services.receipts import ReceiptService
+    from pushcore.services.recipient import RecipientService
+    from pushcore.services.replacements import ReplacementService
+    from pushcore.services.schedules import ScheduleService
+    from pushcore.services.webhooks import WebhookService
+    from pushcore.services.withdraw import WithdrawService
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "AccountSummary": "pushcore.services.people",
+        "OidcService": "pushcore.services.oidc",
+        "PeopleService": "pushcore.services.people",
+        "ReceiptService": "pushcore.services.receipts",
+        "RecipientService": "pushcore.services.recipient",
+        "ReplacementService": "pushcore.services.replacements",
+        "ScheduleService": "pushcore.services.schedules",
+        "WebhookService": "pushcore.services.webhooks",
+    },
+)
+
+T = TypeVar("T")
+
+
+class Later(Generic[T]):
+    """A service made on its first use, once, by whichever thread asks first."""
+
+    __slots__ = ("_lock", "_made", "_make")
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._made: Any = _UNMADE
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        """The service, made now if it was not yet."""
+        made = self._made
+        if made is _UNMADE:
+            with self._lock:
+                if self._made is _UNMADE:
+                    self._made = self._make()
+                made = self._made
+        return made  # type: ignore[no-any-return]
+
+
+_UNMADE: Any = object()
 
 
 @attrs.frozen
@@ -57,24 +104,54 @@ class Services:
     sessions: SessionService
     # Single sign-on, when PUSHCORE_OIDC_* configure it.
     oidc: OidcService | None
-    people: PeopleService
     passwords: PasswordHashing
     wakes: WakeRelay
-    webhooks: WebhookService
-    schedules: ScheduleService
-    # The deliveries list and the receipts devices send back.
-    receipts: ReceiptService
     vapid_key: Callable[[], str]
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
-    replacements: ReplacementService
-    recipients: RecipientService
-    """The signed-in person's zone, quiet hours, snooze and mutes."""
+    _people: Later[PeopleService] = attrs.field(alias="people")
+    _webhooks: Later[WebhookService] = attrs.field(alias="webhooks")
+    _schedules: Later[ScheduleService] = attrs.field(alias="schedules")
+    _receipts: Later[ReceiptService] = attrs.field(alias="receipts")
+    _replacements: Later[ReplacementService] = attrs.field(alias="replacements")
+    _recipients: Later[RecipientService] = attrs.field(alias="recipients")
+
+    @property
+    def people(self) -> PeopleService:
+        """Sign-up, passwords and the account's own page."""
+        return self._people.get()
+
+    @property
+    def webhooks(self) -> WebhookService:
+        """The account's event webhook endpoints."""
+        return self._webhooks.get()
+
+    @property
+    def schedules(self) -> ScheduleService:
+        """Recurring schedules."""
+        return self._schedules.get()
+
+    @property
+    def receipts(self) -> ReceiptService:
+        """The deliveries list and the receipts devices send back."""
+        return self._receipts.get()
+
+    @property
+    def replacements(self) -> ReplacementService:
+        """Replacing a sent notification by a new one."""
+        return self._replacements.get()
+
+    @property
+    def recipients(self) -> RecipientService:
+        """The signed-in person's zone, quiet hours, snooze and mutes."""
+        return self._recipients.get()
 
     @property
     def withdrawals(self) -> WithdrawService:
         """Withdrawing notifications (stateless: made on each use)."""
+        from pushcore.services.withdraw import WithdrawService
+
         return WithdrawService(self.writes, self.clock, self.wakes, self.live)
 
     @property

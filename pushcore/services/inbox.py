@@ -18,7 +18,6 @@ from pushcore.domain.inbox import (
 from pushcore.domain.inputs import InboxRead, inbox_read_errors
 from pushcore.domain.paging import check_limit, cut
 from pushcore.ports import Clock, InboxSignal, Store
-from pushcore.services.receipts import opened_in_inbox
 
 MAX_REPLAY = 500  # entries read at once when a live channel catches up
 
@@ -82,6 +81,10 @@ class InboxService:
         errors = inbox_read_errors(request)
         if errors:
             raise ValidationError(errors)
+        # Receipts (and the deliveries' views they bring) load with the first read: a
+        # local send loads the inbox service and never reads.
+        from pushcore.services.receipts import opened_in_inbox
+
         now = self._clock.now()
         with self._store.transaction() as tx:
             if request.up_to is not None:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pushcore.converter.deliveries import DeliveryView
 from pushcore.domain.receipts import PublicStatus
 from pushcore_cli import output
 from pushcore_cli.commands import AccountOption, api_for
 from pushcore_cli.errors import naming_options
 from pushcore_cli.paging import PAGE_OPTIONS, CursorOption, LimitOption, page_size, print_page
+
+if TYPE_CHECKING:
+    # Only its rows' type: the view loads with the client's answer (a send does without).
+    from pushcore.converter.deliveries import DeliveryView
 
 STATUSES = ", ".join(s.value for s in PublicStatus)
 
