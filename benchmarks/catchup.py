@@ -1,7 +1,10 @@
 """Recurring schedules' catch-up: a restart after 10 minutes down with minutely schedules.
 
     .venv/bin/python -m benchmarks.catchup [--schedules 10000] [--down 10] [--repeat 1]
-        [--postgres | --database-url postgresql://...] [--no-write]
+        [--postgres | --both | --database-url postgresql://...] [--no-write]
+
+(``--both``: SQLite, then a throwaway PostgreSQL cluster, each ``--repeat`` times,
+alternated; ``--quick`` is ``--schedules 1000``.)
 
 ``--schedules`` minutely schedules (``catchUp`` latest, window 3600 s) are
 bulk-inserted as the service left them when it went down ``--down`` minutes
@@ -31,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.localtime import JumpingClock
-from benchmarks.processes import library_settings, postgres
-from benchmarks.report import write_section
+from benchmarks.processes import Postgres, library_settings, postgres
+from benchmarks.report import write_run
 from benchmarks.schedules import ACCOUNT, add_account, insert, schedule_of
 from pushcore import build_services
 from pushcore.delivery.recurring import Materialiser
@@ -121,23 +124,32 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster")
+    parser.add_argument("--both", action="store_true", help="SQLite and PostgreSQL, alternated")
+    parser.add_argument("--quick", action="store_true", help="1,000 schedules")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
+    if args.quick:
+        args.schedules = 1_000
     rows: list[str] = []
     with contextlib.ExitStack() as stack:
-        pg = stack.enter_context(postgres(args.database_url)) if args.postgres else None
+        pg = None
+        if args.postgres or args.both:
+            pg = stack.enter_context(postgres(args.database_url))
         for _ in range(args.repeat):
-            url = pg.fresh() if pg is not None else args.database_url
-            f = run(args.schedules, args.down, url)
-            database = "SQLite" if url is None else "PostgreSQL"
-            rows.append(
-                f"| {args.schedules:,} | {database} | {f['took_s']:.1f} | {f['cpu_s']:.1f}"
-                f" | {f['right']:,} | {f['wrong']:,} |"
-            )
-            print(rows[-1], flush=True)
+            urls = [None, pg] if args.both else [pg if pg is not None else args.database_url]
+            for where in urls:
+                url = where.fresh() if isinstance(where, Postgres) else where
+                f = run(args.schedules, args.down, url)
+                database = "SQLite" if url is None else "PostgreSQL"
+                rows.append(
+                    f"| {args.schedules:,} | {database} | {f['took_s']:.1f} | {f['cpu_s']:.1f}"
+                    f" | {f['right']:,} | {f['wrong']:,} |"
+                )
+                print(rows[-1], flush=True)
     load = os.getloadavg()
-    text = f"""`python -m benchmarks.catchup --schedules {args.schedules} --down {args.down}
-{"--postgres" if args.postgres else ""}` (one process, {platform.machine()}, Python
+    flags = " --both" if args.both else " --postgres" if args.postgres else ""
+    text = f"""`python -m benchmarks.catchup --schedules {args.schedules} --down {args.down}{flags}
+--repeat {args.repeat}` (one process, {platform.machine()}, Python
 {platform.python_version()}; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at
 the end). Target (issue 28): catch-up done within 30 s, exactly the pinned number of
 notifications per schedule (``latest``: one of the outage's {args.down}, {args.down - 1} missed).
@@ -148,7 +160,7 @@ notifications per schedule (``latest``: one of the outage's {args.down}, {args.d
 """
     print(text)
     if not args.no_write:
-        write_section("Recurring schedules: catch-up after an outage", text)
+        write_run("Recurring schedules: catch-up after an outage", text)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,26 @@
 """Event webhooks beside the engine: its delivery rate with events off and on, and
 how late the events of that rate reach a fast endpoint.
 
-    .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2] [--quick] [--write]
+    .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2]
+        [--modes off,apart,in] [--before TREE] [--quick] [--write]
 
 One `pushctl serve` on SQLite (benchmarks/processes.py, rate limiting off); one
 account with one webhook device on a raw-asyncio receiver in this process
 (benchmarks/receiver.py). Each run creates ``--count`` notifications due at once
 (each its own notification: one ``notification.delivered`` event per delivery, the
 most events a delivery makes) and measures the engine's deliveries a second (first
-to last arrival at the device's receiver). "off": no event endpoint. "on": an
-endpoint subscribed to ``notification.*`` on a receiver in a process of its own
-(benchmarks/event_receiver.py); reported too: the events acknowledged and their
-latency from the event's timestamp (the settled notification's roll-up) to
-arrival, p50 / p99 / max. Runs alternate off, on, off, on. ``--write`` puts the
-table in docs/benchmarks.md ("Event webhooks: beside the engine").
+to last arrival at the device's receiver). The modes: "off", no event endpoint;
+otherwise an endpoint subscribed to ``notification.*`` on a receiver in a process
+of its own (benchmarks/event_receiver.py), posted to by the sender in a process of
+its own ("apart", the default: PUSHCORE_EVENTS_PROCESS=true) or in the engine's
+("in", PUSHCORE_EVENTS_PROCESS=false); ``--before TREE`` adds "before", events on
+with the `pushctl serve` of another source tree (a checkout of the commit before
+the change). Reported too: the events acknowledged, their latency from the event's
+timestamp (the settled notification's roll-up) to arrival, p50 / p99 / max, and
+the CPU seconds of the server's process and of its children (the sender's) from
+the batch's creation to the last arrival. Each round runs every mode once, in
+turn. ``--write`` puts the table in docs/benchmarks.md ("Event webhooks: beside
+the engine").
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import httpx
 
 from benchmarks.event_receiver import EventReceiver
 from benchmarks.faults import create_batch, iso
-from benchmarks.processes import Deployment, key_with_webhook, pushctl
+from benchmarks.processes import CpuWindow, Deployment, children, key_with_webhook, pushctl
 from benchmarks.receiver import BenchReceiver
 from benchmarks.report import write_section
 
@@ -54,11 +61,18 @@ def _events(base: str, bearer: dict[str, str]) -> dict[str, datetime]:
             return found
 
 
-def run(count: int, events_on: bool) -> dict[str, float]:
+MODES = {"off": {}, "apart": {}, "in": {"PUSHCORE_EVENTS_PROCESS": "false"}, "before": {}}
+
+
+def run(count: int, mode: str, before: Path | None = None) -> dict[str, float]:
     """One run; its figures."""
     device = BenchReceiver().start()
-    endpoint = EventReceiver() if events_on else None
-    with tempfile.TemporaryDirectory() as tmp, Deployment(Path(tmp)) as deployment:
+    endpoint = EventReceiver() if mode != "off" else None
+    tree = before if mode == "before" else None
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Deployment(Path(tmp), settings=MODES[mode], cwd=tree) as deployment,
+    ):
         token = subprocess.run(
             [*pushctl(deployment.data_dir), "token", "issue", "bench"],
             capture_output=True, text=True, check=True,
@@ -72,18 +86,27 @@ def run(count: int, events_on: bool) -> dict[str, float]:
                 f"{deployment.url}/api/webhooks", json=made, headers=bearer
             ).raise_for_status()
         due = datetime.now(UTC) + timedelta(seconds=3 + count / CREATE_RATE)
+        server = deployment.servers[0].pid
+        cpu = CpuWindow({"server": [server], "sender": lambda: children(server)})
         create_batch(deployment.url, key, count, scheduledAt=iso(due))
-        deadline = time.monotonic() + 3 + count / CREATE_RATE + 300
+        started = time.monotonic()
+        deadline = started + 3 + count / CREATE_RATE + 300
         while len(device.received) < count and time.monotonic() < deadline:
             time.sleep(0.2)
         while endpoint is not None and endpoint.acknowledged() < count:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.2)
+        used = cpu.stop()
+        wall = time.monotonic() - started
         stamps = _events(deployment.url, bearer) if endpoint is not None else {}
     arrivals = sorted(at for at, _, _ in device.received)
     device.stop()
-    figures = {"deliveries/s": (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])}
+    figures = {
+        "deliveries/s": (len(arrivals) - 1) / (arrivals[-1] - arrivals[0]),
+        "server CPU s": used["server"] * wall,
+        "sender CPU s": used["sender"] * wall,
+    }
     if endpoint is not None:
         arrived: dict[str, float] = {}
         for at, i, status in endpoint.arrivals():
@@ -105,32 +128,45 @@ def run(count: int, events_on: bool) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=2, help="pairs of runs (off, on)")
-    parser.add_argument("--quick", action="store_true", help="1,000 notifications, 1 pair")
+    parser.add_argument("--runs", type=int, default=2, help="rounds of runs (one per mode)")
+    parser.add_argument(
+        "--modes", default="off,apart,in", help="off, apart (own process), in (engine's)"
+    )
+    parser.add_argument(
+        "--before", type=Path, help="a source tree whose `pushctl serve` runs mode 'before'"
+    )
+    parser.add_argument("--quick", action="store_true", help="1,000 notifications, 1 round")
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     if args.quick:
         args.count, args.runs = 1000, 1
+    modes = args.modes.split(",") + (["before"] if args.before else [])
+    if not set(modes) <= set(MODES):
+        parser.error(f"--modes: any of {', '.join(MODES)}")
     rows = []
+    columns = ("deliveries/s", "events", "p50 ms", "p99 ms", "max ms")
     for n in range(args.runs):
-        for on in (False, True):
+        for label in modes:
             load = os.getloadavg()[0]
-            f = run(args.count, on)
-            label = "on" if on else "off"
+            f = run(args.count, label, args.before)
             print(f"run {n + 1} events {label} (load {load:.1f}): "
-                  + ", ".join(f"{k} {v:,.0f}" for k, v in f.items()), flush=True)  # fmt: skip
-            cells = [f"{f.get(k, float('nan')):,.0f}" if k in f else "-"
-                     for k in ("deliveries/s", "events", "p50 ms", "p99 ms", "max ms")]  # fmt: skip
+                  + ", ".join(f"{k} {v:,.1f}" for k, v in f.items()), flush=True)  # fmt: skip
+            cells = [f"{f[k]:,.0f}" if k in f else "-" for k in columns]
+            cells += [f"{f['server CPU s']:.1f}", f"{f['sender CPU s']:.1f}"]
             rows.append(f"| {n + 1} | {label} | {load:.1f} | " + " | ".join(cells) + " |")
     if args.write:
         write_section(
             SECTION,
             f"Command: `.venv/bin/python -m benchmarks.events_engine --count {args.count}"
-            f" --runs {args.runs} --write`\n\nRun on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
+            f" --runs {args.runs} --modes {args.modes}"
+            + (" --before TREE" if args.before else "")
+            + " --write`\n\n"
+            f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
             f" {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()}"
             f" cores; {args.count:,} notifications due at once, one webhook device each.\n\n"
             "| run | events | load | deliveries/s | events acknowledged | latency p50 ms"
-            " | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(rows),
+            " | p99 ms | max ms | server CPU s | sender process CPU s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows),
         )
 
 

@@ -23,3 +23,20 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + section
     DOC.write_text(text, encoding="utf-8")
+
+
+def write_run(name: str, body: str) -> None:
+    """Replace the latest run's figures inside the ``## name`` section, between its
+    ``<!-- latest run -->`` marks, keeping the section's other text; without the
+    marks the whole section is written, as :func:`write_section` does."""
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
+    start, end = re.escape("<!-- latest run -->"), re.escape("<!-- /latest run -->")
+    # Within the section: no other section's heading between its own and the marks.
+    within = r"(?:(?!^## ).)*?"
+    pattern = re.compile(
+        rf"(^## {re.escape(name)}\n{within}{start}\n){within}(?={end})", re.DOTALL | re.MULTILINE
+    )
+    if not pattern.search(text):
+        write_section(name, f"<!-- latest run -->\n{body.strip()}\n<!-- /latest run -->")
+        return
+    DOC.write_text(pattern.sub(lambda m: m.group(1) + body.strip() + "\n", text), encoding="utf-8")

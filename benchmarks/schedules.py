@@ -38,7 +38,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from benchmarks.localtime import JumpingClock, NotingGateway, percentile
 from benchmarks.processes import library_settings, postgres
-from benchmarks.report import write_section
+from benchmarks.report import write_run
 from pushcore import build_services
 from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewNotification
@@ -47,6 +47,7 @@ from pushcore.domain.recurring import Schedule, reposition
 from pushcore.domain.schedules import CatchUpMode, ScheduleState
 from pushcore.recurrence.dateutil_rules import DateutilExpander
 from pushcore.runtime.system import UlidGenerator
+from pushcore.storage.sql.schedules import SCHEDULES
 
 ACCOUNT = "acct_bench"
 OTHER = "acct_oneoff"
@@ -107,7 +108,8 @@ def add_account(services: Any, account: str, now: datetime) -> str:
 
 
 def insert(services: Any, schedules: Iterator[Schedule]) -> int:
-    """Store the schedules, CHUNK to a transaction; how many."""
+    """Store the schedules, CHUNK to a transaction (one executemany: on PostgreSQL a
+    statement a schedule was a round trip each, minutes for 100,000); how many."""
     count = 0
     batch: list[Schedule] = []
     for schedule in [*schedules, None]:
@@ -115,11 +117,24 @@ def insert(services: Any, schedules: Iterator[Schedule]) -> int:
             batch.append(schedule)
         if len(batch) >= CHUNK or (schedule is None and batch):
             with services.store.transaction() as tx:
-                for one in batch:
-                    tx.schedules.add(one)
+                sql = tx.schedules._sql  # the rows as the store port's add() writes them
+                encode = SCHEDULES.codec(sql.dialect).encode
+                sql.many(SCHEDULES.insert, [encode(one) for one in batch])
             count += len(batch)
             batch = []
     return count
+
+
+def skip_overdue(services: Any, since: datetime) -> int:
+    """Move on, as if made, the schedules that fell due before ``since`` (while the
+    others were being inserted): the live part measures what falls due on time, not a
+    catch-up (benchmarks/catchup.py measures that); how many were moved."""
+    with services.store.transaction() as tx:
+        overdue = tx.schedules.due(since, since, 1_000_000)
+        for schedule in overdue:
+            placed, _ = reposition(schedule, EXPANDER, since)
+            tx.schedules.update(placed)
+    return len(overdue)
 
 
 def daily(count: int, now: datetime) -> Iterator[Schedule]:
@@ -189,6 +204,7 @@ def run(count: int, minutes: int, seconds: float, url: str | None) -> dict[str, 
             began = time.perf_counter()
             insert(services, daily(count, now))
             inserted = time.perf_counter() - began
+            skip_overdue(services, clock.now() + timedelta(seconds=5))
             late, oneoffs = asyncio.run(live(services, clock, seconds, devices))
             passes: list[tuple[float, float]] = []
             made = 0
@@ -265,7 +281,7 @@ def main() -> None:
 """
     print(text)
     if not args.no_write:
-        write_section("Recurring schedules: daily schedules at scale", text)
+        write_run("Recurring schedules: daily schedules at scale", text)
 
 
 if __name__ == "__main__":

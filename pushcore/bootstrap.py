@@ -21,6 +21,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pushcore.config import Settings, retry_policy
 from pushcore.domain.errors import ConfigError
 from pushcore.domain.model import Platform
@@ -59,7 +61,6 @@ from pushcore.services import (
 from pushcore.services.auth import KeyCache
 from pushcore.services.passwords import PasswordHashing
 from pushcore.services.revocations import SignedOut
-from pushcore.services.sessions import SessionService
 from pushcore.services.tokens import JwksSource
 from pushcore.storage import POSTGRES_SCHEMES, open_store
 from pushcore.storage.group import GroupWriter
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from pushcore.services.recipient import RecipientService
     from pushcore.services.replacements import ReplacementService
     from pushcore.services.schedules import ScheduleService
+    from pushcore.services.sessions import SessionService
     from pushcore.services.webhooks import WebhookService
 
 log = logging.getLogger("pushcore")
@@ -177,15 +179,17 @@ def build_services(
     )
     accounts = AccountService(store, stamps)
     key_cache = KeyCache()
-    sessions = SessionService(
-        store,
-        stamps,
-        ids,
-        secrets.token_bytes,
-        TokenIssuer(clock, secret),
-        settings.access_token_ttl,
-        settings.refresh_token_ttl,
-        signed_out,
+    sessions = Later(
+        lambda: _sessions(
+            store,
+            stamps,
+            ids,
+            secrets.token_bytes,
+            TokenIssuer(clock, secret),
+            settings.access_token_ttl,
+            settings.refresh_token_ttl,
+            signed_out,
+        )
     )
     passwords = PasswordHashing()
     oidc = None
@@ -194,7 +198,7 @@ def build_services(
 
         oidc = OidcService(
             store, stamps, random, identity_provider or build_identity_provider(settings, clock),
-            sessions, settings.oidc_account_claim,
+            sessions.get(), settings.oidc_account_claim,
         )  # fmt: skip
     return Services(
         settings=settings,
@@ -217,7 +221,7 @@ def build_services(
         tokens=TokenIssuer(clock, None if jwks else secret),
         sessions=sessions,
         oidc=oidc,
-        people=Later(lambda: _people(store, stamps, passwords, sessions, settings.signup)),
+        people=Later(lambda: _people(store, stamps, passwords, sessions.get(), settings.signup)),
         passwords=passwords,
         wakes=wakes,
         webhooks=Later(lambda: _webhooks(store, stamps, ids, random, guard)),
@@ -239,6 +243,12 @@ def _replacements(*parts: Any) -> ReplacementService:
     from pushcore.services.replacements import ReplacementService
 
     return ReplacementService(*parts)
+
+
+def _sessions(*parts: Any) -> SessionService:
+    from pushcore.services.sessions import SessionService
+
+    return SessionService(*parts)
 
 
 def _people(*parts: Any) -> PeopleService:
@@ -295,7 +305,9 @@ def build_server_services(settings: Settings) -> Services:
     except BaseException:
         services.close()
         raise
-    return services
+    # A child process cannot share a memory:// database.
+    apart = settings.events_process and not settings.effective_database_url.startswith("memory:")
+    return attrs.evolve(services, events_apart=apart)
 
 
 def _vapid_public_key(data_dir: Path, store: Store, clock: Clock) -> str:
@@ -433,6 +445,7 @@ def build_engine(
     with ``metrics``, it reports outcomes there and its gateway sends are timed."""
     from pushcore.delivery import DeliveryEngine, EngineConfig
     from pushcore.delivery.config import new_owner
+    from pushcore.delivery.event_process import EventProcess
     from pushcore.delivery.recurring import Materialiser
     from pushcore.delivery.retention import Retention, RetentionConfig
     from pushcore.delivery.webhooks import EventSender
@@ -458,13 +471,17 @@ def build_engine(
         services.store, services.clock, RetentionConfig(keep=settings.retention), services.live
     )
     owner = owner or new_owner()
-    events = EventSender(
-        services.store,
-        services.clock,
-        NetworkGuard(allow_private=settings.allow_private_networks),
-        owner,
-        tls=tls_context(settings.ca_file),
-    )
+    events: EventSender | EventProcess
+    if services.events_apart:  # posted from a child process: delivery/event_process.py
+        events = EventProcess(settings)
+    else:
+        events = EventSender(
+            services.store,
+            services.clock,
+            NetworkGuard(allow_private=settings.allow_private_networks),
+            owner,
+            tls=tls_context(settings.ca_file),
+        )
     engine = DeliveryEngine(
         services.store,
         services.clock,

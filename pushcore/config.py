@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 import attrs
 
 from pushcore.domain.errors import ConfigError
-from pushcore.domain.oidc import is_secure_url
 from pushcore.domain.retry import RetryPolicy
 
 # A retry schedule needing more tries than this is a misconfiguration.
@@ -67,6 +66,8 @@ class Settings:
     retry_min_delay: timedelta = timedelta(seconds=1)
     retry_max_delay: timedelta = timedelta(minutes=10)
     webhook_host_concurrency: int = 16
+    # `pushctl serve` and `worker` post event webhooks from a process of their own.
+    events_process: bool = True
     delivery_lease_seconds: int = 30
     delivery_batch_size: int = 256
     delivery_max_in_flight: int = 4096
@@ -363,6 +364,9 @@ def _validate_oidc(settings: Settings) -> None:
             f"{_env_name(missing[0])}: single sign-on needs PUSHCORE_OIDC_ISSUER,"
             " PUSHCORE_OIDC_CLIENT_ID and PUSHCORE_OIDC_CLIENT_SECRET together"
         )
+    # Single sign-on's rules load only where it is configured.
+    from pushcore.domain.oidc import is_secure_url
+
     if not is_secure_url(settings.oidc_issuer or ""):
         raise ConfigError(
             "PUSHCORE_OIDC_ISSUER: must be an https:// URL (http:// only on a loopback host,"

@@ -15,16 +15,18 @@ import secrets
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from pushcore.domain.events import Event, EventType, matches
 from pushcore.domain.model import Delivery, Device, Notification
-from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Transaction
 from pushcore.runtime.system import encode_ulid
+
+if TYPE_CHECKING:
+    from pushcore.domain.outcomes import Dispatch, Outcome
 
 
 @attrs.frozen
@@ -132,6 +134,9 @@ def failure_changes(
 ) -> list[Change]:
     """``delivery.failed`` for each delivery the engine failed just now, and
     ``device.deactivated`` for each device a gateway's answer deactivated."""
+    # The engine's outcomes: only the engine records these (a send loads none of them).
+    from pushcore.domain.outcomes import Failed, Retry, TokenInvalid
+
     done = set(settled)
     changes = []
     for dispatch, outcome, status in decided:

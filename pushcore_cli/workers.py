@@ -28,12 +28,11 @@ import traceback
 from collections.abc import Callable
 from types import FrameType
 
+from pushcore.runtime.parent import stop_with
 from pushcore_cli import output
 
 KILL_AFTER = 15
 """Seconds a stop waits for the children before SIGKILL (a single server takes at most 5)."""
-
-_PR_SET_PDEATHSIG = 1
 
 
 def supervise(count: int, run: Callable[[int], None]) -> int:
@@ -99,7 +98,7 @@ def _child(parent: int, index: int, run: Callable[[int], None]) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-        _stop_with(parent)
+        stop_with(parent)
         run(index)
         code = 0
     except SystemExit as exit:
@@ -112,14 +111,3 @@ def _child(parent: int, index: int, run: Callable[[int], None]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _stop_with(parent: int) -> None:
-    """Have the kernel send this process SIGTERM when ``parent`` dies (Linux)."""
-    if sys.platform == "linux":
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it died before the line above
-        raise SystemExit(0)

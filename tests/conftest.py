@@ -109,12 +109,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Refuse ``--dist loadgroup`` where xdist would drop the groups without a word.
+    """Refuse ``--dist loadgroup`` where xdist would drop the groups without a word (and
+    record what each test costs when PUSHCORE_TEST_TIMES names a directory).
 
     xdist 3.8 sends a group to one worker by the ``@group`` it appends to each test's
     id, which pytest 9.2 no longer lets it change (pytest-xdist#1386): the tests still
     pass, only every module's server starts again on each worker, many times over.
     """
+    if os.environ.get("PUSHCORE_TEST_TIMES"):  # benchmarks/testtime.py's record
+        from tests.timing import TimingRecorder
+
+        config.pluginmanager.register(TimingRecorder(Path(os.environ["PUSHCORE_TEST_TIMES"])))
     if getattr(config.option, "dist", None) != "loadgroup":
         return
     xdist_version = tuple(

@@ -9,8 +9,9 @@ import attrs
 
 from pushcore.converter._views import CREATED, View, copy_fields
 from pushcore.converter.recipient import QuietHoursView, quiet_hours_view
+from pushcore.domain.localtime import DEFAULT_ZONE
 from pushcore.domain.model import Account, Plan
-from pushcore.domain.recipient import DEFAULT_ZONE, RecipientSettings
+from pushcore.domain.recipient import RecipientSettings
 from pushcore.domain.validation import about
 
 if TYPE_CHECKING:

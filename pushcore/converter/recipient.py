@@ -13,11 +13,11 @@ from pushcore.converter._base import parse_timestamp
 from pushcore.converter._views import View, copy_fields, ident
 from pushcore.converter.streams import StreamSummaryView
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
+from pushcore.domain.localtime import DEFAULT_ZONE
 from pushcore.domain.model import StreamView, Subscription
 from pushcore.domain.quiet import DAYS, QuietMode
 from pushcore.domain.recipient import (
     BYPASSABLE,
-    DEFAULT_ZONE,
     Mute,
     RecipientSettings,
     SettingsPatch,

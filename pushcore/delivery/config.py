@@ -26,6 +26,14 @@ class EngineConfig:
     # The backstop for work another process added while this one sleeps.
     tick: float = 1.0
     max_in_flight: int = 4096
+    # The part of max_in_flight that deliveries released at the end of quiet hours
+    # may fill (a release of 100,000 goes in slices): the rest stays free for the
+    # work falling due meanwhile, which would otherwise wait for a slice to finish.
+    release_share: float = 0.5
+    # And a claim takes at most this many of them: a notification falling due
+    # during a release waits for the claim under way, then is claimed in the next
+    # (due work first), so a claim's length is what it may wait, twice over.
+    release_batch: int = 64
     # Claim work this much before it is due and send each at its due time, so
     # that the claim's transaction is not part of how late a delivery is.
     lead: timedelta = timedelta(0)

@@ -29,8 +29,10 @@ from typing import Any, TypeVar
 
 from pushcore.delivery.coalesce import Coalescer
 from pushcore.delivery.config import EngineConfig, new_owner
+from pushcore.delivery.event_process import EventProcess
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.recurring import Materialiser
+from pushcore.delivery.release import ReleaseRoom
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
 from pushcore.delivery.webhooks import EventSender
@@ -71,7 +73,7 @@ class DeliveryEngine:
         observer: DeliveryObserver | None = None,
         retention: Retention | None = None,
         inbox: InboxSignal | None = None,
-        events: EventSender | None = None,
+        events: EventSender | EventProcess | None = None,
         schedules: Materialiser | None = None,
     ) -> None:
         self._store = store
@@ -111,6 +113,8 @@ class DeliveryEngine:
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
         self._rollups = Rollups(self._ledger)
+        # What quiet hours held goes out in slices beside due work (delivery/release.py).
+        self._release = ReleaseRoom(self.config)
         self._stopping = False
         self._stopped: asyncio.Future[None] | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -218,7 +222,11 @@ class DeliveryEngine:
         self._planned = planned = now + timedelta(seconds=delay)
         if delay > 0 and not self._wakeup.is_set():
             # Whichever comes first: the clock's time, or a wake-up for earlier work.
-            await _first(self._clock.sleep_until(planned), self._wakeup.wait())
+            waits = [self._clock.sleep_until(planned), self._wakeup.wait()]
+            if not self._release.room(self._held):
+                # A release waits for its slice's room (set since the tick began).
+                waits.append(self._room.wait())
+            await _first(*waits)
         self._wakeup.clear()
         self._planned = None
 
@@ -231,11 +239,15 @@ class DeliveryEngine:
         Returns when the engine should look again.
         """
         next_due: datetime | None = None
+        if self._room is not None:
+            self._room.clear()  # what is recorded from now on makes room for a release
         while not self._stopping and self.in_flight < self.config.max_in_flight:
             now = self._clock.now()
             room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
+            release = self._release.room(self._held)
             claim: Claim = await self._db(
-                self._claimer, functools.partial(self._ledger.claim, now, room, self._held)
+                self._claimer,
+                functools.partial(self._ledger.claim, now, room, self._held, release),
             )
             next_due = claim.next_due
             if self._stopping and claim.dispatches:
@@ -246,6 +258,7 @@ class DeliveryEngine:
                 break
             if not claim.dispatches:
                 break
+            self._release.claimed(claim.dispatches)
             self._start(claim.dispatches)
             if len(claim.dispatches) < room:
                 break

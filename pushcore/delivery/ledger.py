@@ -77,8 +77,11 @@ class Ledger:
         # Each dispatch carries its delivery's receipt token (for the payload).
         self._receipts = ReceiptKey(store, clock)
 
-    def claim(self, now: datetime, limit: int, held: Collection[str] = ()) -> Claim:
-        """Lease what is due (up to ``limit``); ``held`` are in flight here already."""
+    def claim(
+        self, now: datetime, limit: int, held: Collection[str] = (), release: int | None = None
+    ) -> Claim:
+        """Lease what is due (up to ``limit``; of it at most ``release`` that quiet hours
+        held, when given); ``held`` are in flight here already."""
         config = self._config
         key = self._receipts.get()
         with self._store.transaction() as tx:
@@ -88,7 +91,7 @@ class Ledger:
             woken = tx.notifications.due_wakeups(now, config.batch_size)
             reconcile(tx, woken, now)
             horizon, lease_end = now + config.lead, now + config.lease
-            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit)
+            deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit, release)
             notification_ids = sorted({d.notification_id for d in deliveries})
             device_ids = sorted({d.device_id for d in deliveries})
             notifications = {n.id: n for n in tx.notifications.by_ids(notification_ids)}
@@ -126,7 +129,11 @@ class Ledger:
             orphaned.update(screened.ended)
             if orphaned:
                 reconcile(tx, tx.notifications.by_ids(sorted(orphaned)), now, orphaned)
-            candidates = [tx.deliveries.next_due_at(), tx.notifications.next_wake_at()]
+            # No room for released ones: their quiet's end is not when to look again.
+            candidates = [
+                tx.deliveries.next_due_at(held=release != 0),
+                tx.notifications.next_wake_at(),
+            ]
             # The notifications that fall due now, devices or none, reach their
             # owners' inboxes in this transaction, last: it holds the inbox's turn
             # until COMMIT (storage/sql/inbox.py). A woken one is due (a wake-up

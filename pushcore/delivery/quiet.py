@@ -85,8 +85,9 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
     send: list[Dispatch] = []
     holds: dict[datetime, list[str]] = defaultdict(list)
     ended: dict[str, str] = {}
-    # A fan-out's batch is many deliveries of one priority due at one time: decide once.
-    decided: dict[tuple[str, Mute | None, Priority, datetime], Decision] = {}
+    # A fan-out's batch (or a release's) is many deliveries of one priority due at one
+    # time, to people most of whom share their settings: decide once for each.
+    decided: dict[tuple[RecipientSettings, Mute | None, Priority, datetime], Decision] = {}
     for dispatch in dispatches:
         delivery, notification = dispatch.delivery, dispatch.notification
         if not _screened(dispatch):
@@ -103,10 +104,10 @@ def screen(tx: Transaction, dispatches: Sequence[Dispatch], now: datetime, owner
         stream = notification.stream
         mute = None if stream is None else mutes.get((account, stream.id), Mute())
         at = max(delivery.due_at, now)
-        key = (account, mute, notification.priority, at)
+        found = settings.get(account, _DEFAULT)
+        key = (found, mute, notification.priority, at)
         decision = decided.get(key)
         if decision is None:
-            found = settings.get(account, _DEFAULT)
             decision = decided[key] = decide(found, mute, notification.priority, at)
         if isinstance(decision, Hold):
             # Held no later than its expiry: it ends EXPIRED then, not at the end of the quiet.

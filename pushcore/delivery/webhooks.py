@@ -3,7 +3,8 @@
 A loop in the engine's process (``serve`` or ``worker``). Each round claims due
 attempts under a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several
 workers never take one attempt twice), at most ``claimed_per_endpoint`` per
-endpoint, of which ``per_endpoint`` are posted at once: a slow endpoint
+endpoint, of which ``per_endpoint`` are posted at once, each of those workers on a
+kept-alive connection of its own (delivery/event_http.py): a slow endpoint
 holds only its own events, never the others' (as the gateway lanes keep one
 host's slowness to itself). Each POST carries the Standard Webhooks headers:
 ``webhook-id`` is the event's id, the same on every retry, and during a
@@ -27,13 +28,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-import aiohttp
 import attrs
 
 from pushcore.converter import to_json
 from pushcore.converter.events import EventView
+from pushcore.delivery.event_http import BadAnswer, Connection, Target
 from pushcore.delivery.retention import finish_in_thread
-from pushcore.domain.addresses import IPAddress
 from pushcore.domain.events import (
     ANSWER_WITHIN,
     Attempt,
@@ -45,8 +45,8 @@ from pushcore.domain.events import (
     next_attempt_delay,
 )
 from pushcore.domain.webhooks import signature
-from pushcore.gateways._http import guarded_address, post_pinned, retry_after_seconds
-from pushcore.outbound.guard import NetworkGuard, pin
+from pushcore.gateways._http import guarded_address, retry_after_seconds
+from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock, Store
 
 log = logging.getLogger("pushcore.webhooks")
@@ -79,9 +79,9 @@ class _Lane:
         self.waiting: deque[tuple[Attempt, Event]] = deque()
         self.workers = 0
         self.claimed = 0  # claimed here and not yet recorded
-        # Checked once a claim (not once a POST): a claim per few hundred events still
-        # sees a name that moved to a forbidden address.
-        self.address: IPAddress | None = None
+        # Its address checked once a claim (not once a POST): a claim per few hundred
+        # events still sees a name that moved to a forbidden address.
+        self.target: Target | None = None
 
 
 class EventSender:
@@ -102,7 +102,9 @@ class EventSender:
         self.owner = owner
         self.config = config or SenderConfig()
         self._tls = tls
-        self._session: aiohttp.ClientSession | None = None
+        self._default_tls: ssl.SSLContext | None = None
+        # Each lane worker's connection, closed when the sender is (or its worker ends).
+        self._connections: set[Connection] = set()
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-events")
         self._lanes: dict[str, _Lane] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -147,7 +149,7 @@ class EventSender:
             lane = self._lanes.get(endpoint.id)
             if lane is None:
                 lane = self._lanes[endpoint.id] = _Lane(endpoint)
-            lane.endpoint, lane.address = endpoint, None  # its latest secrets and address
+            lane.endpoint, lane.target = endpoint, None  # its latest secrets and address
             lane.waiting.append((attempt, event))
             lane.claimed += 1
         for lane in self._lanes.values():
@@ -168,9 +170,9 @@ class EventSender:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._lanes.clear()
         self._answered.clear()
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for connection in self._connections:
+            connection.close()
+        self._connections.clear()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -214,11 +216,12 @@ class EventSender:
 
     async def _work(self, lane: _Lane) -> None:
         """Post the lane's attempts one after another until none waits."""
+        held: list[Connection] = []  # this worker's connection, once it has one
         try:
             while lane.waiting:
                 attempt, event = lane.waiting.popleft()
                 try:
-                    result = await self._send(event, lane)
+                    result = await self._send(event, lane, held)
                 except Exception:
                     # Left leased: claimed again once the lease runs out.
                     log.exception("posting event %s to %s failed", event.id, lane.endpoint.id)
@@ -234,6 +237,9 @@ class EventSender:
                 if self._recorder is None or self._recorder.done():
                     self._recorder = self._spawn(self._record_answers())
         finally:
+            for connection in held:
+                connection.close()
+                self._connections.discard(connection)
             lane.workers -= 1
             if lane.claimed <= 0 and not lane.waiting and not lane.workers:
                 self._lanes.pop(lane.endpoint.id, None)
@@ -262,7 +268,7 @@ class EventSender:
         if lane.claimed <= self.config.claimed_per_endpoint // 2 < before or lane.claimed <= 0:
             self._progress.set()
 
-    async def _send(self, event: Event, lane: _Lane) -> AttemptResult:
+    async def _send(self, event: Event, lane: _Lane, held: list[Connection]) -> AttemptResult:
         endpoint = lane.endpoint
         body = json.dumps(to_json(EventView.of(event)), separators=(",", ":")).encode()
         now = self._clock.now()
@@ -270,45 +276,50 @@ class EventSender:
         signatures = " ".join(
             signature(secret, event.id, stamp, body) for secret in endpoint.secrets_at(now)
         )
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "webhook-id": event.id,
-            "webhook-timestamp": str(stamp),
-            "webhook-signature": signatures,
-        }
+        headers = (
+            f"Content-Type: application/json\r\nUser-Agent: {USER_AGENT}\r\n"
+            f"webhook-id: {event.id}\r\nwebhook-timestamp: {stamp}\r\n"
+            f"webhook-signature: {signatures}\r\n"
+        )
         started = time.monotonic()
 
         def took() -> int:
             return round((time.monotonic() - started) * 1000)
 
-        address = lane.address
-        if address is None:
+        target = lane.target
+        if target is None:
             try:
-                address = lane.address = await guarded_address(self._guard, endpoint.url)
+                address = await guarded_address(self._guard, endpoint.url)
             except ValueError as exc:
                 return AttemptResult(False, None, took(), reason=f"Refused: {exc}")
+            target = lane.target = Target.of(pin(endpoint.url, address))
+        connection = self._connection(target, held)
         try:
-            answer = await post_pinned(self._open(), pin(endpoint.url, address), body, headers)
+            async with asyncio.timeout(self.config.timeout):
+                answer = await connection.post(headers, body)
         except TimeoutError:
+            connection.close()
             return AttemptResult(False, None, took(), reason="Timed out")
-        except aiohttp.ClientError:
+        except (OSError, asyncio.IncompleteReadError, BadAnswer):
             return AttemptResult(False, None, took(), reason="Unreachable")
         after = retry_after_seconds(answer.retry_after, self._clock.now())
         return AttemptResult(200 <= answer.status < 300, answer.status, took(), after)
 
-    def _open(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            timeout = aiohttp.ClientTimeout(total=self.config.timeout)
-            # No pool-wide limit: the lanes bound each endpoint's connections, and a shared
-            # limit would let slow endpoints' POSTs hold the fast ones' turn.
-            connector = aiohttp.TCPConnector(
-                ssl=self._tls if self._tls is not None else True, limit=0
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=timeout, trust_env=False
-            )
-        return self._session
+    def _connection(self, target: Target, held: list[Connection]) -> Connection:
+        """The worker's connection to ``target`` (another when the address changed)."""
+        if held and held[0].target == target:
+            return held[0]
+        for old in held:
+            old.close()
+            self._connections.discard(old)
+        tls = None
+        if target.server_name is not None:  # the system's roots loaded for https only
+            if self._default_tls is None:
+                self._default_tls = self._tls or tls_context(None)
+            tls = self._default_tls
+        held[:] = [Connection(target, tls)]
+        self._connections.add(held[0])
+        return held[0]
 
     def _record(self, answered: list[_Answered]) -> None:
         now = self._clock.now()

@@ -23,6 +23,9 @@ from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError
 from pushcore.domain.timefmt import in_milliseconds
 
+# The zone of a person who has not named one.
+DEFAULT_ZONE = "UTC"
+
 
 def to_utc(local: datetime, zone: ZoneInfo) -> tuple[datetime, bool]:
     """The instant of the naive wall-clock time ``local`` in ``zone``, and whether the

@@ -26,10 +26,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import attrs
 
+from pushcore.domain.localtime import DEFAULT_ZONE
 from pushcore.domain.model import Platform, Priority
 from pushcore.domain.quiet import DAYS, QuietHours, QuietMode
 
-DEFAULT_ZONE = "UTC"
 # The platforms quiet hours and mutes govern; a live channel is the open app itself.
 SCREENED = frozenset({Platform.IOS, Platform.ANDROID, Platform.WEB, Platform.WEBHOOK})
 BYPASSABLE = (Priority.HIGH, Priority.CRITICAL)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pushcore.domain.outcomes import Dispatch, Outcome
-from pushcore.domain.retry import RetryPolicy
+if TYPE_CHECKING:
+    from pushcore.domain.outcomes import Dispatch, Outcome
+    from pushcore.domain.retry import RetryPolicy
 
 
 class Gateway(Protocol):

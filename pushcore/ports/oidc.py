@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
+if TYPE_CHECKING:
+    from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
 
 
 class SignInRepository(Protocol):

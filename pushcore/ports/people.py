@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pushcore.domain.people import Password, RefreshToken, SessionRevocation
+if TYPE_CHECKING:
+    from pushcore.domain.people import Password, RefreshToken, SessionRevocation
 
 
 class PasswordRepository(Protocol):

@@ -19,17 +19,24 @@ class DeliveryQueue(Protocol):
     """The engine's side of the queue. Claims are leases decided by the database."""
 
     def claim_due(
-        self, now: datetime, owner: str, lease_until: datetime, limit: int
+        self,
+        now: datetime,
+        owner: str,
+        lease_until: datetime,
+        limit: int,
+        release: int | None = None,
     ) -> Sequence[Delivery]:
         """Lease up to ``limit`` deliveries to ``owner``: PENDING ones due at ``now``,
-        earliest first, and IN_FLIGHT ones whose lease has run out. Each claim
+        earliest first, and IN_FLIGHT ones whose lease has run out, then HELD ones
+        whose quiet ended (at most ``release`` of those, when given). Each claim
         adds one to ``attempts``. Two owners never hold the same delivery, and
         a PENDING delivery whose notification is held ``for_update`` (a cancel
         deciding) is left alone."""
         ...
 
-    def next_due_at(self) -> datetime | None:
-        """The earliest time a claim could find work (a due time or a lease end)."""
+    def next_due_at(self, held: bool = True) -> datetime | None:
+        """The earliest time a claim could find work (a due time or a lease end; the end
+        of a quiet unless ``held`` is False)."""
         ...
 
     def settle(

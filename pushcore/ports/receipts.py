@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from pushcore.domain.model import Delivery, Platform
-from pushcore.domain.receipts import ReceiptEvent, StoredFilter
+if TYPE_CHECKING:
+    from pushcore.domain.model import Delivery, Platform
+    from pushcore.domain.receipts import ReceiptEvent, StoredFilter
 
 
 @attrs.frozen

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pushcore.domain.recipient import Mute, RecipientSettings
+if TYPE_CHECKING:
+    from pushcore.domain.recipient import Mute, RecipientSettings
 
 
 class RecipientRepository(Protocol):

@@ -27,6 +27,11 @@ class OccurrenceRepository(Protocol):
         """
         ...
 
+    def claim_many(self, claims: Sequence[tuple[str, datetime, str]], at: datetime) -> set[str]:
+        """:meth:`claim` for each (schedule, occurrence, notification) at once: the
+        notification ids whose claims were taken (the others' occurrences are made)."""
+        ...
+
     def notification_of(self, schedule_id: str, occurrence_at: datetime) -> str | None:
         """The notification made for this occurrence, if any."""
         ...
@@ -55,6 +60,11 @@ class ScheduleRepository(Protocol):
 
     def update(self, schedule: Schedule) -> None:
         """Store a changed schedule."""
+        ...
+
+    def update_steps(self, schedules: Sequence[Schedule]) -> None:
+        """Store what a materialiser pass changed of each schedule (position, counters,
+        state): the other fields as they are stored."""
         ...
 
     def delete(self, account_id: str, schedule_id: str) -> bool:

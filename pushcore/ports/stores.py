@@ -14,29 +14,30 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
-from pushcore.ports.events import EventRepository, WebhookRepository
-from pushcore.ports.idempotency import IdempotencyRepository
-from pushcore.ports.inbox import InboxRepository
-from pushcore.ports.localtime import LocalTimeSchedule
-from pushcore.ports.notifications import (
-    DeliveryProgress,
-    NotificationRepository,
-    RetentionRepository,
-)
-from pushcore.ports.oidc import SignInRepository
-from pushcore.ports.people import (
-    PasswordRepository,
-    RefreshTokenRepository,
-    SessionRevocationRepository,
-)
-from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
-from pushcore.ports.receipts import DeliveryLogRepository
-from pushcore.ports.recipient import RecipientRepository
-from pushcore.ports.schedules import OccurrenceRepository, ScheduleRepository
-from pushcore.ports.streams import StreamRepository, SubscriptionRepository
+if TYPE_CHECKING:
+    from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
+    from pushcore.ports.events import EventRepository, WebhookRepository
+    from pushcore.ports.idempotency import IdempotencyRepository
+    from pushcore.ports.inbox import InboxRepository
+    from pushcore.ports.localtime import LocalTimeSchedule
+    from pushcore.ports.notifications import (
+        DeliveryProgress,
+        NotificationRepository,
+        RetentionRepository,
+    )
+    from pushcore.ports.oidc import SignInRepository
+    from pushcore.ports.people import (
+        PasswordRepository,
+        RefreshTokenRepository,
+        SessionRevocationRepository,
+    )
+    from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
+    from pushcore.ports.receipts import DeliveryLogRepository
+    from pushcore.ports.recipient import RecipientRepository
+    from pushcore.ports.schedules import OccurrenceRepository, ScheduleRepository
+    from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 
 
 class Locks(Protocol):

@@ -26,7 +26,6 @@ from pushcore.services.notifications import (
     WakeRelay,
 )
 from pushcore.services.passwords import PasswordHashing
-from pushcore.services.sessions import Session, SessionService
 from pushcore.services.streams import Lookup, SendResult, StreamService
 from pushcore.services.tokens import TokenIssuer, TokenVerifier
 
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from pushcore.services.recipient import RecipientService
     from pushcore.services.replacements import ReplacementService
     from pushcore.services.schedules import ScheduleService
+    from pushcore.services.sessions import Session, SessionService
     from pushcore.services.webhooks import WebhookService
     from pushcore.services.withdraw import WithdrawService
 
@@ -52,6 +52,8 @@ __getattr__ = lazy_names(
         "RecipientService": "pushcore.services.recipient",
         "ReplacementService": "pushcore.services.replacements",
         "ScheduleService": "pushcore.services.schedules",
+        "Session": "pushcore.services.sessions",
+        "SessionService": "pushcore.services.sessions",
         "WebhookService": "pushcore.services.webhooks",
     },
 )
@@ -101,7 +103,6 @@ class Services:
     inbox: InboxService
     live: LiveHub
     tokens: TokenIssuer
-    sessions: SessionService
     # Single sign-on, when PUSHCORE_OIDC_* configure it.
     oidc: OidcService | None
     passwords: PasswordHashing
@@ -110,12 +111,21 @@ class Services:
     """The VAPID public key every process on the database shares (base64url), read or
     made on first use: a server asks at its start (a data directory holding another
     pair stops it there), a local command that sends never does."""
+    _sessions: Later[SessionService] = attrs.field(alias="sessions")
     _people: Later[PeopleService] = attrs.field(alias="people")
     _webhooks: Later[WebhookService] = attrs.field(alias="webhooks")
     _schedules: Later[ScheduleService] = attrs.field(alias="schedules")
     _receipts: Later[ReceiptService] = attrs.field(alias="receipts")
     _replacements: Later[ReplacementService] = attrs.field(alias="replacements")
     _recipients: Later[RecipientService] = attrs.field(alias="recipients")
+    events_apart: bool = False
+    """Whether an engine built on these services posts event webhooks from a process of
+    its own (a server's or worker's, PUSHCORE_EVENTS_PROCESS: bootstrap.build_engine)."""
+
+    @property
+    def sessions(self) -> SessionService:
+        """Sign-in sessions: refresh tokens and their rotation."""
+        return self._sessions.get()
 
     @property
     def people(self) -> PeopleService:

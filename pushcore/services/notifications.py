@@ -279,10 +279,17 @@ class NotificationService:
         tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
 
     def compose(
-        self, account_id: str, request: NewNotification, now: datetime, targets: Sequence[Device]
+        self,
+        account_id: str,
+        request: NewNotification,
+        now: datetime,
+        targets: Sequence[Device],
+        due: datetime | None = None,
+        notification_id: str | None = None,
     ) -> Notification:
-        """A new notification for ``request`` and ``targets``, not stored yet."""
-        return self._new(account_id, request, now, targets)
+        """A new notification for ``request`` and ``targets``, due ``due`` (or as the request
+        says), not stored yet."""
+        return self._new(account_id, request, now, targets, due, notification_id)
 
     def _new(
         self,
@@ -291,6 +298,7 @@ class NotificationService:
         now: datetime,
         targets: Sequence[Device],
         due: datetime | None = None,
+        notification_id: str | None = None,
     ) -> Notification:
         """A new notification for ``targets``, due ``due`` (or as ``request`` says)."""
         if due is None:
@@ -307,7 +315,7 @@ class NotificationService:
                 "scheduled_at": due,
                 "expires_at": expires_at_of(due, request.ttl, request.expires_at),
             },
-            id=self._ids.new_id("ntf"),
+            id=notification_id or self._ids.new_id("ntf"),
             account_id=account_id,
             status=NotificationStatus.QUEUED,
             created_at=now,

@@ -3,14 +3,15 @@
 A table's columns, the order they are bound and read in, and each value's
 codec are derived from the entity's attrs declaration (``sql/rows.py``): a
 field added to an entity is a column of its table once a migration adds it.
-A declaration names only where the row differs from the entity.
+A declaration names only where the row differs from the entity. The tables of
+sign-in (passwords, sessions, single sign-on) and of schedules are declared beside
+their repositories (``sql/people.py``, ``sql/oidc.py``, ``sql/schedules.py``), so a
+command that never touches them does not load their entities.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from datetime import datetime
 
 from pushcore.domain.idempotency import IdempotencyRecord
 from pushcore.domain.inbox import InboxEntry
@@ -25,9 +26,6 @@ from pushcore.domain.model import (
     Stream,
     Subscription,
 )
-from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
-from pushcore.domain.people import Password, RefreshToken, SessionRevocation
-from pushcore.domain.recurring import Schedule
 from pushcore.storage.sql.rows import Codec, Table
 
 # Every table of the schema but schema_migrations.
@@ -62,9 +60,6 @@ DELIVERIES = Table("deliveries", Delivery, columns={"lease_expires_at": "lease_u
 # deleted_at is the table's own: a deleted stream is no entity.
 STREAMS = Table("streams", Stream)
 SUBSCRIPTIONS = Table("subscriptions", Subscription)
-PASSWORDS = Table("passwords", Password)
-REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
-SESSION_REVOCATIONS = Table("session_revocations", SessionRevocation)
 INBOX = Table("inbox", InboxEntry, columns={"id": "public_id"})
 IDEMPOTENCY_KEYS = Table(
     "idempotency_keys",
@@ -73,30 +68,6 @@ IDEMPOTENCY_KEYS = Table(
     # The answer's body, JSON, is held as text.
     codecs={"body": Codec("text", "{}.decode()", "{}.encode()")},
 )
-
-# A schedule's wall times (naive) and its template are text: ISO and JSON.
-_WALL = Codec("text", "{}.isoformat()", "_wall({})", {"_wall": datetime.fromisoformat})
-SCHEDULES = Table(
-    "schedules",
-    Schedule,
-    codecs={
-        "start": _WALL,
-        "anchor": _WALL,
-        "exdates": Codec(
-            "text",
-            "_dumps([d.isoformat() for d in {}])",
-            "tuple(_wall(d) for d in _loads({}))",
-            {"_dumps": json.dumps, "_loads": json.loads, "_wall": datetime.fromisoformat},
-        ),
-        "template": Codec(
-            "text", "_dumps({})", "_loads({})", {"_dumps": json.dumps, "_loads": json.loads}
-        ),
-    },
-)
-
-OIDC_FLOWS = Table("oidc_flows", SignInFlow)
-OIDC_CODES = Table("oidc_codes", SignInCode)
-OIDC_IDENTITIES = Table("oidc_identities", Identity)
 
 
 def delivery_counts(rows: Sequence[tuple[str, int, int, int]]) -> DeliveryCounts:

@@ -15,7 +15,7 @@ import attrs
 import typer
 
 from pushcore.config import Settings, load_settings
-from pushcore.domain.people import SIGN_IN_ACCOUNT_MAX as MAX_SUBJECT_LENGTH
+from pushcore.services.tokens import MAX_SUBJECT_LENGTH
 from pushcore_cli import output
 
 if TYPE_CHECKING:

@@ -61,3 +61,17 @@ def test_a_rolled_back_claim_leaves_the_occurrence_free(store: Store) -> None:
         pass
     assert made(store) is None
     assert claim(store, "ntf_1")
+
+
+def test_a_batch_of_claims_takes_only_the_occurrences_not_made(store: Store) -> None:
+    assert claim(store, "ntf_1", minutes=1)
+    with store.transaction() as tx:
+        won = tx.occurrences.claim_many(
+            [("sch_a", T0, "ntf_2"), ("sch_a", T0 + MINUTE, "ntf_3"), ("sch_b", T0, "ntf_4")], T0
+        )
+    assert won == {"ntf_2", "ntf_4"}
+    assert (made(store), made(store, minutes=1), made(store, "sch_b")) == (
+        "ntf_2",
+        "ntf_1",
+        "ntf_4",
+    )

@@ -99,14 +99,13 @@ def _die_mid_pass(url: str, data: str) -> None:
     """A child engine: claims an occurrence and its notification, then is killed (kill -9)."""
     services = open_services(url, Path(data), FakeClock(T0 + timedelta(seconds=30)))
     maker = services.schedules.maker
-    original = Maker.make
+    original = Maker.make_many
 
-    def make_then_die(self: Maker, *args: Any) -> int:
+    def make_then_die(self: Maker, *args: Any) -> None:
         original(self, *args)
         os.kill(os.getpid(), signal.SIGKILL)
-        return 1  # never reached
 
-    maker.make = make_then_die.__get__(maker)  # type: ignore[method-assign]
+    maker.make_many = make_then_die.__get__(maker)  # type: ignore[method-assign]
     maker.run_once()
 
 
@@ -180,3 +179,28 @@ def test_a_schedule_that_cannot_be_made_holds_back_no_other(
     clock.advance(timedelta(seconds=30))
     first.schedules.maker.run_once()
     assert {schedule for schedule, _ in made_per_occurrence(first)} == {fine}
+
+
+def test_a_notification_that_cannot_be_made_holds_back_no_other_of_its_batch(
+    engines: tuple[Services, Services, FakeClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _, clock = engines
+    broken, fine = minutely(first, 2)
+    compose = Maker._compose
+
+    def failing(self: Maker, tx: Any, schedule: Any, *args: Any) -> Any:
+        if schedule.id == broken:
+            raise RuntimeError("as a bug would")
+        return compose(self, tx, schedule, *args)
+
+    # The batch's notifications are made at once; one failing sends the batch one by one.
+    monkeypatch.setattr(Maker, "_compose", failing)
+    clock.advance(timedelta(seconds=30))
+    assert first.schedules.maker.run_once() == 1
+    assert {schedule for schedule, _ in made_per_occurrence(first)} == {fine}
+    assert [first.schedules.get(ALICE, i).sent for i in (broken, fine)] == [0, 1]
+    monkeypatch.undo()
+    first.schedules.maker.run_once()  # the broken one is not lost: made once it can be
+    made = made_per_occurrence(first)
+    assert set(made.values()) == {1}
+    assert {schedule for schedule, _ in made} == {broken, fine}

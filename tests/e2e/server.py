@@ -10,13 +10,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from pushcore import build_services, load_settings
-from pushcore.storage import open_store
+from pushcore import load_settings
+from pushcore.bootstrap import build_token_issuer
 
 
 def free_port() -> int:
@@ -147,15 +148,11 @@ class Server:
         sharing a database share it), else the one in the data directory.
         """
         secret = {k: v for k, v in self.env.items() if k == "PUSHCORE_JWT_SECRET"}
-        # Signing needs no database: a memory store keeps this helper off the server's.
-        settings = load_settings(env=secret, data_dir=self.data_dir)
-        services = build_services(settings, store=open_store("memory://"))
-        try:
-            from datetime import timedelta
-
-            token = services.tokens.issue(account, timedelta(hours=1))
-        finally:
-            services.close()
+        # What `pushctl token issue` signs with: the secret alone, no store or services
+        # (building them, a memory store migrated, cost 50 ms of CPU a token).
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        issuer = build_token_issuer(load_settings(env=secret, data_dir=self.data_dir))
+        token = issuer.issue(account, timedelta(hours=1))
         return {"Authorization": f"Bearer {token}"}
 
     def key(self, account: str) -> dict[str, str]:

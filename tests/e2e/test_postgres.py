@@ -49,6 +49,9 @@ def test_a_server_on_postgres_accepts_and_delivers(
         assert ready.json()["checks"] == {"database": "ok", "scheduler": "running"}
         key = server.key("alice")
         server.webhook(key, receiver.url("/a"))
+        events = {"url": receiver.url("/events"), "events": ["notification.*"]}
+        made = server.request("POST", "/api/webhooks", json=events, headers=server.user("alice"))
+        assert made.status_code == 201
         now = iso(datetime.now(UTC))
         created = server.request(
             "POST",
@@ -57,11 +60,15 @@ def test_a_server_on_postgres_accepts_and_delivers(
             headers=key,
         )
         assert created.status_code == 201, created.text
-        assert receiver.wait_for(1, timeout=20)
-        (arrival,) = receiver.delivered()
+        assert receiver.wait_for(1, timeout=20, path="/a")
+        (arrival,) = receiver.delivered("/a")
         assert arrival.body["notificationId"] == created.json()["id"]
         assert arrival.body["title"] == "on postgres"
         assert statuses(server, key, [created.json()["id"]], timeout=10) == ["DELIVERED"]
+        # Its event, from the server's event sender process on the same database.
+        assert receiver.wait_for(1, timeout=20, path="/events")
+        (event,) = receiver.delivered("/events")
+        assert event.body["data"]["notificationId"] == created.json()["id"]
         # What PostgreSQL's text cannot hold is refused at the edge, never a 500.
         nul = server.request("POST", "/api/notifications", json={"title": "a\u0000"}, headers=key)
         assert nul.status_code == 400

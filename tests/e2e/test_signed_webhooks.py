@@ -3,7 +3,12 @@ Webhooks headers on each delivery, checked by the reference library."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -101,3 +106,53 @@ def test_other_platforms_get_no_secret(server: Server) -> None:
     )
     assert answer.status_code == 201
     assert "secret" not in answer.json()
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started and that still run, from /proc."""
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def sender_other_than(server: Server, old: int | None, timeout: float = 20.0) -> int:
+    """The server's event sender process, once it is not ``old``."""
+    assert server.process is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [p for p in children(server.process.pid) if p != old]
+        if found:
+            (pid,) = found
+            return pid
+        time.sleep(0.05)
+    raise AssertionError(f"no event sender process beside pid {old}")
+
+
+def test_events_are_posted_from_a_process_of_their_own_started_again_after_a_kill(
+    server: Server, receiver: Receiver
+) -> None:
+    user = server.user("events")
+    made = server.request(
+        "POST",
+        "/api/webhooks",
+        json={"url": receiver.url("/events"), "events": ["notification.*"]},
+        headers=user,
+    )
+    assert made.status_code == 201, made.text
+    secret = made.json()["secret"]
+    key = server.key("events")
+    server.webhook(key, receiver.url("/hook"))
+
+    send(server, key, "first")
+    assert receiver.wait_for(1, timeout=30, path="/events")
+    # `pushctl serve` posts them from a child process (PUSHCORE_EVENTS_PROCESS).
+    sender = sender_other_than(server, None)
+    os.kill(sender, signal.SIGKILL)
+    # Started again, and the next event comes through it; the server went on serving.
+    sender_other_than(server, sender)
+    send(server, key, "second")
+    assert receiver.wait_for(2, timeout=30, path="/events")
+    bodies = []
+    for request in receiver.delivered("/events"):
+        Webhook(secret).verify(request.raw, request.headers, json_parse=False)
+        bodies.append(json.loads(request.raw))
+    assert [b["type"] for b in bodies] == ["notification.delivered"] * 2
+    assert len({b["id"] for b in bodies}) == 2

@@ -20,6 +20,7 @@ import pytest
 
 from tests.e2e.server import Server
 from tests.e2e.test_delivery import iso
+from tests.e2e.test_signed_webhooks import children
 from tests.fakes.receiver import Receiver, running_receiver
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,9 @@ def test_an_api_only_server_delivers_nothing_by_itself(api: Server, receiver: Re
     assert ready.json()["checks"] == {"database": "ok"}  # no scheduler in this process
     key = api.key("alice")
     api.webhook(key, receiver.url("/a"))
+    events = {"url": receiver.url("/events"), "events": ["notification.*"]}
+    made = api.request("POST", "/api/webhooks", json=events, headers=api.user("alice"))
+    assert made.status_code == 201
     due = datetime.now(UTC) + timedelta(seconds=0.5)
     created = api.request(
         "POST", "/api/notifications", json={"title": "t", "scheduledAt": iso(due)}, headers=key
@@ -70,6 +74,11 @@ def test_an_api_only_server_delivers_nothing_by_itself(api: Server, receiver: Re
             time.sleep(0.1)
             shown = api.request("GET", f"/api/notifications/{created['id']}", headers=key)
         assert shown.json()["status"] == "DELIVERED"
+        # Its event, posted by the worker's own event sender process.
+        assert receiver.wait_for(1, timeout=15, path="/events")
+        (event,) = receiver.delivered("/events")
+        assert event.body["type"] == "notification.delivered"
+        assert children(worker.pid)
     finally:
         assert stop(worker) == 0
 

@@ -16,6 +16,7 @@ Errors are the protocol's own JSON bodies (``invalid_client``,
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import http.client
 import json
@@ -59,6 +60,13 @@ class Grant:
     issued_at: float
 
 
+@functools.cache
+def provider_key() -> RSAKey:
+    """The providers' signing key, made once per process: a 2048-bit RSA key is 50 ms of
+    CPU, and no test runs two providers at once (a forger's key is made apart)."""
+    return RSAKey.generate_key(2048, parameters={"kid": "k1"})
+
+
 @attrs.define
 class FakeProvider:
     """The provider's state; :func:`running_provider` serves it."""
@@ -68,7 +76,7 @@ class FakeProvider:
     port: int = 0
     client_id: str = CLIENT_ID
     client_secret: str = CLIENT_SECRET
-    key: RSAKey = attrs.Factory(lambda: RSAKey.generate_key(2048, parameters={"kid": "k1"}))
+    key: RSAKey = attrs.Factory(provider_key)
     user: dict[str, Any] = attrs.Factory(
         lambda: {
             "sub": "f3a1-uuid",

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from pushcore import build_services, load_settings
 from pushcore_http import create_app
-from tests.conftest import Api
+from tests.conftest import Api, copy_migrated
 from tests.delivery.conftest import T0, Harness
 from tests.fakes.clock import FakeClock
 from tests.fakes.icons import FakeIconProbe
@@ -104,6 +104,8 @@ def lt(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) ->
     url = None
     if request.param == "postgres":
         url = request.getfixturevalue("pg_cluster").create_database()
+    else:  # a copy of the worker's migrated file, not 60 ms of migrations a test
+        copy_migrated(request.getfixturevalue("migrated_sqlite"), tmp_path / "data")
     settings = load_settings(env={}, data_dir=tmp_path / "data", database_url=url)
     services = build_services(settings, clock=fake_clock, icons=FakeIconProbe())
     harness = Harness(services, fake_clock)

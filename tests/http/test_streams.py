@@ -21,7 +21,7 @@ from pushcore import build_services, load_settings
 from pushcore.domain.codes import CODE_SUFFIX_ALPHABET, WORDS
 from pushcore.domain.model import Plan
 from pushcore_http import create_app
-from tests.conftest import Api
+from tests.conftest import Api, copy_migrated
 from tests.fakes.icons import FakeIconProbe
 from tests.support_counts import delivery_counts
 
@@ -76,8 +76,11 @@ def replay() -> ReplayRandom:
 
 
 @pytest.fixture
-def sapi(tmp_path: Path, probe: FakeIconProbe, replay: ReplayRandom) -> Iterator[Api]:
+def sapi(
+    tmp_path: Path, probe: FakeIconProbe, replay: ReplayRandom, migrated_sqlite: Path
+) -> Iterator[Api]:
     """The API on SQLite with a fake icon probe, a replayable random and no engine."""
+    copy_migrated(migrated_sqlite, tmp_path)  # a copy, not 60 ms of migrations a test
     services = build_services(load_settings(env={}, data_dir=tmp_path), icons=probe, random=replay)
     with TestClient(create_app(services, run_engine=False)) as client:
         yield Api(client, services)

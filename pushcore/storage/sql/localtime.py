@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from pushcore.domain.localtime import DEFAULT_ZONE
 from pushcore.domain.model import Notification
-from pushcore.domain.recipient import DEFAULT_ZONE
 from pushcore.storage.sql.accounts import Repository
 
 # A device owner's zone as the dues table names it (NULL: never set, the default).

@@ -6,9 +6,12 @@ from datetime import datetime
 from typing import TypeVar
 
 from pushcore.domain.oidc import Identity, SignInCode, SignInFlow
-from pushcore.storage.records import OIDC_CODES, OIDC_FLOWS, OIDC_IDENTITIES
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.rows import Table
+
+OIDC_FLOWS = Table("oidc_flows", SignInFlow)
+OIDC_CODES = Table("oidc_codes", SignInCode)
+OIDC_IDENTITIES = Table("oidc_identities", Identity)
 
 T = TypeVar("T")
 

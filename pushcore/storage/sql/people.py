@@ -6,8 +6,12 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from pushcore.domain.people import Password, RefreshToken, SessionRevocation
-from pushcore.storage.records import PASSWORDS, REFRESH_TOKENS, SESSION_REVOCATIONS
 from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.rows import Table
+
+PASSWORDS = Table("passwords", Password)
+REFRESH_TOKENS = Table("refresh_tokens", RefreshToken)
+SESSION_REVOCATIONS = Table("session_revocations", SessionRevocation)
 
 
 class Passwords(Repository):

@@ -38,6 +38,22 @@ def _settled_times(at: object, status: DeliveryStatus) -> tuple[object, object, 
     return at, at, at if status is DeliveryStatus.DELIVERED else None
 
 
+_NEXT_DUE_UNHELD = (
+    "SELECT MIN(t) FROM ("
+    " SELECT MIN(due_at) AS t FROM deliveries WHERE status = 'PENDING'"
+    " UNION ALL"
+    " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT') AS m"
+)
+_NEXT_DUE = (
+    "SELECT MIN(t) FROM ("
+    " SELECT MIN(due_at) AS t FROM deliveries WHERE status = 'PENDING'"
+    " UNION ALL"
+    " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT'"
+    " UNION ALL"
+    " SELECT MIN(held_until) FROM deliveries WHERE status = 'HELD') AS m"
+)
+
+
 class Queue(Repository):
     def queue_depth(self, now: datetime) -> QueueDepth:
         """Queue counts for monitoring, from the scheduler's partial indexes."""
@@ -96,9 +112,15 @@ class Queue(Repository):
         return [decode(r) for r in rows]
 
     def claim_due(
-        self, now: datetime, owner: str, lease_until: datetime, limit: int
+        self,
+        now: datetime,
+        owner: str,
+        lease_until: datetime,
+        limit: int,
+        release: int | None = None,
     ) -> Sequence[Delivery]:
-        """Lease due PENDING deliveries and expired IN_FLIGHT ones to ``owner``."""
+        """Lease due PENDING deliveries and expired IN_FLIGHT ones to ``owner``, then
+        HELD ones whose quiet ended (at most ``release``)."""
         if limit <= 0:
             return []
         lease = self._dialect.time(lease_until)
@@ -106,24 +128,19 @@ class Queue(Repository):
         claimed = self._claim("IN_FLIGHT", "lease_until", now, owner, lease, limit)
         if len(claimed) < limit:
             claimed += self._claim("PENDING", "due_at", now, owner, lease, limit - len(claimed))
-        if len(claimed) < limit:
+        room = limit - len(claimed)
+        if release is not None:
+            room = min(room, release)
+        if room > 0:
             # Quiet hours that ended: what they held goes out in its due order.
-            room = limit - len(claimed)
             order = "held_until, due_at"
             claimed += self._claim("HELD", "held_until", now, owner, lease, room, order)
         claimed.sort(key=lambda d: (d.due_at, d.id))
         return claimed
 
-    def next_due_at(self) -> datetime | None:
-        """The earliest due time or lease end, or None."""
-        (value,) = self._sql.one(
-            "SELECT MIN(t) FROM ("
-            " SELECT MIN(due_at) AS t FROM deliveries WHERE status = 'PENDING'"
-            " UNION ALL"
-            " SELECT MIN(lease_until) FROM deliveries WHERE status = 'IN_FLIGHT'"
-            " UNION ALL"
-            " SELECT MIN(held_until) FROM deliveries WHERE status = 'HELD') AS m"
-        )
+    def next_due_at(self, held: bool = True) -> datetime | None:
+        """The earliest due time or lease end (or end of a quiet, with ``held``), or None."""
+        (value,) = self._sql.one(_NEXT_DUE if held else _NEXT_DUE_UNHELD)
         return self._dialect.opt_read_time(value)
 
     def settle(

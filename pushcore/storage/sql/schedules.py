@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
 from pushcore.domain.recurring import Schedule
 from pushcore.domain.schedules import ScheduleState
-from pushcore.storage.records import SCHEDULES
 from pushcore.storage.sql.accounts import Repository
+from pushcore.storage.sql.dialect import Dialect
+from pushcore.storage.sql.rows import Codec, Table
+
+# A schedule's wall times (naive) and its template are text: ISO and JSON.
+_WALL = Codec("text", "{}.isoformat()", "_wall({})", {"_wall": datetime.fromisoformat})
+SCHEDULES = Table(
+    "schedules",
+    Schedule,
+    codecs={
+        "start": _WALL,
+        "anchor": _WALL,
+        "exdates": Codec(
+            "text",
+            "_dumps([d.isoformat() for d in {}])",
+            "tuple(_wall(d) for d in _loads({}))",
+            {"_dumps": json.dumps, "_loads": json.loads, "_wall": datetime.fromisoformat},
+        ),
+        "template": Codec(
+            "text", "_dumps({})", "_loads({})", {"_dumps": json.dumps, "_loads": json.loads}
+        ),
+    },
+)
+
 
 # One statement: PostgreSQL makes a concurrent INSERT of the same key wait for the
 # first one's commit and then skip it, so of several engines exactly one gets a row.
@@ -16,6 +40,36 @@ _CLAIM = (
     "INSERT INTO schedule_occurrences (schedule_id, occurrence_at, notification_id, created_at)"
     " VALUES (?, ?, ?, ?) ON CONFLICT (schedule_id, occurrence_at) DO NOTHING RETURNING 1"
 )
+
+# What a materialiser pass changes of a schedule: its position, counters and state.
+STEP = SCHEDULES.part(
+    "state",
+    "next_occurrence_at",
+    "last_occurrence_at",
+    "sent",
+    "missed",
+    "anchor",
+    "anchor_before",
+    "id",
+)
+_STEP_SET = ", ".join(f"{c} = ?" for c in STEP.names[:-1])
+_STEP_SET_FROM_V = ", ".join(f"{c} = v.{c}" for c in STEP.names[:-1])
+_OCCURRENCE = (("schedule_id", "text"), ("occurrence_at", "time"), ("notification_id", "text"))
+
+
+@functools.cache
+def _claim_many_sql(dialect: Dialect) -> str:
+    # The same key as _CLAIM, for a whole batch; in key order, so two engines' batches
+    # (disjoint already: the schedules are locked) never wait on each other crosswise.
+    # WHERE TRUE: SQLite's grammar needs it before ON CONFLICT after a SELECT.
+    table = dialect.table(_OCCURRENCE)
+    return (
+        "INSERT INTO schedule_occurrences"  # noqa: S608 (our names only)
+        " (schedule_id, occurrence_at, notification_id, created_at)"
+        f" SELECT schedule_id, occurrence_at, notification_id, ? FROM {table}"
+        " WHERE TRUE ORDER BY schedule_id, occurrence_at"
+        " ON CONFLICT (schedule_id, occurrence_at) DO NOTHING RETURNING notification_id"
+    )
 
 
 class Occurrences(Repository):
@@ -26,6 +80,17 @@ class Occurrences(Repository):
         time = self._dialect.time
         params = (schedule_id, time(occurrence_at), notification_id, time(at))
         return bool(self._sql.all(_CLAIM, params))
+
+    def claim_many(self, claims: Sequence[tuple[str, datetime, str]], at: datetime) -> set[str]:
+        """See :class:`pushcore.ports.OccurrenceRepository`."""
+        if not claims:
+            return set()
+        dialect, time = self._dialect, self._dialect.time
+        rows = [
+            (schedule_id, time(o), notification_id) for schedule_id, o, notification_id in claims
+        ]
+        won = self._sql.all(_claim_many_sql(dialect), [time(at), *dialect.table_params(rows)])
+        return {str(r[0]) for r in won}
 
     def notification_of(self, schedule_id: str, occurrence_at: datetime) -> str | None:
         """See :class:`pushcore.ports.OccurrenceRepository`."""
@@ -88,6 +153,22 @@ class Schedules(Repository):
         self._sql.run(
             f"UPDATE schedules SET {sets} WHERE id = ?",  # noqa: S608 (our column names)
             (*(values[n] for n in names), schedule.id),
+        )
+
+    def update_steps(self, schedules: Sequence[Schedule]) -> None:
+        """Store what a materialiser pass changed of each schedule, in one statement."""
+        if not schedules:
+            return
+        dialect = self._dialect
+        encode = STEP.codec(dialect).encode
+        rows = [encode(s) for s in schedules]
+        if dialect.executemany_is_bulk:
+            self._sql.many(f"UPDATE schedules SET {_STEP_SET} WHERE id = ?", rows)  # noqa: S608
+            return
+        self._sql.run(
+            f"UPDATE schedules SET {_STEP_SET_FROM_V} FROM {dialect.table(STEP.kinds)}"  # noqa: S608
+            " WHERE schedules.id = v.id",
+            dialect.table_params(rows),
         )
 
     def delete(self, account_id: str, schedule_id: str) -> bool:

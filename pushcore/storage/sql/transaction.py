@@ -5,26 +5,29 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from pushcore.storage.sql.accounts import Accounts, ApiKeys, Devices, Repository
 from pushcore.storage.sql.counters import flush
 from pushcore.storage.sql.dialect import Dialect, Sql
-from pushcore.storage.sql.events import Events, Webhooks
 from pushcore.storage.sql.idempotency import IdempotencyKeys
 from pushcore.storage.sql.inbox import Inbox
 from pushcore.storage.sql.localtime import LocalTimes
 from pushcore.storage.sql.notifications import Notifications, Progress
-from pushcore.storage.sql.oidc import SignIns
-from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
 from pushcore.storage.sql.queue import Queue, Schedule
-from pushcore.storage.sql.receipts import DeliveryLog
-from pushcore.storage.sql.recipient import Recipients
-from pushcore.storage.sql.retention import Retention
-from pushcore.storage.sql.schedules import Occurrences, Schedules
 from pushcore.storage.sql.streams import Streams, Subscriptions
 from pushcore.storage.sql.tally import Tally
-from pushcore.storage.sql.withdrawals import Withdrawals
+
+if TYPE_CHECKING:
+    from pushcore.storage.sql.events import Events, Webhooks
+    from pushcore.storage.sql.oidc import SignIns
+    from pushcore.storage.sql.people import Passwords, RefreshTokens, SessionRevocations
+    from pushcore.storage.sql.receipts import DeliveryLog
+    from pushcore.storage.sql.recipient import Recipients
+    from pushcore.storage.sql.retention import Retention
+    from pushcore.storage.sql.schedules import Occurrences, Schedules
+    from pushcore.storage.sql.withdrawals import Withdrawals
 
 # Namespaces (the first key of an advisory lock) of the decisions that must
 # be serialised across processes but have no row to lock yet. "push" in
@@ -115,31 +118,94 @@ class Transaction:
         self.locks = Locks(sql)
         self.accounts = Accounts(sql)
         self.api_keys = ApiKeys(sql)
-        self.passwords = Passwords(sql)
-        self.refresh_tokens = RefreshTokens(sql)
-        self.session_revocations = SessionRevocations(sql)
         self.devices = Devices(sql)
         self.notifications = Notifications(sql)
         self.progress = Progress(sql)
         self.deliveries = Queue(sql)
         self.schedule = Schedule(sql, self.locks.notifications)
-        self.retention = Retention(sql)
         self.streams = Streams(sql)
         self.subscriptions = Subscriptions(sql)
         self.engines = Engines(sql)
         self.health = Health(sql)
         self.server_keys = ServerKeys(sql)
         self.idempotency_keys = IdempotencyKeys(sql)
-        self.sign_ins = SignIns(sql)
         self.inbox = Inbox(sql)
-        self.occurrences = Occurrences(sql)
-        self.recipients = Recipients(sql)
-        self.webhooks = Webhooks(sql)
-        self.events = Events(sql)
-        self.receipts = DeliveryLog(sql)
-        self.withdrawals = Withdrawals(sql)
-        self.schedules = Schedules(sql)
         self.local_times = LocalTimes(sql)
+
+    # The repositories most transactions never use are made on first use, with their
+    # modules (and their entities): a local send loads none of them.
+
+    @cached_property
+    def passwords(self) -> Passwords:
+        from pushcore.storage.sql.people import Passwords
+
+        return Passwords(self._sql)
+
+    @cached_property
+    def refresh_tokens(self) -> RefreshTokens:
+        from pushcore.storage.sql.people import RefreshTokens
+
+        return RefreshTokens(self._sql)
+
+    @cached_property
+    def session_revocations(self) -> SessionRevocations:
+        from pushcore.storage.sql.people import SessionRevocations
+
+        return SessionRevocations(self._sql)
+
+    @cached_property
+    def sign_ins(self) -> SignIns:
+        from pushcore.storage.sql.oidc import SignIns
+
+        return SignIns(self._sql)
+
+    @cached_property
+    def retention(self) -> Retention:
+        from pushcore.storage.sql.retention import Retention
+
+        return Retention(self._sql)
+
+    @cached_property
+    def occurrences(self) -> Occurrences:
+        from pushcore.storage.sql.schedules import Occurrences
+
+        return Occurrences(self._sql)
+
+    @cached_property
+    def schedules(self) -> Schedules:
+        from pushcore.storage.sql.schedules import Schedules
+
+        return Schedules(self._sql)
+
+    @cached_property
+    def recipients(self) -> Recipients:
+        from pushcore.storage.sql.recipient import Recipients
+
+        return Recipients(self._sql)
+
+    @cached_property
+    def webhooks(self) -> Webhooks:
+        from pushcore.storage.sql.events import Webhooks
+
+        return Webhooks(self._sql)
+
+    @cached_property
+    def events(self) -> Events:
+        from pushcore.storage.sql.events import Events
+
+        return Events(self._sql)
+
+    @cached_property
+    def receipts(self) -> DeliveryLog:
+        from pushcore.storage.sql.receipts import DeliveryLog
+
+        return DeliveryLog(self._sql)
+
+    @cached_property
+    def withdrawals(self) -> Withdrawals:
+        from pushcore.storage.sql.withdrawals import Withdrawals
+
+        return Withdrawals(self._sql)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

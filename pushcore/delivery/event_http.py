@@ -1,0 +1,198 @@
+"""The event sender's HTTP/1.1: one kept-alive connection per lane worker, one POST at a
+time on it, written and read with asyncio streams.
+
+Why not aiohttp, as the gateways use: an event is one small POST of one known
+shape whose answer is only a status (and a Retry-After), and aiohttp's request
+and response machinery (its session, request and response objects, header
+multidicts, timers and payload writers) was about 60% of the sender's CPU per
+event (py-spy, 5,000 events). Here a request is one bytes write of a head built
+by string formatting, and an answer is a head split on CRLF and a body read
+and dropped, about a third of that.
+
+What it takes of a server is only HTTP/1.1 as RFC 9112 says: a status line,
+headers, a body sized by Content-Length, chunked, or the connection's end;
+interim 1xx answers skipped. Bounds, as an endpoint is the account's and may
+answer anything: a head of at most :data:`MAX_HEAD_BYTES` (the whole answer's,
+or the connection is dropped), a body read up to :data:`MAX_ANSWER_BYTES` (past
+that the connection is closed rather than drained), and the caller's deadline
+over connecting, writing and reading. Redirects are never followed (a 3xx is
+an answer like any other non-2xx).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from urllib.parse import quote, urlsplit
+
+import attrs
+
+from pushcore.gateways._http import MAX_ANSWER_BYTES, Answer
+from pushcore.outbound.guard import Pinned
+
+MAX_HEAD_BYTES = 16 * 1024
+"""Status line and headers of one answer (and a chunk-size or trailer line) at most."""
+
+# What a request target may hold as it is; anything else is percent-encoded.
+_TARGET_SAFE = "/?&=%:@!$'()*+,;-._~"
+
+
+class BadAnswer(ValueError):
+    """The server's answer was not HTTP/1.1 as this client reads it, or too large."""
+
+
+@attrs.frozen
+class Target:
+    """Where a lane's POSTs go: the pinned address, and the request's fixed lines."""
+
+    host: str  # the address connected to (the checked one)
+    port: int
+    server_name: str | None  # TLS (SNI and the certificate's name); None for http
+    head: str  # "POST <target> HTTP/1.1" and the Host line, CRLF-ended
+
+    @classmethod
+    def of(cls, pinned: Pinned) -> Target:
+        """The target of a pinned URL."""
+        parts = urlsplit(pinned.url)
+        path = quote(parts.path or "/", safe=_TARGET_SAFE)
+        if parts.query:
+            path += "?" + quote(parts.query, safe=_TARGET_SAFE)
+        https = parts.scheme == "https"
+        host = parts.hostname
+        assert host is not None  # a pinned URL holds the address
+        port = parts.port or (443 if https else 80)
+        head = f"POST {path} HTTP/1.1\r\nHost: {pinned.host_header}\r\n"
+        return cls(host, port, pinned.server_name if https else None, head)
+
+
+class Connection:
+    """One connection to a target; POSTs one after another, reopened when it breaks."""
+
+    def __init__(self, target: Target, tls: ssl.SSLContext | None) -> None:
+        self.target = target
+        self._tls = tls
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def post(self, headers: str, body: bytes) -> Answer:
+        """POST ``body`` with ``headers`` (``Name: value`` lines, each CRLF-ended).
+
+        Raises OSError (or asyncio.IncompleteReadError) when the server could not
+        be reached or broke off, :class:`BadAnswer` for an answer it cannot read.
+        A kept-alive connection the server closed meanwhile is opened again once.
+        """
+        request = f"{self.target.head}{headers}Content-Length: {len(body)}\r\n\r\n".encode() + body
+        reused = self._writer is not None
+        try:
+            return await self._exchange(request)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            self.close()
+            stale = not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial
+            if not (reused and stale):
+                raise
+        # Nothing came back on a connection that had served before: it was closed while
+        # idle (a keep-alive timeout); the request never reached a server that answers.
+        return await self._exchange(request)
+
+    async def _exchange(self, request: bytes) -> Answer:
+        if self._writer is None:
+            target = self.target
+            self._reader, self._writer = await asyncio.open_connection(
+                target.host,
+                target.port,
+                ssl=self._tls if target.server_name is not None else None,
+                server_hostname=target.server_name,
+                limit=MAX_HEAD_BYTES,
+            )
+        assert self._reader is not None
+        self._writer.write(request)
+        try:
+            answer, keep = await _read_answer(self._reader)
+        except (BadAnswer, asyncio.LimitOverrunError) as exc:
+            self.close()
+            raise BadAnswer(str(exc)) from exc
+        if not keep:
+            self.close()
+        return answer
+
+    def close(self) -> None:
+        """Drop the connection (the next POST opens another)."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+        self._reader = self._writer = None
+
+
+async def _read_answer(reader: asyncio.StreamReader) -> tuple[Answer, bool]:
+    """The answer, and whether the connection may carry another request."""
+    version, status, fields = await _read_head(reader)
+    keep = version == "HTTP/1.1" and "close" not in fields.get("connection", "").lower()
+    if "transfer-encoding" in fields:
+        if fields["transfer-encoding"].lower().rsplit(",", 1)[-1].strip() == "chunked":
+            body, whole = await _chunked(reader)
+        else:  # delimited by the connection's end
+            body, whole = await reader.read(MAX_ANSWER_BYTES), False
+        keep = keep and whole
+    elif "content-length" in fields:
+        size = fields["content-length"]
+        if not size.isdigit():
+            raise BadAnswer("Content-Length is not a number")
+        length = int(size)
+        body = await reader.readexactly(min(length, MAX_ANSWER_BYTES))
+        keep = keep and length <= MAX_ANSWER_BYTES
+    elif status in (204, 304):
+        body = b""
+    else:
+        body, keep = await reader.read(MAX_ANSWER_BYTES), False
+    return Answer(status, fields.get("retry-after"), body), keep
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
+    """The final answer's version, status and headers (names in lowercase); interim
+    1xx answers are passed over."""
+    while True:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        lines = head.split("\r\n")
+        version, _, rest = lines[0].partition(" ")
+        code = rest[:3]
+        if version not in ("HTTP/1.1", "HTTP/1.0") or not (code.isdigit() and len(code) == 3):
+            raise BadAnswer(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
+        status = int(code)
+        if status == 101:
+            raise BadAnswer("101 Switching Protocols to a POST")
+        if not 100 <= status < 200:
+            break
+    fields: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, colon, value = line.partition(":")
+        if not colon or not name or name != name.strip():
+            raise BadAnswer("a header line without a name")
+        name, value = name.lower(), value.strip()
+        if name in fields and name in ("content-length", "transfer-encoding"):
+            raise BadAnswer(f"{name} twice")
+        fields[name] = value
+    return version, status, fields
+
+
+async def _chunked(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
+    """A chunked body up to MAX_ANSWER_BYTES; whether it was read to its end."""
+    body = bytearray()
+    while True:
+        line = await reader.readuntil(b"\r\n")
+        size = line.split(b";", 1)[0].strip()
+        if not size or len(size) > 8 or size.strip(b"0123456789abcdefABCDEF"):
+            raise BadAnswer("a chunk size that is not hexadecimal")
+        length = int(size, 16)
+        if length == 0:
+            # Trailers, up to the empty line.
+            while await reader.readuntil(b"\r\n") != b"\r\n":
+                pass
+            return bytes(body), True
+        if len(body) + length > MAX_ANSWER_BYTES:
+            return bytes(body), False  # not drained: the connection is closed
+        body += await reader.readexactly(length)
+        if await reader.readexactly(2) != b"\r\n":
+            raise BadAnswer("a chunk not followed by CRLF")

@@ -1,0 +1,149 @@
+"""The event sender in a process of its own, beside the engine of `pushctl serve` or
+`pushctl worker` (``PUSHCORE_EVENTS_PROCESS``, on by default).
+
+Why: an event costs about what a delivery costs (an HTTP POST through aiohttp, the
+signing, its share of a recording transaction). On the engine's event loop, under
+its interpreter lock, that CPU came out of the engine's own rate (20-78% fewer
+deliveries a second with events on; docs/benchmarks.md). In a process of its own
+the sender runs on another core, or at least takes its own share of a busy one.
+
+Nothing is handed over between the two processes but the settings: the outbox is
+the queue. The engine writes each event and its attempts in the transaction of
+the change it reports; this process claims them from the database under a lease
+exactly as the in-process sender does (delivery/webhooks.py), so a sender killed
+at any moment loses nothing (its claims come back when their leases end), and
+the events' form, signatures, retries and order are the in-process sender's.
+
+Its life follows the engine's: started when the engine starts, sent SIGTERM when it
+stops (SIGKILL after :data:`STOP_WITHIN` seconds), started again
+:data:`RESTART_AFTER` seconds after it ends by itself. On Linux it also gets SIGTERM
+when its parent dies, even by SIGKILL; a Ctrl-C reaches it through the parent only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from pushcore.config import Settings
+from pushcore.runtime.parent import stop_with
+
+log = logging.getLogger("pushcore.webhooks")
+
+STOP_WITHIN = 2.0
+"""Seconds the sender has to stop (its POSTs in flight cancelled) before SIGKILL."""
+
+RESTART_AFTER = 1.0
+"""Seconds between a sender process's unexpected end and its next start."""
+
+POOL_SIZE = 2  # the sender's database thread, and a spare for a PostgreSQL reconnect
+
+Child = asyncio.subprocess.Process
+_CHILD = f"from {__name__} import main; main()"
+
+
+class EventProcess:
+    """Runs the event sender in a child process for as long as :meth:`run` runs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self.pid: int | None = None  # the running child's
+        self.starts = 0
+
+    async def run(self) -> None:
+        """Start the sender's process, start it again whenever it ends, until cancelled
+        (then stop it)."""
+        process: Child | None = None
+        try:
+            while True:
+                process = await self._start()
+                code = await process.wait()
+                log.warning(
+                    "event sender process %s exited (%s): starting it again in %.0f s",
+                    process.pid, code, RESTART_AFTER,
+                )  # fmt: skip
+                process = None
+                await asyncio.sleep(RESTART_AFTER)
+        finally:
+            self.pid = None
+            if process is not None:
+                await _stop(process)
+
+    async def _start(self) -> Child:
+        # A new interpreter, not a fork: this process has threads and open connections.
+        # Its settings come through stdin (a URL with a password stays off the command line).
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _CHILD, str(os.getpid()), stdin=asyncio.subprocess.PIPE
+        )
+        assert process.stdin is not None
+        process.stdin.write(pickle.dumps(self._settings))
+        process.stdin.close()
+        self.pid, self.starts = process.pid, self.starts + 1
+        log.info("event sender started in process %s", process.pid)
+        return process
+
+
+async def _stop(process: Child) -> None:
+    """SIGTERM, then SIGKILL once :data:`STOP_WITHIN` has passed."""
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        await asyncio.wait_for(asyncio.shield(process.wait()), STOP_WITHIN)
+    except TimeoutError:
+        log.warning("event sender process %s still running: killed", process.pid)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        raise
+
+
+def serve_events(settings: Settings, parent: int) -> None:
+    """The child's body: post events until SIGTERM (or the parent's end)."""
+    stop_with(parent)
+    # A terminal's Ctrl-C reaches the whole process group: the parent stops this one.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s"
+    )
+    # Imported here, in the child: the engine's process does not need them for this.
+    from pushcore.delivery.config import new_owner
+    from pushcore.delivery.webhooks import EventSender
+    from pushcore.outbound.guard import NetworkGuard, tls_context
+    from pushcore.runtime.system import SystemClock
+    from pushcore.storage import open_store
+
+    store = open_store(settings.effective_database_url, POOL_SIZE)
+    try:
+        sender = EventSender(
+            store,
+            SystemClock(),
+            NetworkGuard(allow_private=settings.allow_private_networks),
+            new_owner(),
+            # The system's roots are loaded at the first https endpoint's POST.
+            tls=tls_context(settings.ca_file) if settings.ca_file is not None else None,
+        )
+        asyncio.run(_until_terminated(sender.run()))
+    finally:
+        store.close()
+
+
+async def _until_terminated(work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.ensure_future(work)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def main() -> None:
+    """The child's entry: its settings pickled on stdin, its parent's pid the argument."""
+    serve_events(pickle.load(sys.stdin.buffer), int(sys.argv[1]))  # noqa: S301 (the parent's)
