@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.ingest [--rounds 3] [--seconds 8] [--connections 1,32,256]
         [--deployments serve,api1,api2,workers2] [--batch-connections 4] [--no-write]
-        [--baseline DIR [--baseline-label TEXT]] [--postgres | --database-url URL]
+        [--baseline DIR [--baseline-label TEXT]]... [--postgres | --database-url URL]
 
 Each run starts a fresh service (a new data directory; on PostgreSQL a new
 database) the way users run it (benchmarks/processes.py; rate limiting off),
@@ -32,8 +32,9 @@ and latency p50/p99 of each, the create/healthz ratio (target >= 0.4 at 32
 connections on one process, p99 < 50 ms) and batch notifications/s (target >=
 20,000/s). ``--baseline DIR`` also runs the pushcore of another source tree
 (e.g. ``git archive main | tar -x -C DIR``), alternating with this one round by
-round, since on a shared machine only runs side by side compare. On SQLite the
-result is written to docs/benchmarks.md (section "Ingest"); with
+round, since on a shared machine only runs side by side compare (``--baseline``
+may be given more than once: each tree is another variant). On SQLite the result
+is written to docs/benchmarks.md (section "Ingest"); with
 ``--postgres`` (a throwaway cluster) or ``--database-url`` (a server of yours,
 a fresh database per run) it is printed only (benchmarks/postgres.py writes
 the PostgreSQL section).
@@ -361,8 +362,12 @@ def main() -> None:
     parser.add_argument("--connections", default="1,32,256")
     parser.add_argument("--deployments", default="serve,api1,api2")
     parser.add_argument("--batch-connections", type=int, default=4)
-    parser.add_argument("--baseline", type=Path)
-    parser.add_argument("--baseline-label", default="baseline")
+    parser.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="another tree (repeatable)"
+    )
+    parser.add_argument(
+        "--baseline-label", action="append", default=[], help="its name (one per --baseline)"
+    )
     parser.add_argument("--postgres", action="store_true", help="on a throwaway cluster")
     parser.add_argument("--database-url", help="on this PostgreSQL server (fresh databases)")
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -371,7 +376,12 @@ def main() -> None:
     kinds = args.deployments.split(",")
     trees: dict[str, Path | None] = {"this tree": None}
     if args.baseline:
-        trees = {args.baseline_label: args.baseline.resolve(), **trees}
+        labels = list(args.baseline_label) or (["baseline"] if len(args.baseline) == 1 else [])
+        labels += [tree.name for tree in args.baseline[len(labels) :]]
+        trees = {
+            **{name: tree.resolve() for name, tree in zip(labels, args.baseline, strict=True)},
+            **trees,
+        }
     variants = {
         f"{label(kind)}{f', {tree_name}' if args.baseline else ''}": (kind, tree)
         for kind in kinds
@@ -390,7 +400,7 @@ def main() -> None:
         [
             f"--rounds {args.rounds} --seconds {args.seconds} --connections {args.connections}",
             f"--deployments {args.deployments} --batch-connections {args.batch_connections}",
-            *(["--baseline DIR"] if args.baseline else []),
+            *(["--baseline DIR"] * len(args.baseline)),
             *(["--postgres"] if args.postgres else []),
         ]
     )

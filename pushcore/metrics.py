@@ -70,6 +70,7 @@ class Metrics:
             ["method", "route"],
             registry=r,
         )
+        self._request_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self.deliveries = Counter(
             "pushcore_deliveries",
             "Deliveries handed to a gateway, by platform and the outcome recorded"
@@ -104,8 +105,17 @@ class Metrics:
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one answered request."""
-        self.http_requests.labels(method, route, str(status)).inc()
-        self.http_seconds.labels(method, route).observe(seconds)
+        # The labelled children kept: finding one by its labels costs more than the count.
+        # Bounded: methods and routes are fixed sets (instrument.py), statuses a few dozen.
+        children = self._request_children.get((method, route, status))
+        if children is None:
+            children = (
+                self.http_requests.labels(method, route, str(status)),
+                self.http_seconds.labels(method, route),
+            )
+            self._request_children[(method, route, status)] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     # -- delivery --------------------------------------------------------------
 

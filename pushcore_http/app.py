@@ -14,6 +14,7 @@ from pushcore.bootstrap import build_engine, build_metrics
 from pushcore.services import Services
 from pushcore_http import address_limits, signin_limits
 from pushcore_http.answers import Json
+from pushcore_http.dispatch import index_routes
 from pushcore_http.endpoints import Endpoint, route_table
 from pushcore_http.errors import EXCEPTION_HANDLERS
 from pushcore_http.guard import RefuseNulPaths
@@ -110,6 +111,7 @@ def create_app(
         exception_handlers={**EXCEPTION_HANDLERS, Replayed: replayed},
         lifespan=_lifespan(services, engine if run_engine else None, run_engine, metrics),
     )
+    index_routes(app.router)
     if services.settings.oidc_enabled:
         oidc.hide_callback_queries()
     if services.settings.rate_limit > 0:
@@ -129,6 +131,7 @@ def create_ops_app(services: Services, *, metrics: Metrics | None = None) -> Sta
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=_lifespan(services, None, True, metrics),
     )
+    index_routes(app.router)
     return _with_state(app, services, metrics)
 
 

@@ -101,68 +101,125 @@ def describe(tp: Any) -> str:
     }.get(tp, "has the wrong type")
 
 
-def _shape_ok(raw: Any, tp: Any) -> bool:
-    # cattrs would happily iterate a string into a tuple of characters.
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return raw is None or any(_shape_ok(raw, a) for a in typing.get_args(tp))
-    if origin in (tuple, list):
-        return isinstance(raw, list)
-    if origin in (dict, Mapping) or attrs.has(tp):
-        return isinstance(raw, dict)
-    return True
-
-
 def _nested_type(tp: Any) -> Any:
     """The attrs class of a field typed ``X | None``."""
     return next(a for a in (tp, *typing.get_args(tp)) if attrs.has(a))
 
 
-_FIELDS: dict[Any, dict[str, Any]] = {}
+def _shape_check(tp: Any) -> Any:
+    """Whether a raw value has the shape ``tp`` needs (cattrs would happily iterate a
+    string into a tuple of characters): a predicate worked out once; None: any shape."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        checks = [_shape_check(a) for a in typing.get_args(tp)]
+        if all(check is None for check in checks):
+            return None
+        return lambda raw: raw is None or any(c is None or c(raw) for c in checks)
+    if origin in (tuple, list):
+        return lambda raw: isinstance(raw, list)
+    if origin in (dict, Mapping) or attrs.has(tp):
+        return lambda raw: isinstance(raw, dict)
+    return None
 
 
-def _json_fields(cls: Any) -> dict[str, Any]:
-    """A request class's fields by their JSON names: worked out once, not per request."""
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = {camel(f.name): f for f in attrs.fields(attrs.resolve_types(cls))}
-        _FIELDS[cls] = fields
-    return fields
+@attrs.frozen
+class _Field:
+    """How one JSON field of a request class is read: worked out once per class."""
+
+    json_name: str
+    name: str
+    required: bool
+    nested: Any  # the attrs class of a nested field (its errors named inside it), or None
+    shape: Any  # a predicate on the raw value, or None (any shape)
+    structure: Any  # the converter's hook for the field's type
+    type: Any
+    validator: Any
+    attribute: Any  # the attrs field, which validators are given
+    wrong_type: str  # the message for a value of the wrong type
+
+
+_PLANS: dict[Any, tuple[dict[str, _Field], tuple[_Field, ...]]] = {}
+
+
+def _plan(cls: Any) -> tuple[dict[str, _Field], tuple[_Field, ...]]:
+    """A request class's fields by their JSON names, and in order: worked out once per
+    class (hooks, shapes and messages included), not per request."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        fields = tuple(
+            _Field(
+                camel(f.name),
+                f.name,
+                f.default is attrs.NOTHING,
+                _nested_type(f.type) if f.metadata.get(NESTED) else None,
+                _shape_check(f.type),
+                converter.get_structure_hook(f.type),
+                f.type,
+                f.validator,
+                f,
+                describe(f.type),
+            )
+            for f in attrs.fields(attrs.resolve_types(cls))
+        )
+        plan = _PLANS[cls] = ({f.json_name: f for f in fields}, fields)
+    return plan
 
 
 def structure_request(cls: type[T], data: Any) -> T:
     """Build ``cls`` from a JSON object, or raise ValidationError naming every bad field."""
     if not isinstance(data, dict):
         raise InvalidJson("Request body must be a JSON object")
-    fields = _json_fields(cls)
-    errors = [FieldError(str(key), "is not a known field") for key in data if key not in fields]
+    by_name, fields = _plan(cls)
+    unknown = [FieldError(str(key), "is not a known field") for key in data if key not in by_name]
+    # A field's errors other than its validator's: missing, wrong type, nested fields.
+    problems: dict[str, list[FieldError]] = {}
     values: dict[str, Any] = {}
-    for json_name, field in fields.items():
+    for field in fields:
+        json_name = field.json_name
         if json_name not in data:
-            if field.default is attrs.NOTHING:
-                errors.append(FieldError(json_name, "is required"))
+            if field.required:
+                problems[json_name] = [FieldError(json_name, "is required")]
             continue
         raw = data[json_name]
-        if field.metadata.get(NESTED) and isinstance(raw, dict):
+        if field.nested is not None and isinstance(raw, dict):
             try:
-                values[field.name] = structure_request(_nested_type(field.type), raw)
+                values[field.name] = structure_request(field.nested, raw)
             except ValidationError as exc:
-                errors += [FieldError(f"{json_name}.{e.field}", e.message) for e in exc.details]
+                problems[json_name] = [
+                    FieldError(f"{json_name}.{e.field}", e.message) for e in exc.details
+                ]
             continue
         try:
-            if not _shape_ok(raw, field.type):
+            if field.shape is not None and not field.shape(raw):
                 raise TypeError("wrong shape")
-            value = converter.structure(raw, field.type)
+            values[field.name] = field.structure(raw, field.type)
         except Exception:
-            errors.append(FieldError(json_name, describe(field.type)))
-            continue
-        if field.validator is not None:
+            problems[json_name] = [FieldError(json_name, field.wrong_type)]
+    if unknown or problems:
+        raise ValidationError(unknown + _field_errors(fields, values, problems))
+    # The class runs every field's validator itself: a valid request is checked once.
+    # Only when one refuses are they run again one by one, to name every bad field.
+    try:
+        return cls(**values)
+    except ValueError:
+        refused = _field_errors(fields, values, {})
+        if refused:
+            raise ValidationError(refused) from None
+        raise
+
+
+def _field_errors(
+    fields: tuple[_Field, ...], values: dict[str, Any], problems: dict[str, list[FieldError]]
+) -> list[FieldError]:
+    """Every field's errors in the class's order: its ``problems``, else what its validator
+    says against its value (a nested field's own fields were checked inside it)."""
+    errors: list[FieldError] = []
+    for field in fields:
+        if field.json_name in problems:
+            errors += problems[field.json_name]
+        elif field.validator is not None and field.nested is None and field.name in values:
             try:
-                field.validator(None, field, value)
+                field.validator(None, field.attribute, values[field.name])
             except ValueError as exc:
-                errors.append(FieldError(json_name, str(exc)))
-                continue
-        values[field.name] = value
-    if errors:
-        raise ValidationError(errors)
-    return cls(**values)
+                errors.append(FieldError(field.json_name, str(exc)))
+    return errors

@@ -137,10 +137,15 @@ class AuthService:
     def cached_key(self, key: str) -> Principal | None:
         """The principal of ``key`` from the cache, with no I/O (cheap enough for an event
         loop); None when only :meth:`authenticate_key` can tell. Unauthorized as there."""
-        key_hash = self._hash(key)
+        # Hashed first: a key the cache holds is a real one, so its checksum (dearer than
+        # the hash) is checked only when the cache does not know it.
+        key_hash = hash_api_key(key)
         now = self._clock.now()
         stored = self._keys.get(key_hash, now)
-        return None if stored is None else self._principal(stored, key_hash, now)
+        if stored is None:
+            self._hash(key)  # Unauthorized for a malformed key, as authenticate_key says
+            return None
+        return self._principal(stored, key_hash, now)
 
     def authenticate_key(self, key: str) -> Principal:
         """A key principal for an active, unexpired key; Unauthorized otherwise."""

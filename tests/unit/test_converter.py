@@ -130,6 +130,14 @@ def test_the_error_message_names_the_fields() -> None:
     )
 
 
+def test_errors_are_listed_in_the_order_of_the_fields_whatever_their_kind() -> None:
+    # A validator's refusal of an earlier field comes before a later field's wrong type.
+    with pytest.raises(ValidationError) as info:
+        structure_request(NewApiKey, {"scopes": "all", "name": "", "x": 1})
+    assert [e.field for e in info.value.details] == ["x", "name", "scopes"]
+    assert info.value.details[1] == FieldError("name", "must be 1 to 100 characters")
+
+
 def test_required_fields() -> None:
     assert details(NewApiKey, {}) == {"name": "is required", "scopes": "is required"}
 
