@@ -100,8 +100,12 @@ def sort_claimed(
     # when sent (StreamService.send), but a local-time one's entry waits for
     # the first of its deliveries there to fall due.
     due = sorted(n.id for n in notifications.values() if n.stream is None)
-    keyed = [notifications[i] for i in due if notifications[i].collapse_key]
     local = [d.id for d in deliveries if _local_stream(notifications, d)]
+    # A local-time stream send's entries come person by person: each replaces that
+    # person's older entry with its collapse key when it comes (replace_older skips
+    # the people already done).
+    local_sends = sorted({d.notification_id for d in deliveries if d.id in set(local)})
+    keyed = [notifications[i] for i in [*due, *local_sends] if notifications[i].collapse_key]
     return Sorted(screened.send, ended, orphaned, screened, due, keyed, local, redelivered)
 
 

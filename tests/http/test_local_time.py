@@ -340,3 +340,19 @@ def test_replace_reaches_subscribers_still_waiting_for_their_time_with_only_the_
     waited = lt.ok("GET", f"/api/notifications/{nid}/deliveries?status=SUPERSEDED", "alice")
     assert [d["dueAt"] for d in waited["items"]] == [stamp(z(16, 30))]  # carol's
     assert lt.status("alice", nid) == "DELIVERED"  # bob's settles it; carol's never goes
+
+
+def test_a_local_time_stream_send_replaces_an_older_entry_with_its_key_at_the_persons_time(
+    lt: Local,
+) -> None:
+    lt.person("bob", BERLIN, "tok-bob")
+    stream = lt.stream("alice", "bob")
+    lt.h.clock.set(z(9))
+    send_to_stream(lt, stream, title="Score 1-0", collapseKey="score")
+    lt.step(z(9, 1))
+    assert lt.inbox("bob") == ["Score 1-0"]
+    send_to_stream(
+        lt, stream, title="Score 2-0", collapseKey="score", deliverAt={"localTime": "11:30"}
+    )
+    assert lt.step(z(10, 30)) == ["tok-bob", "tok-bob"]  # 11:30 in Berlin: the second
+    assert lt.inbox("bob") == ["Score 2-0"]  # in the older one's place
