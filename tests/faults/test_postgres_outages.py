@@ -28,7 +28,8 @@ from tests.faults.conftest import (
 if TYPE_CHECKING:
     from tests.pg import Cluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+# Each bounds a time (a 503 or /readyz within its bound): alone, after the parallel pass.
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.serial]
 
 # The first request after the server stops finds the pool's connections gone
 # (at once) or waits for a new one (3 s); API.md's 10 s is the outer bound.
