@@ -37,15 +37,24 @@ class Coalescer(Generic[Item, Result]):
         try:
             while self._queued:
                 batch, self._queued = self._queued, []
-                try:
-                    result = await self._flush([item for items, _ in batch for item in items])
-                except Exception as exc:  # each waiting submitter reports it
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for _, future in batch:
-                    if not future.done():
-                        future.set_result(result)
+                await flush_group(self._flush, batch)
         finally:
             self._flushing = False
+
+
+async def flush_group(
+    flush: Callable[[list[Item]], Awaitable[Result]],
+    group: Sequence[tuple[Sequence[Item], asyncio.Future[Result]]],
+) -> None:
+    """Flush a group's items together and settle each submitter's future with the
+    result, or with the error (each waiting submitter reports it)."""
+    try:
+        result = await flush([item for items, _ in group for item in items])
+    except Exception as exc:
+        for _, future in group:
+            if not future.done():
+                future.set_exception(exc)
+        return
+    for _, future in group:
+        if not future.done():
+            future.set_result(result)

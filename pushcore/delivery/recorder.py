@@ -21,6 +21,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+from pushcore.delivery.coalesce import flush_group
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
@@ -93,13 +95,4 @@ class GroupRecorder(Generic[Item, Result]):
             self._start()
 
     async def _store(self, group: list[tuple[Sequence[Item], asyncio.Future[Result]]]) -> None:
-        try:
-            result = await self._flush([item for items, _ in group for item in items])
-        except Exception as exc:  # each waiting submitter reports it
-            for _, future in group:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for _, future in group:
-            if not future.done():
-                future.set_result(result)
+        await flush_group(self._flush, group)

@@ -245,7 +245,7 @@ class NotificationService:
                     raise ValidationError(
                         [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in exc.details]
                     ) from None
-                created.append(self._new(account_id, request, now, devices, due))
+                created.append(self.compose(account_id, request, now, devices, due))
                 due = created[-1].scheduled_at
                 deliveries += new_deliveries(self._ids, created[-1], devices, due)
             # Two statements for the whole batch (one round trip each on PostgreSQL).
@@ -266,7 +266,7 @@ class NotificationService:
         supersedes: str | None = None,
     ) -> Notification:
         """Store a new notification, due ``due``, and its deliveries."""
-        notification = self._new(account_id, request, now, targets, due)
+        notification = self.compose(account_id, request, now, targets, due)
         if supersedes is not None:
             notification = attrs.evolve(notification, supersedes=supersedes)
         self.store(tx, notification, targets)
@@ -279,19 +279,6 @@ class NotificationService:
         tx.schedule.add_many(new_deliveries(self._ids, notification, targets, due))
 
     def compose(
-        self,
-        account_id: str,
-        request: NewNotification,
-        now: datetime,
-        targets: Sequence[Device],
-        due: datetime | None = None,
-        notification_id: str | None = None,
-    ) -> Notification:
-        """A new notification for ``request`` and ``targets``, due ``due`` (or as the request
-        says), not stored yet."""
-        return self._new(account_id, request, now, targets, due, notification_id)
-
-    def _new(
         self,
         account_id: str,
         request: NewNotification,
