@@ -102,18 +102,36 @@ def test_the_nginx_site_is_valid(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stderr
 
 
-def wait_for(url: str, verify: ssl.SSLContext, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Until ``url`` answers 200 through the proxy (or the proxy dies)."""
+# Caddy 2.6 cleans its storage at start while it obtains the first certificate, and can
+# delete the key it is writing ("Deleting ... because key is empty"); it then retries only
+# after 60 s. A restart obtains again, so the fixture restarts rather than wait.
+CADDY_STORAGE_RACE = "will retry"
+
+
+def wait_for(url: str, verify: ssl.SSLContext, process: subprocess.Popen[bytes], log: Path) -> bool:
+    """Until ``url`` answers 200 through the proxy: True; False when Caddy lost its first
+    certificate to its own storage clean-up (see CADDY_STORAGE_RACE)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()
         try:
             if httpx.get(url, verify=verify, timeout=2).status_code == 200:
-                return
+                return True
         except httpx.HTTPError:
             pass
+        if CADDY_STORAGE_RACE in log.read_text():
+            return False
         time.sleep(0.2)
     raise AssertionError(f"no answer through the proxy: {log.read_text()}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
 
 
 @pytest.fixture(params=["caddy", "nginx"])
@@ -154,23 +172,25 @@ def proxied(
         config = nginx_config(tmp_path, ca, server.port, https, free_port())
         command = [binary, "-c", str(config), "-e", str(tmp_path / "error.log")]
         env = dict(os.environ)
-    with log.open("wb") as sink:
-        proxy = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    base = f"https://localhost:{https}"
+    proxy: subprocess.Popen[bytes] | None = None
     try:
-        base = f"https://localhost:{https}"
-        deadline = time.monotonic() + 30
-        while not ca_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        verify = ssl.create_default_context(cafile=str(ca_file))
-        wait_for(f"{base}/healthz", verify, proxy, log)
+        for _ in range(3):
+            with log.open("wb") as sink:
+                proxy = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 30
+            while not ca_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            verify = ssl.create_default_context(cafile=str(ca_file))
+            if wait_for(f"{base}/healthz", verify, proxy, log):
+                break
+            stop(proxy)
+        else:
+            raise AssertionError(f"no certificate after three starts: {log.read_text()}")
         yield server, base, verify
     finally:
-        proxy.terminate()
-        try:
-            proxy.wait(15)
-        except subprocess.TimeoutExpired:
-            proxy.kill()
-            proxy.wait(5)
+        if proxy is not None:
+            stop(proxy)
         server.stop()
 
 
