@@ -1,6 +1,11 @@
 """Local-time send benchmark: one stream send at local 09:00 to subscribers in 40 zones.
 
-    .venv/bin/python -m benchmarks.localtime [--subscribers 100000] [--no-write]
+    .venv/bin/python -m benchmarks.localtime [--subscribers 100000] [--lead 1] [--no-write]
+    .venv/bin/python -m benchmarks.localtime --accept 3 [--subscribers 100000]
+
+``--accept N`` measures the accept alone: N times a local-time stream send and a
+plain one (no ``deliverAt``), alternated, each on a fresh copy of one populated
+database; each with its wall time and the process's CPU time.
 
 In one process, on SQLite: N subscriber accounts spread evenly over 40 time zones, one
 android device each, are bulk-inserted through the store port; then one stream send
@@ -24,7 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import platform
+import shutil
 import statistics
 import tempfile
 import time
@@ -35,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.processes import library_settings
-from benchmarks.report import write_section
+from benchmarks.report import write_run
 from pushcore import build_services
 from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewStream, StreamSend
@@ -182,6 +189,32 @@ def run(subscribers: int, lead: float | None = None) -> dict[str, Any]:
     return {"accepted": accepted, "sent": result.sent, "zones": zones}
 
 
+def accept_runs(subscribers: int, repeat: int) -> list[tuple[str, int, float, float]]:
+    """Populate once; then ``repeat`` times a local-time and a plain stream send, each on a
+    fresh copy of that database: (kind, deliveries, wall s, CPU s) per send."""
+    runs: list[tuple[str, int, float, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base, trial = Path(tmp) / "base", Path(tmp) / "trial"
+        services = build_services(library_settings(base))
+        stream_id, _ = populate(services, subscribers)
+        services.close()
+        for _ in range(repeat):
+            for kind, at in (("local-time", DeliverAt("09:00")), ("plain", None)):
+                shutil.rmtree(trial, ignore_errors=True)
+                shutil.copytree(base, trial)
+                services = build_services(library_settings(trial))
+                request = StreamSend(title="Good morning", deliver_at=at)
+                wall, cpu = time.perf_counter(), time.process_time()
+                result = asyncio.run(services.streams.send("creator", stream_id, request))
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                services.close()
+                runs.append((kind, result.sent, wall, cpu))
+                load = os.getloadavg()[0]
+                print(f"{kind}: {result.sent} accepted in {wall * 1000:.0f} ms,"
+                      f" CPU {cpu * 1000:.0f} ms (load {load:.1f})", flush=True)  # fmt: skip
+    return runs
+
+
 def report(subscribers: int, result: dict[str, Any], load: str, lead: float | None = None) -> str:
     """The section for docs/benchmarks.md."""
     lead_option = "" if lead is None else f" --lead {lead}"
@@ -217,12 +250,18 @@ def main() -> None:
         "--lead", type=float, default=None, help="PUSHCORE_SCHEDULER_LEAD_SECONDS (default 0.02)"
     )
     parser.add_argument("--load", default="", help="what else ran on the machine, for the report")
+    parser.add_argument(
+        "--accept", type=int, default=0, metavar="N", help="only the accept, N times each way"
+    )
     args = parser.parse_args()
+    if args.accept:
+        accept_runs(args.subscribers, args.accept)
+        return
     result = run(args.subscribers, args.lead)
     text = report(args.subscribers, result, args.load or "machine otherwise idle", args.lead)
     print(text)
     if not args.no_write:
-        write_section("Local-time sends", text)
+        write_run("Local-time sends", text)
 
 
 if __name__ == "__main__":
