@@ -12,8 +12,9 @@ most events a delivery makes) and measures the engine's deliveries a second (fir
 to last arrival at the device's receiver). The modes: "off", no event endpoint;
 otherwise an endpoint subscribed to ``notification.*`` on a receiver in a process
 of its own (benchmarks/event_receiver.py), posted to by the sender in a process of
-its own ("apart", the default: PUSHCORE_EVENTS_PROCESS=true) or in the engine's
-("in", PUSHCORE_EVENTS_PROCESS=false); ``--before TREE`` adds "before", events on
+its own ("apart", the default: PUSHCORE_EVENTS_PROCESS=true; "nice0": the same with
+that process set back to the engine's priority, as before it ran at niceness 10) or in
+the engine's ("in", PUSHCORE_EVENTS_PROCESS=false); ``--before TREE`` adds "before", events on
 with the `pushctl serve` of another source tree (a checkout of the commit before
 the change). Reported too: the events acknowledged, their latency from the event's
 timestamp (the settled notification's roll-up) to arrival, p50 / p99 / max, and

@@ -69,6 +69,11 @@ class SenderConfig:
     # POSTs: under the 5 s keep-alive timeout of common servers (uvicorn, Node), so
     # one is rarely found closed by its server.
     keep_idle: float = 4.0
+    # Seconds at least between two claims, and between two records, of less than a
+    # batch: beside a busy engine events come due a few at a time, and a transaction
+    # for each few cost both processes (on SQLite each one takes the write lock the
+    # engine's records wait behind). Far under the events' second to arrive.
+    gather: float = 0.05
 
 
 class _Lane:
@@ -115,6 +120,7 @@ class EventSender:
         # one transaction, while the lanes go on posting.
         self._answered: list[_Answered] = []
         self._recorder: asyncio.Task[None] | None = None
+        self._recorded_at = 0.0  # monotonic, the last record's start
         # Set when an endpoint has room for more: the next claim may feed it.
         self._progress = asyncio.Event()
 
@@ -122,6 +128,7 @@ class EventSender:
         """Claim and post until cancelled; a failed round is logged and tried again."""
         try:
             while True:
+                claimed_at = time.monotonic()
                 try:
                     started = await self.round()
                 except Exception:
@@ -129,6 +136,8 @@ class EventSender:
                     started = 0
                 if not started:
                     await self._rest()
+                elif started < self.config.batch:  # more may come due meanwhile
+                    await asyncio.sleep(claimed_at + self.config.gather - time.monotonic())
         finally:
             await self.aclose()
             self._thread.shutdown(wait=False)
@@ -267,7 +276,11 @@ class EventSender:
     async def _record_answers(self) -> None:
         """Record the answers that came, in one transaction, until none is left."""
         while self._answered:
+            wait = self._recorded_at + self.config.gather - time.monotonic()
+            if wait > 0 and len(self._answered) < self.config.batch:
+                await asyncio.sleep(wait)  # more answers come meanwhile
             answered, self._answered = self._answered, []
+            self._recorded_at = time.monotonic()
             try:
                 await self._db(functools.partial(self._record, answered))
             except Exception:
