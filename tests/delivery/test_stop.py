@@ -6,6 +6,8 @@ import asyncio
 import threading
 from datetime import timedelta
 
+import pytest
+
 from pushcore.delivery import DeliveryEngine
 from pushcore.domain.model import Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
@@ -171,3 +173,81 @@ def test_a_claim_in_progress_when_stop_is_called_is_not_left_in_flight(h: Harnes
     (delivery,) = h.deliveries(n)
     assert (delivery.status, delivery.attempts, delivery.lease_owner) == (D.PENDING, 0, None)
     assert h.gateway.sent == []
+
+
+def roll_ups_queued_at_stop(h: Harness) -> tuple[list[Notification], DeliveryEngine, WatchedStore]:
+    """Two notifications sent and recorded, one after the other, while the roll-up thread
+    is held: the first roll-up waits on it, the second is queued behind."""
+    h.device("tok-a")
+    first = h.notify()
+    second = h.notify_in(10)
+    store = WatchedStore(h.services.store)
+    store.gated_threads, store.gate = "pushcore-rollup", threading.Event()
+    engine = h.engine(store=store, shutdown_grace=GRACE.total_seconds())
+    return [first, second], engine, store
+
+
+async def sent_and_recorded(h: Harness, engine: DeliveryEngine, store: WatchedStore) -> None:
+    """Send both notifications at their due times; each is recorded, neither rolled up."""
+    h.clock.set(DUE)
+    await engine.tick()
+    await asyncio.to_thread(store.waiting.wait, 30)  # the first roll-up is held
+    h.clock.set(DUE + timedelta(seconds=10))
+    await engine.tick()
+    await until(lambda: len(h.gateway.sent) == 2 and not engine.in_flight)
+    assert engine._rollups.running  # queued, not done
+
+
+def release(store: WatchedStore) -> None:
+    """Let the held roll-ups through."""
+    assert store.gate is not None
+    store.gate.set()
+
+
+def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The log lines that carry a traceback."""
+    return [r.getMessage() for r in caplog.records if r.exc_info]
+
+
+def test_stop_rolls_up_what_is_queued_before_its_thread_goes(
+    db: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = db
+    notifications, engine, store = roll_ups_queued_at_stop(h)
+
+    async def scenario() -> None:
+        await sent_and_recorded(h, engine, store)
+        stopping = asyncio.ensure_future(engine.stop())
+        await until(lambda: h.clock.now() + GRACE in h.clock.sleepers or stopping.done())
+        release(store)  # within the grace period: the roll-ups go on
+        await stopping
+        await until(lambda: not engine._rollups.running)
+
+    asyncio.run(scenario())
+
+    assert tracebacks(caplog) == []
+    assert [h.status(n) for n in notifications] == [N.DELIVERED, N.DELIVERED]
+
+
+def test_roll_ups_a_stop_cuts_short_are_done_by_the_next_start(
+    db: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = db
+    notifications, engine, store = roll_ups_queued_at_stop(h)
+
+    async def scenario() -> None:
+        await sent_and_recorded(h, engine, store)
+        await stop_at_grace_end(h, engine)  # the roll-up still held
+        release(store)
+        await until(lambda: not engine._rollups.running)
+        assert [h.status(n) for n in notifications] != [N.DELIVERED, N.DELIVERED]
+        after = h.engine("engine-b")
+        task = after.start()  # rolls up what a stopped engine left, before anything new
+        await until(lambda: all(h.status(n) is N.DELIVERED for n in notifications))
+        await after.stop()
+        await task
+
+    asyncio.run(scenario())
+
+    assert tracebacks(caplog) == []
+    assert len(h.gateway.sent) == 2  # nothing sent again
