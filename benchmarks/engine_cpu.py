@@ -155,7 +155,7 @@ def deliver(data: Path, url: str | None, count: int, lane: int) -> str:
 
     async def run() -> tuple[float, float]:
         gateway = InstantEach(lane) if lane else Instant()
-        engine = build_engine(services, dict.fromkeys(Platform, gateway))  # type: ignore[arg-type]
+        engine = build_engine(services, dict.fromkeys(Platform, gateway))
         cpu, wall = time.process_time(), time.monotonic()
         task = engine.start()
         while delivered() < count:
@@ -187,7 +187,7 @@ def child(args: argparse.Namespace, step: str, data: Path, count: int) -> list[s
     argv = [sys.executable, "-c", run, "--step", step, "--data", str(data)]
     argv += ["--count", str(count)]
     argv += ["--database", args.database] if args.database else []
-    return argv + ["--lane", str(args.lane)]
+    return [*argv, "--lane", str(args.lane)]
 
 
 def instructions(args: argparse.Namespace, env: dict[str, str]) -> str:

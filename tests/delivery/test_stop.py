@@ -6,6 +6,7 @@ import asyncio
 import threading
 from datetime import timedelta
 
+import attrs
 import pytest
 
 from pushcore.delivery import DeliveryEngine
@@ -175,33 +176,42 @@ def test_a_claim_in_progress_when_stop_is_called_is_not_left_in_flight(h: Harnes
     assert h.gateway.sent == []
 
 
-def roll_ups_queued_at_stop(h: Harness) -> tuple[list[Notification], DeliveryEngine, WatchedStore]:
-    """Two notifications sent and recorded, one after the other, while the roll-up thread
-    is held: the first roll-up waits on it, the second is queued behind."""
-    h.device("tok-a")
-    first = h.notify()
-    second = h.notify_in(10)
-    store = WatchedStore(h.services.store)
+@attrs.define
+class Queued:
+    """Two notifications and an engine whose roll-up thread is held (``release``)."""
+
+    h: Harness
+    notifications: list[Notification]
+    engine: DeliveryEngine
+    store: WatchedStore
+    gate: threading.Event
+
+    async def sent_and_recorded(self) -> None:
+        """Send both at their due times: each is recorded; the first roll-up waits on
+        the held thread, the second is queued behind it."""
+        h, engine = self.h, self.engine
+        h.clock.set(DUE)
+        await engine.tick()
+        await asyncio.to_thread(self.store.waiting.wait, 30)  # the first roll-up is held
+        h.clock.set(DUE + timedelta(seconds=10))
+        await engine.tick()
+        await until(lambda: len(h.gateway.sent) == 2 and not engine.in_flight)
+        assert engine._rollups.running  # queued, not done
+
+    def release(self) -> None:
+        """Let the held roll-ups through."""
+        self.gate.set()
+
+
+@pytest.fixture
+def queued(db: Harness) -> Queued:
+    """The harness on SQLite and PostgreSQL, set for roll-ups queued at a stop."""
+    db.device("tok-a")
+    notifications = [db.notify(), db.notify_in(10)]
+    store = WatchedStore(db.services.store)
     store.gated_threads, store.gate = "pushcore-rollup", threading.Event()
-    engine = h.engine(store=store, shutdown_grace=GRACE.total_seconds())
-    return [first, second], engine, store
-
-
-async def sent_and_recorded(h: Harness, engine: DeliveryEngine, store: WatchedStore) -> None:
-    """Send both notifications at their due times; each is recorded, neither rolled up."""
-    h.clock.set(DUE)
-    await engine.tick()
-    await asyncio.to_thread(store.waiting.wait, 30)  # the first roll-up is held
-    h.clock.set(DUE + timedelta(seconds=10))
-    await engine.tick()
-    await until(lambda: len(h.gateway.sent) == 2 and not engine.in_flight)
-    assert engine._rollups.running  # queued, not done
-
-
-def release(store: WatchedStore) -> None:
-    """Let the held roll-ups through."""
-    assert store.gate is not None
-    store.gate.set()
+    engine = db.engine(store=store, shutdown_grace=GRACE.total_seconds())
+    return Queued(db, notifications, engine, store, store.gate)
 
 
 def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -210,16 +220,15 @@ def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_stop_rolls_up_what_is_queued_before_its_thread_goes(
-    db: Harness, caplog: pytest.LogCaptureFixture
+    queued: Queued, caplog: pytest.LogCaptureFixture
 ) -> None:
-    h = db
-    notifications, engine, store = roll_ups_queued_at_stop(h)
+    h, engine, notifications = queued.h, queued.engine, queued.notifications
 
     async def scenario() -> None:
-        await sent_and_recorded(h, engine, store)
+        await queued.sent_and_recorded()
         stopping = asyncio.ensure_future(engine.stop())
         await until(lambda: h.clock.now() + GRACE in h.clock.sleepers or stopping.done())
-        release(store)  # within the grace period: the roll-ups go on
+        queued.release()  # within the grace period: the roll-ups go on
         await stopping
         await until(lambda: not engine._rollups.running)
 
@@ -230,15 +239,14 @@ def test_stop_rolls_up_what_is_queued_before_its_thread_goes(
 
 
 def test_roll_ups_a_stop_cuts_short_are_done_by_the_next_start(
-    db: Harness, caplog: pytest.LogCaptureFixture
+    queued: Queued, caplog: pytest.LogCaptureFixture
 ) -> None:
-    h = db
-    notifications, engine, store = roll_ups_queued_at_stop(h)
+    h, engine, notifications = queued.h, queued.engine, queued.notifications
 
     async def scenario() -> None:
-        await sent_and_recorded(h, engine, store)
+        await queued.sent_and_recorded()
         await stop_at_grace_end(h, engine)  # the roll-up still held
-        release(store)
+        queued.release()
         await until(lambda: not engine._rollups.running)
         assert [h.status(n) for n in notifications] != [N.DELIVERED, N.DELIVERED]
         after = h.engine("engine-b")
