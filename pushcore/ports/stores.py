@@ -121,6 +121,10 @@ class Transaction(Protocol):
         transaction goes on."""
         ...
 
+    def changes(self) -> int:
+        """How many statements so far wrote or failed: a part that made none needs no undoing."""
+        ...
+
     @property
     def accounts(self) -> AccountRepository:
         """Accounts."""

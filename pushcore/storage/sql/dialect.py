@@ -165,10 +165,19 @@ class Sql:
         self.locking = writing and dialect.row_locks
         # What the transaction changed in the accounts' counts, applied at commit.
         self.tally = Tally()
+        # Statements that wrote, or failed (a failed one may spoil the transaction):
+        # a group commit undoes a work without a savepoint only if it made none.
+        self.changes = 0
 
     def run(self, text: str, params: Params = ()) -> Any:
         """Execute ``text``; the cursor."""
-        return self.conn.execute(self.dialect.sql(text), params)
+        if not text.startswith("SELECT"):
+            self.changes += 1
+        try:
+            return self.conn.execute(self.dialect.sql(text), params)
+        except BaseException:
+            self.changes += 1
+            raise
 
     def all(self, text: str, params: Params = ()) -> Any:
         """Every row of ``text``, a list of tuples."""
@@ -176,6 +185,7 @@ class Sql:
 
     def many(self, text: str, rows: Sequence[Params]) -> None:
         """Execute ``text`` once per row (psycopg pipelines them: one round trip)."""
+        self.changes += 1
         self.conn.cursor().executemany(self.dialect.sql(text), rows)
 
     def one(self, text: str, params: Params = ()) -> Any:

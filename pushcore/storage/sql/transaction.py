@@ -232,6 +232,10 @@ class Transaction:
         finally:
             sql.tally = outer
 
+    def changes(self) -> int:
+        """How many statements so far wrote or failed (either may need undoing)."""
+        return self._sql.changes
+
     def finish(self) -> None:
         """Bring the accounts' counts up to date; the store calls this just before COMMIT."""
         flush(self._sql.tally, self._sql)
