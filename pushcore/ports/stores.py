@@ -121,6 +121,11 @@ class Transaction(Protocol):
         transaction goes on."""
         ...
 
+    def grouped(self) -> AbstractContextManager[None]:
+        """For a group commit's works: new rows inserted together at the end (or before
+        the next statement), devices read once."""
+        ...
+
     def changes(self) -> int:
         """How many statements so far wrote or failed: a part that made none needs no undoing."""
         ...

@@ -36,7 +36,7 @@ import queue
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -80,6 +80,22 @@ class _Job:
 
 class _Replay(Exception):
     """The group's transaction is rolled back, to run again with a savepoint per work."""
+
+
+@contextlib.contextmanager
+def _held(tx: Transaction, parts: bool) -> Iterator[None]:
+    """Without savepoints: the works' inserts held to the end (Transaction.grouped),
+    and a failure to send them runs the group again."""
+    if parts:
+        yield
+        return
+    try:
+        with tx.grouped():
+            yield
+    except _Replay:
+        raise
+    except BaseException as exc:
+        raise _Replay from exc
 
 
 def _settle(jobs: list[_Job]) -> None:
@@ -232,7 +248,7 @@ class GroupWriter:
         ran: list[_Job] = []
         rest: list[_Job] = []
         try:
-            with self._store.transaction() as tx:
+            with self._store.transaction() as tx, _held(tx, parts):
                 started = time.perf_counter()
                 for index, job in enumerate(group):
                     if index and time.perf_counter() - started >= self._max_seconds:

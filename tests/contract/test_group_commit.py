@@ -226,6 +226,50 @@ def test_a_work_whose_statement_failed_is_undone_alone(
     assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
 
 
+def test_a_work_whose_insert_fails_with_the_groups_is_undone_alone(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    # The group's new rows go in together at its end: one of them taken fails them all,
+    # and the group runs again, each work alone, so only the one it was fails.
+    futures = _group_around(watched, writer, add("ntf_0"))
+    assert [futures[0].result(5), futures[1].result(5)] == ["ntf_1", "ntf_2"]
+    with pytest.raises(KeyError):
+        futures[2].result(5)
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+    with watched.store.read() as tx:
+        assert tx.notifications.stats("acc_a", T0).created_24h == 3
+
+
+def test_a_groups_new_notifications_go_in_with_one_statement(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    statements: list[str] = []
+
+    traced_conn: list[Any] = []
+
+    def traced(tx: Transaction) -> None:
+        conn = tx._sql.conn  # type: ignore[attr-defined]
+        if hasattr(conn, "set_trace_callback"):
+            conn.set_trace_callback(statements.append)
+            traced_conn.append(conn)
+
+    watched.hold = threading.Event()
+    blocker = writer.submit(add("ntf_0"))
+    assert watched.at_commit.wait(5)
+    futures = [writer.submit(traced)] + [writer.submit(add(f"ntf_{i}")) for i in range(1, 6)]
+    watched.hold.set()
+    blocker.result(5)
+    assert [f.result(5) for f in futures[1:]] == [f"ntf_{i}" for i in range(1, 6)]
+    assert stored_ids(watched.store) == {f"ntf_{i}" for i in range(6)}
+    if statements:  # SQLite: every statement the group ran is seen
+        first = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO notif"))
+        # Held to the group's end, then one executemany: a step per row, nothing between.
+        assert all(s.startswith("INSERT INTO notifications") for s in statements[first:][:5])
+        assert statements[first + 5].startswith("INSERT INTO notification_counts")
+        assert not any("SAVEPOINT" in s for s in statements)
+        traced_conn[0].set_trace_callback(None)
+
+
 def test_groups_are_bounded_in_works_and_in_time(watched: Watched) -> None:
     writer = GroupWriter(watched, max_group=8, max_group_seconds=0.05)  # type: ignore[arg-type]
     try:
