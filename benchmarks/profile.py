@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.ingest import ITEM, deployment_for, drive, lua, prepare
+from benchmarks.ingest import BATCH, ITEM, deployment_for, drive, lua, prepare
 from benchmarks.processes import cpu_seconds
 from benchmarks.report import write_section
 
@@ -97,22 +97,30 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples/s")
     parser.add_argument("--svg", type=Path, default=SVG)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--batch", action="store_true", help=f"batches of {BATCH} (4 connections), not creates"
+    )
     args = parser.parse_args()
+    # Batches: each "request" below is one batch; the budget is then per batch.
+    body = {"notifications": [ITEM] * BATCH} if args.batch else ITEM
+    path, connections = (
+        ("/api/notifications/batch", 4) if args.batch else ("/api/notifications", 32)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         script, raw = Path(tmp) / "one.lua", Path(tmp) / "stacks.txt"
-        script.write_text(lua(json.dumps(ITEM)))
+        script.write_text(lua(json.dumps(body)))
         with deployment_for("serve", Path(tmp) / "data", None, None) as deployment:
             key = prepare(deployment)
-            url = f"{deployment.url}/api/notifications"
-            drive([url], 32, 2, key, script)  # warm-up
+            url = f"{deployment.url}{path}"
+            drive([url], connections, 2, key, script)  # warm-up
             pid = deployment.pids()["serve-1"][0]
             # One profiler at a time: two at once slow the process down twice as much.
             with_svg = spy(pid, args.seconds, args.rate, "flamegraph", args.svg)
-            drive([url], 32, args.seconds, key, script)
+            drive([url], connections, args.seconds, key, script)
             with_svg.wait()
             collapsed = spy(pid, args.seconds, args.rate, "raw", raw)
             cpu = cpu_seconds(pid)
-            load = drive([url], 32, args.seconds, key, script)
+            load = drive([url], connections, args.seconds, key, script)
             cpu = cpu_seconds(pid) - cpu
             collapsed.wait()
             health = drive([f"{deployment.url}/healthz"], 32, args.seconds, key)
@@ -131,7 +139,7 @@ def main() -> None:
     print(table)
     print(f"creates/s under the profiler {load.rate:,.0f}, /healthz/s {health.rate:,.0f}")
     print(f"CPU per create {per_create:,.0f} µs ({cpu:.1f} s CPU for {load.requests} creates)")
-    if not args.no_write:
+    if not args.no_write and not args.batch:
         write_section("Ingest profile", render(table, load.rate, health.rate, per_create, args))
 
 

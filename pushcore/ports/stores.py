@@ -121,6 +121,15 @@ class Transaction(Protocol):
         transaction goes on."""
         ...
 
+    def grouped(self) -> AbstractContextManager[None]:
+        """For a group commit's works: new rows inserted together at the end (or before
+        the next statement), devices read once."""
+        ...
+
+    def changes(self) -> int:
+        """How many statements so far wrote or failed: a part that made none needs no undoing."""
+        ...
+
     @property
     def accounts(self) -> AccountRepository:
         """Accounts."""
@@ -288,8 +297,8 @@ class Store(Protocol):
 class Writes(Protocol):
     """Group commit: short writes of many callers committed together (one writer).
 
-    A work is a function of a transaction; it runs in a savepoint of a group's
-    transaction, on the writer's thread. It must not wait for another work
+    A work is a function of a transaction; it runs in a group's transaction,
+    on the writer's thread, undone alone when it raises. It must not wait for another work
     (that would wait for ever) and should be short: a group is bounded in time.
 
     Which path a write takes: the writes that come in floods and answer one
@@ -298,7 +307,7 @@ class Writes(Protocol):
     thousand of them a second cost a few COMMITs (one WAL flush each) instead
     of a thousand. Everything else uses :meth:`Store.transaction` directly:
     writes that are rare (keys, devices, streams, accounts, sign-ins), that must hold
-    locks across several statements the group's savepoints would serialise
+    locks across several statements the group would serialise
     behind unrelated work (the engine's claims and records, stream fan-out,
     retention), or that must not wait behind a group (a claim must never
     queue behind ingest). A new use case picks this port only for a short,

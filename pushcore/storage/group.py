@@ -8,10 +8,15 @@ The answer is given only after that COMMIT returned, so an acknowledged
 write is durably stored; when the COMMIT fails, every caller of the group
 gets its error and none is told its work was stored.
 
-Each work runs in a savepoint of the group's transaction: one that raises
-(a device that does not exist, a notification no longer cancellable) is
-undone alone, with the counts it tallied, and its caller gets its error;
-the others still commit. A group is bounded in works and in time, so the
+A work that raises (a device that does not exist, a notification no
+longer cancellable) is undone alone, with the counts it tallied, and its
+caller gets its error; the others still commit. Works run without a
+savepoint each (two statements per work saved): one that refuses before it
+wrote anything needs no undoing; when one fails after it wrote, or a
+statement of it failed, the group is rolled back and run again with a
+savepoint per work, so the others still commit without it.
+
+A group is bounded in works and in time, so the
 delivery engine's claims, which queue for the same write lock, wait for at
 most one short group and never behind a long stream of ingest.
 
@@ -31,11 +36,11 @@ import queue
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from pushcore.domain.errors import Unavailable
+from pushcore.domain.errors import PushcoreError, Unavailable
 from pushcore.ports import Store, Transaction
 
 T = TypeVar("T")
@@ -71,6 +76,26 @@ class _Job:
         # Read from the writer's thread: a cancel just after is as if it came
         # while the work ran (it is committed, the answer dropped).
         return not self.future.cancelled()
+
+
+class _Replay(Exception):
+    """The group's transaction is rolled back, to run again with a savepoint per work."""
+
+
+@contextlib.contextmanager
+def _held(tx: Transaction, parts: bool) -> Iterator[None]:
+    """Without savepoints: the works' inserts held to the end (Transaction.grouped),
+    and a failure to send them runs the group again."""
+    if parts:
+        yield
+        return
+    try:
+        with tx.grouped():
+            yield
+    except _Replay:
+        raise
+    except BaseException as exc:
+        raise _Replay from exc
 
 
 def _settle(jobs: list[_Job]) -> None:
@@ -198,29 +223,66 @@ class GroupWriter:
 
     def _commit(self, group: list[_Job]) -> tuple[list[_Job], BaseException | None]:
         """Run the group's works in one transaction; the jobs it settled (the rest
-        carried), and the error that kept the group from committing, if one did."""
+        carried), and the error that kept the group from committing, if one did.
+
+        First without savepoints (two statements fewer per work): a work that
+        refuses before it wrote anything (its checks: a device that does not
+        exist, a notification no longer cancellable) is left out alone, as a
+        savepoint would have undone it. A work that fails after it wrote, or
+        whose statement failed (on PostgreSQL that spoils the transaction), has
+        the whole group rolled back and run again, each work in a savepoint.
+        """
+        outcome = self._run(group, parts=False)
+        if outcome is not None:
+            return outcome
+        for job in group:
+            job.result, job.error = None, None
+        replayed = self._run(group, parts=True)
+        assert replayed is not None  # parts never ask for a replay
+        return replayed
+
+    def _run(
+        self, group: list[_Job], *, parts: bool
+    ) -> tuple[list[_Job], BaseException | None] | None:
+        """:meth:`_commit` with or without a savepoint per work; None: run it again with."""
         ran: list[_Job] = []
+        rest: list[_Job] = []
         try:
-            with self._store.transaction() as tx:
+            with self._store.transaction() as tx, _held(tx, parts):
                 started = time.perf_counter()
                 for index, job in enumerate(group):
                     if index and time.perf_counter() - started >= self._max_seconds:
                         # Out of time: the rest go first in the next group.
-                        self._carried.extendleft(reversed(group[index:]))
+                        rest = group[index:]
                         break
                     ran.append(job)
+                    if parts:
+                        try:
+                            with tx.savepoint():
+                                job.result = job.work(tx)
+                        except BaseException as exc:  # raised again in the caller, not here
+                            job.error = exc
+                        continue
+                    before = tx.changes()
                     try:
-                        with tx.savepoint():
-                            job.result = job.work(tx)
-                    except BaseException as exc:  # raised again in the caller, not here
+                        job.result = job.work(tx)
+                    except PushcoreError as exc:
+                        if isinstance(exc, Unavailable) or tx.changes() != before:
+                            raise _Replay from exc
                         job.error = exc
+                    except BaseException as exc:
+                        raise _Replay from exc
+        except _Replay:
+            return None
         except BaseException as exc:
             # Nothing of the group was stored: every caller of it hears why,
             # but for those carried to the next group (a failed BEGIN carries none).
-            failed = [job for job in group if job not in self._carried]
+            self._carried.extendleft(reversed(rest))
+            failed = group[: len(group) - len(rest)]
             for job in failed:
                 job.result, job.error = None, exc
             return failed, exc
+        self._carried.extendleft(reversed(rest))
         return ran, None
 
     def _answer(self, jobs: list[_Job]) -> None:

@@ -168,11 +168,106 @@ def test_a_failing_work_is_undone_alone(watched: Watched, writer: GroupWriter) -
         futures[1].result(5)
     assert futures[2].result(5) == "ntf_2"
     assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+    # It wrote before it failed: the group was rolled back and run again, each
+    # work in a savepoint (the first group, then the two runs of the second).
+    assert watched.transactions == 3
     # Its counts went with it: the stats count exactly the three kept.
     with watched.store.read() as tx:
         stats = tx.notifications.stats("acc_a", T0)
     assert stats.by_status["QUEUED"] == 3
     assert stats.created_24h == 3
+
+
+def _group_around(watched: Watched, writer: GroupWriter, bad: Any) -> list[Any]:
+    """ntf_0 alone, then ntf_1, ntf_2 and ``bad`` (the last: nothing after it to fail) in
+    one group; their futures."""
+    watched.hold = threading.Event()
+    blocker = writer.submit(add("ntf_0"))
+    assert watched.at_commit.wait(5)
+    futures = [writer.submit(add("ntf_1")), writer.submit(add("ntf_2")), writer.submit(bad)]
+    watched.hold.set()
+    blocker.result(5)
+    return futures
+
+
+def test_a_work_refused_before_it_wrote_is_left_out_in_the_same_transaction(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    def refuse(tx: Transaction) -> None:
+        tx.notifications.get("acc_a", "ntf_none")
+        raise NotFound("no such notification")
+
+    futures = _group_around(watched, writer, refuse)
+    assert [futures[0].result(5), futures[1].result(5)] == ["ntf_1", "ntf_2"]
+    with pytest.raises(NotFound):
+        futures[2].result(5)
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+    # Nothing to undo: the group is not run a second time.
+    assert watched.transactions == 2
+
+
+def test_a_work_whose_statement_failed_is_undone_alone(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    # A statement that fails spoils a PostgreSQL transaction, even when the work
+    # turns the driver's error into one of its own before writing anything.
+    def fail_then_refuse(tx: Transaction) -> None:
+        try:
+            # A negative LIMIT: PostgreSQL refuses it (SQLite reads it as no limit).
+            tx.notifications.list("acc_a", None, -1, None)
+            tx.notifications.add(make_notification("ntf_x", created_at=T0, title=None))
+        except Exception:
+            raise NotFound("nothing to list") from None
+
+    futures = _group_around(watched, writer, fail_then_refuse)
+    assert [futures[0].result(5), futures[1].result(5)] == ["ntf_1", "ntf_2"]
+    with pytest.raises(NotFound):
+        futures[2].result(5)
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+
+
+def test_a_work_whose_insert_fails_with_the_groups_is_undone_alone(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    # The group's new rows go in together at its end: one of them taken fails them all,
+    # and the group runs again, each work alone, so only the one it was fails.
+    futures = _group_around(watched, writer, add("ntf_0"))
+    assert [futures[0].result(5), futures[1].result(5)] == ["ntf_1", "ntf_2"]
+    with pytest.raises(KeyError):
+        futures[2].result(5)
+    assert stored_ids(watched.store) == {"ntf_0", "ntf_1", "ntf_2"}
+    with watched.store.read() as tx:
+        assert tx.notifications.stats("acc_a", T0).created_24h == 3
+
+
+def test_a_groups_new_notifications_go_in_with_one_statement(
+    watched: Watched, writer: GroupWriter
+) -> None:
+    statements: list[str] = []
+
+    traced_conn: list[Any] = []
+
+    def traced(tx: Transaction) -> None:
+        conn = tx._sql.conn  # type: ignore[attr-defined]
+        if hasattr(conn, "set_trace_callback"):
+            conn.set_trace_callback(statements.append)
+            traced_conn.append(conn)
+
+    watched.hold = threading.Event()
+    blocker = writer.submit(add("ntf_0"))
+    assert watched.at_commit.wait(5)
+    futures = [writer.submit(traced)] + [writer.submit(add(f"ntf_{i}")) for i in range(1, 6)]
+    watched.hold.set()
+    blocker.result(5)
+    assert [f.result(5) for f in futures[1:]] == [f"ntf_{i}" for i in range(1, 6)]
+    assert stored_ids(watched.store) == {f"ntf_{i}" for i in range(6)}
+    if statements:  # SQLite: every statement the group ran is seen
+        first = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO notif"))
+        # Held to the group's end, then one executemany: a step per row, nothing between.
+        assert all(s.startswith("INSERT INTO notifications") for s in statements[first:][:5])
+        assert statements[first + 5].startswith("INSERT INTO notification_counts")
+        assert not any("SAVEPOINT" in s for s in statements)
+        traced_conn[0].set_trace_callback(None)
 
 
 def test_groups_are_bounded_in_works_and_in_time(watched: Watched) -> None:

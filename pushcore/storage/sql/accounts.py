@@ -145,11 +145,19 @@ class Devices(Repository):
 
     def find_by_token(self, account_id: str, token: str) -> Device | None:
         """The account's device with this token, or None."""
-        found = self._devices("account_id = ? AND token = ?", account_id, token)
+        found = self._sql.remember(
+            ("token", account_id, token),
+            lambda: self._devices("account_id = ? AND token = ?", account_id, token),
+        )
         return found[0] if found else None
 
     def active_targets(self, account_id: str, token: str | None) -> Sequence[Device]:
         """The account's active devices, or its active device with ``token``."""
+        return self._sql.remember(
+            ("targets", account_id, token), lambda: self._targets(account_id, token)
+        )
+
+    def _targets(self, account_id: str, token: str | None) -> list[Device]:
         if token is None:
             return self._devices("account_id = ? AND is_active = TRUE", account_id)
         return self._devices("account_id = ? AND token = ? AND is_active = TRUE", account_id, token)

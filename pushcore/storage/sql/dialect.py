@@ -11,13 +11,15 @@ are made (``sql/rows.py``, ``storage/records.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pushcore.domain.errors import Unavailable
 from pushcore.storage.sql.tally import Tally
+
+T = TypeVar("T")
 
 # A derived table's column types, the kinds of sql/rows.py's codecs.
 ColumnType = str  # "text", "int", "bool", "time" or "json"
@@ -165,10 +167,28 @@ class Sql:
         self.locking = writing and dialect.row_locks
         # What the transaction changed in the accounts' counts, applied at commit.
         self.tally = Tally()
+        # Statements that wrote, or failed (a failed one may spoil the transaction):
+        # a group commit undoes a work without a savepoint only if it made none.
+        self.changes = 0
+        # In a group commit (Transaction.grouped): inserts held to be sent together,
+        # by the function that sends them, and what the works read of devices.
+        self.held: dict[Callable[[list[Any]], None], list[Any]] | None = None
+        self.seen: dict[tuple[str | None, ...], Any] = {}
 
     def run(self, text: str, params: Params = ()) -> Any:
         """Execute ``text``; the cursor."""
-        return self.conn.execute(self.dialect.sql(text), params)
+        if self.held:
+            # Every statement sees the inserts held before it.
+            self.send_held()
+        if not text.startswith("SELECT"):
+            self.changes += 1
+            if self.held is not None:
+                self.seen.clear()  # it may have changed what was read
+        try:
+            return self.conn.execute(self.dialect.sql(text), params)
+        except BaseException:
+            self.changes += 1
+            raise
 
     def all(self, text: str, params: Params = ()) -> Any:
         """Every row of ``text``, a list of tuples."""
@@ -176,7 +196,44 @@ class Sql:
 
     def many(self, text: str, rows: Sequence[Params]) -> None:
         """Execute ``text`` once per row (psycopg pipelines them: one round trip)."""
+        if self.held:
+            self.send_held()
+        self.changes += 1
+        if self.held is not None:
+            self.seen.clear()
         self.conn.cursor().executemany(self.dialect.sql(text), rows)
+
+    def hold(self, send: Callable[[list[Any]], None], items: Sequence[Any]) -> bool:
+        """In a group commit, keep ``items`` for one ``send`` of all the group's; whether
+        they were kept (else the caller sends them now)."""
+        if self.held is None:
+            return False
+        self.changes += 1
+        self.held.setdefault(send, []).extend(items)
+        return True
+
+    def send_held(self) -> None:
+        """Send the held inserts, each kind in one statement, in the order first held."""
+        held, self.held = self.held, None
+        # Counted when held: sending them is no new change of the work that runs now,
+        # unless it fails (the group then runs again).
+        changes = self.changes
+        try:
+            for send, items in (held or {}).items():
+                send(items)
+        except BaseException:
+            changes += 1
+            raise
+        finally:
+            self.held, self.changes = {}, changes
+
+    def remember(self, key: tuple[str | None, ...], read: Callable[[], T]) -> T:
+        """``read()``, once per group commit while no statement of it wrote."""
+        if self.held is None:
+            return read()
+        if key not in self.seen:
+            self.seen[key] = read()
+        return cast("T", self.seen[key])
 
     def one(self, text: str, params: Params = ()) -> Any:
         """The one row of ``text`` (an aggregate's), as a tuple."""

@@ -49,22 +49,38 @@ _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[
 
 class Notifications(Repository):
     def add(self, notification: Notification) -> None:
-        """Insert a new notification; KeyError if its id is taken."""
-        self._sql.insert_new(
-            NOTIFICATIONS.insert,
-            NOTIFICATIONS.codec(self._dialect).encode(notification),
-            notification.id,
-        )
+        """Insert a new notification; KeyError if its id is taken (in a group commit:
+        held, inserted with the group's others, see Transaction.grouped)."""
+        if not self._sql.hold(self._insert, (notification,)):
+            self._sql.insert_new(
+                NOTIFICATIONS.insert,
+                NOTIFICATIONS.codec(self._dialect).encode(notification),
+                notification.id,
+            )
         n = notification
         self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
 
     def add_many(self, notifications: Sequence[Notification]) -> None:
-        """Insert new notifications in one executemany (pipelined on PostgreSQL)."""
-        encode = NOTIFICATIONS.codec(self._dialect).encode
-        with self._sql.duplicate_as_key_error("notification"):
-            self._sql.many(NOTIFICATIONS.insert, [encode(n) for n in notifications])
+        """Insert new notifications in one statement; KeyError if an id is taken."""
+        if not self._sql.hold(self._insert, notifications):
+            self._insert(notifications)
         for n in notifications:
             self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
+
+    def _insert(self, notifications: Sequence[Notification]) -> None:
+        dialect = self._dialect
+        encode = NOTIFICATIONS.codec(dialect).encode
+        rows = [encode(n) for n in notifications]
+        with self._sql.duplicate_as_key_error("notification"):
+            if dialect.executemany_is_bulk:
+                self._sql.many(NOTIFICATIONS.insert, rows)
+                return
+            # One statement over a derived table: one plan, not one execution per row.
+            self._sql.run(
+                f"INSERT INTO notifications ({NOTIFICATIONS.columns})"  # noqa: S608
+                f" SELECT * FROM {dialect.table(NOTIFICATIONS.kinds)}",
+                dialect.table_params(rows),
+            )
 
     def _select(self, where: str, *params: object) -> list[Notification]:
         rows = self._sql.select(NOTIFICATIONS.columns, "notifications", where, *params)

@@ -302,6 +302,12 @@ class Schedule(Repository):
         """Insert new deliveries in bulk, all or none (KeyError on a taken id)."""
         if not deliveries:
             return
+        if not self._sql.hold(self._insert, deliveries):
+            self._insert(deliveries)
+        for d in deliveries:
+            self._sql.tally.deliveries(d.account_id, d.status.value)
+
+    def _insert(self, deliveries: Sequence[Delivery]) -> None:
         # One statement over a derived table, whatever the number of rows.
         dialect = self._dialect
         encode = DELIVERIES.codec(dialect).encode
@@ -311,8 +317,6 @@ class Schedule(Repository):
                 f" SELECT * FROM {dialect.table(DELIVERIES.kinds)}",
                 dialect.table_params([encode(d) for d in deliveries]),
             )
-        for d in deliveries:
-            self._sql.tally.deliveries(d.account_id, d.status.value)
 
     def fan_out(self, notification: Notification, stream_id: str, due_at: datetime) -> int:
         """One delivery per active subscriber device, in one INSERT ... SELECT."""

@@ -232,6 +232,28 @@ class Transaction:
         finally:
             sql.tally = outer
 
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """A group commit's works: their new notifications and deliveries inserted
+        together (before any other statement, and at the end), their devices read once.
+
+        Read once: every work of a group was submitted before the group began, so
+        what its caller saw committed is there at the first read; a statement
+        that writes forgets what was read.
+        """
+        sql = self._sql
+        sql.held = {}
+        try:
+            yield
+            sql.send_held()
+        finally:
+            sql.held = None
+            sql.seen.clear()
+
+    def changes(self) -> int:
+        """How many statements so far wrote or failed (either may need undoing)."""
+        return self._sql.changes
+
     def finish(self) -> None:
         """Bring the accounts' counts up to date; the store calls this just before COMMIT."""
         flush(self._sql.tally, self._sql)
