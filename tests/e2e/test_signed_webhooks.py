@@ -129,6 +129,10 @@ def sender_other_than(server: Server, old: int | None, timeout: float = 20.0) ->
 def test_events_are_posted_from_a_process_of_their_own_started_again_after_a_kill(
     server: Server, receiver: Receiver
 ) -> None:
+    # No endpoint yet (this module's other tests make none): no sender process either,
+    # as on a server no sender uses events; it starts once an event waits in the outbox.
+    assert server.process is not None
+    assert children(server.process.pid) == []
     user = server.user("events")
     made = server.request(
         "POST",
