@@ -338,31 +338,34 @@ class DeliveryEngine:
             # Let the current tick end first: a claim it is waiting for is
             # either started before this point or handed back by tick().
             await asyncio.gather(runner, return_exceptions=True)
-        if self._tasks:
-            grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
-            grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
-            try:
-                while (self._tasks or self._rollups.running) and not grace.done():
-                    waits = [*self._tasks, *self._rollups.running, grace]
-                    await asyncio.wait(waits, return_when=FIRST_COMPLETED)
-            finally:
-                grace.cancel()
-        unfinished = set(self._tasks)
-        # What is still held was not sent, or was sent with its answer unrecorded
-        # (a gateway still waiting): handed back, it is sent again.
-        ids = sorted(self._held)
-        for task in unfinished:
-            task.cancel()
-        await asyncio.gather(*unfinished, return_exceptions=True)
-        if ids:
-            released = await self._db(self._recorder, functools.partial(self._ledger.release, ids))
-            log.info("released %d unsent deliveries", released)
+        grace_end = self._clock.now() + timedelta(seconds=self.config.shutdown_grace)
+        grace = asyncio.ensure_future(self._clock.sleep_until(grace_end))
+        try:
+            # The batches and the roll-ups queued (even with no batch left): a roll-up
+            # cut short is not lost (its notes stay), but the next start redoes it.
+            while (self._tasks or self._rollups.running) and not grace.done():
+                waits = [*self._tasks, *self._rollups.running, grace]
+                await asyncio.wait(waits, return_when=FIRST_COMPLETED)
+            unfinished = set(self._tasks)
+            # What is still held was not sent, or was sent with its answer unrecorded
+            # (a gateway still waiting): handed back, it is sent again.
+            ids = sorted(self._held)
+            for task in unfinished:
+                task.cancel()
+            await asyncio.gather(*unfinished, return_exceptions=True)
+            if ids:
+                release = functools.partial(self._ledger.release, ids)
+                released = await self._db(self._recorder, release)
+                log.info("released %d unsent deliveries", released)
+            # Before its thread goes: a roll-up queued on it then failed with a traceback.
+            await self._rollups.close(grace)
+        finally:
+            grace.cancel()
         for gateway in set(self._gateways.values()):
             await gateway.aclose()
         # Nothing is queued on the executors any more; don't block the loop on them.
         self._claimer.shutdown(wait=False)
         self._recorder.shutdown(wait=False)
-        self._rollups.shutdown()
 
     # -- sending -------------------------------------------------------------
 

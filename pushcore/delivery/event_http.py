@@ -116,6 +116,11 @@ class Connection:
             self.close()
         return answer
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the connection is open (kept alive after its last answer)."""
+        return self._writer is not None
+
     def close(self) -> None:
         """Drop the connection (the next POST opens another)."""
         if self._writer is not None:

@@ -54,6 +54,12 @@ running sender, whose own idle look is 0.25 s; none is lost, the outbox keeps it
 
 POOL_SIZE = 2  # the sender's database thread, and a spare for a PostgreSQL reconnect
 
+NICENESS = 10
+"""Added to the sender process's niceness: where the engine and the sender want the same
+core, the engine's deliveries come first (the scheduler gives a nice-10 process about a
+tenth of a contended core), and the events, which have a second to arrive, take the time
+the engine leaves (docs/benchmarks.md, "Event webhooks: beside the engine")."""
+
 Child = asyncio.subprocess.Process
 _CHILD = f"from {__name__} import main; main()"
 
@@ -134,6 +140,7 @@ async def _stop(process: Child) -> None:
 def serve_events(settings: Settings, parent: int) -> None:
     """The child's body: post events until SIGTERM (or the parent's end)."""
     stop_with(parent)
+    os.nice(NICENESS)
     # A terminal's Ctrl-C reaches the whole process group: the parent stops this one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(

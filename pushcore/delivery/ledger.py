@@ -40,6 +40,8 @@ from pushcore.receipts import ReceiptKey
 # Notifications rolled up per transaction: on SQLite each holds the one write
 # lock, which the next outcomes' record may be waiting for.
 ROLLUP_CHUNK = 128
+# Leases renewed per transaction (see Ledger._beat).
+RENEW_CHUNK = 256
 
 
 @attrs.frozen
@@ -89,10 +91,11 @@ class Ledger:
         """
         config = self._config
         key = self._receipts.get()
+        if now >= self.beat_due:
+            # The heartbeat senders look for (pushctl send warns without one), and the
+            # renewals, before the lease and apart from it (see _beat).
+            self._beat(now, sorted(held))
         with self._store.transaction() as tx:
-            if now >= self.beat_due:
-                # The heartbeat senders look for (pushctl send warns without one).
-                self._beat(tx, now, sorted(held))
             # Due notifications without deliveries: settled and in their owners'
             # inboxes in one transaction (a wake-up before the due time is set
             # for the due time), or neither.
@@ -133,18 +136,24 @@ class Ledger:
     def beat(self, held: Sequence[str]) -> int:
         """Say this engine lives and renew the leases of ``held``; how many were renewed.
         Due every ``config.heartbeat`` (``beat_due``); a claim does it when due."""
-        with self._store.transaction() as tx:
-            return self._beat(tx, self._clock.now(), held)
+        return self._beat(self._clock.now(), held)
 
-    def _beat(self, tx: Transaction, now: datetime, held: Sequence[str]) -> int:
-        tx.engines.beat(self.owner, now)
+    def _beat(self, now: datetime, held: Sequence[str]) -> int:
+        with self._store.transaction() as tx:
+            tx.engines.beat(self.owner, now)
         self.beat_due = now + self._config.heartbeat
-        if not held:
-            return 0
         # A lease is renewed once half of it is left: each row is written about
-        # twice a lease, not on every beat.
+        # twice a lease, not on every beat. In transactions of RENEW_CHUNK rows: a
+        # renewal holds its rows' locks until it commits, and on PostgreSQL a record
+        # of their answers waits for that (a backlog held past half a lease renews
+        # thousands at once; inside the claim's transaction, for all of it).
         lease = self._config.lease
-        return tx.deliveries.renew(held, self.owner, now + lease, now + lease / 2)
+        renewed = 0
+        for start in range(0, len(held), RENEW_CHUNK):
+            chunk = held[start : start + RENEW_CHUNK]
+            with self._store.transaction() as tx:
+                renewed += tx.deliveries.renew(chunk, self.owner, now + lease, now + lease / 2)
+        return renewed
 
     def record(self, pairs: Sequence[tuple[Dispatch, Outcome]]) -> datetime | None:
         """Store outcomes, in a short transaction; the earliest time a delivery is due

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import ssl
 import time
@@ -30,8 +29,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from pushcore.converter import to_json
-from pushcore.converter.events import EventView
+from pushcore.delivery.event_body import event_body, signed_headers
 from pushcore.delivery.event_http import BadAnswer, Connection, Target
 from pushcore.delivery.retention import finish_in_thread
 from pushcore.domain.events import (
@@ -44,13 +42,11 @@ from pushcore.domain.events import (
     gives_up,
     next_attempt_delay,
 )
-from pushcore.domain.webhooks import signature
 from pushcore.gateways._http import guarded_address, retry_after_seconds
 from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock, Store
 
 log = logging.getLogger("pushcore.webhooks")
-USER_AGENT = "pushcore-events/1"
 GONE = "The endpoint answered 410 Gone"
 GAVE_UP = "No successful answer for 3 days"
 T = TypeVar("T")
@@ -69,6 +65,15 @@ class SenderConfig:
     lease: timedelta = timedelta(minutes=5)
     idle: timedelta = timedelta(milliseconds=250)  # between two rounds that found nothing
     timeout: float = ANSWER_WITHIN.total_seconds()
+    # How long a kept-alive connection no worker holds stays open for the next claim's
+    # POSTs: under the 5 s keep-alive timeout of common servers (uvicorn, Node), so
+    # one is rarely found closed by its server.
+    keep_idle: float = 4.0
+    # Seconds at least between two claims, and between two records, of less than a
+    # batch: beside a busy engine events come due a few at a time, and a transaction
+    # for each few cost both processes (on SQLite each one takes the write lock the
+    # engine's records wait behind). Far under the events' second to arrive.
+    gather: float = 0.05
 
 
 class _Lane:
@@ -103,8 +108,11 @@ class EventSender:
         self.config = config or SenderConfig()
         self._tls = tls
         self._default_tls: ssl.SSLContext | None = None
-        # Each lane worker's connection, closed when the sender is (or its worker ends).
+        # Every open connection, closed when the sender is; those no worker holds are
+        # also in _idle by target, to be taken by the next worker to post there (a
+        # connection per claim of a few events cost a fifth of the sender's CPU).
         self._connections: set[Connection] = set()
+        self._idle: dict[Target, list[tuple[float, Connection]]] = {}
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-events")
         self._lanes: dict[str, _Lane] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -112,6 +120,7 @@ class EventSender:
         # one transaction, while the lanes go on posting.
         self._answered: list[_Answered] = []
         self._recorder: asyncio.Task[None] | None = None
+        self._recorded_at = 0.0  # monotonic, the last record's start
         # Set when an endpoint has room for more: the next claim may feed it.
         self._progress = asyncio.Event()
 
@@ -119,6 +128,7 @@ class EventSender:
         """Claim and post until cancelled; a failed round is logged and tried again."""
         try:
             while True:
+                claimed_at = time.monotonic()
                 try:
                     started = await self.round()
                 except Exception:
@@ -126,6 +136,8 @@ class EventSender:
                     started = 0
                 if not started:
                     await self._rest()
+                elif started < self.config.batch:  # more may come due meanwhile
+                    await asyncio.sleep(claimed_at + self.config.gather - time.monotonic())
         finally:
             await self.aclose()
             self._thread.shutdown(wait=False)
@@ -144,6 +156,7 @@ class EventSender:
 
     async def round(self) -> int:
         """Claim what is due and start posting it (in the background); how many."""
+        self._close_idle(time.monotonic() - self.config.keep_idle)
         claimed = await self._db(self._claim)
         for attempt, event, endpoint in claimed:
             lane = self._lanes.get(endpoint.id)
@@ -173,6 +186,19 @@ class EventSender:
         for connection in self._connections:
             connection.close()
         self._connections.clear()
+        self._idle.clear()
+
+    def _close_idle(self, before: float) -> None:
+        """Close the connections no worker has used since ``before`` (monotonic)."""
+        for target, idle in list(self._idle.items()):
+            while idle and idle[0][0] < before:
+                self._drop(idle.pop(0)[1])
+            if not idle:
+                del self._idle[target]
+
+    def _drop(self, connection: Connection) -> None:
+        connection.close()
+        self._connections.discard(connection)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -238,8 +264,11 @@ class EventSender:
                     self._recorder = self._spawn(self._record_answers())
         finally:
             for connection in held:
-                connection.close()
-                self._connections.discard(connection)
+                if connection.is_open:  # kept for the next worker posting there
+                    idle = self._idle.setdefault(connection.target, [])
+                    idle.append((time.monotonic(), connection))
+                else:
+                    self._connections.discard(connection)
             lane.workers -= 1
             if lane.claimed <= 0 and not lane.waiting and not lane.workers:
                 self._lanes.pop(lane.endpoint.id, None)
@@ -247,7 +276,11 @@ class EventSender:
     async def _record_answers(self) -> None:
         """Record the answers that came, in one transaction, until none is left."""
         while self._answered:
+            wait = self._recorded_at + self.config.gather - time.monotonic()
+            if wait > 0 and len(self._answered) < self.config.batch:
+                await asyncio.sleep(wait)  # more answers come meanwhile
             answered, self._answered = self._answered, []
+            self._recorded_at = time.monotonic()
             try:
                 await self._db(functools.partial(self._record, answered))
             except Exception:
@@ -270,17 +303,10 @@ class EventSender:
 
     async def _send(self, event: Event, lane: _Lane, held: list[Connection]) -> AttemptResult:
         endpoint = lane.endpoint
-        body = json.dumps(to_json(EventView.of(event)), separators=(",", ":")).encode()
+        body = event_body(event)
         now = self._clock.now()
         stamp = int(now.timestamp())
-        signatures = " ".join(
-            signature(secret, event.id, stamp, body) for secret in endpoint.secrets_at(now)
-        )
-        headers = (
-            f"Content-Type: application/json\r\nUser-Agent: {USER_AGENT}\r\n"
-            f"webhook-id: {event.id}\r\nwebhook-timestamp: {stamp}\r\n"
-            f"webhook-signature: {signatures}\r\n"
-        )
+        headers = signed_headers(event.id, stamp, body, endpoint.secrets_at(now))
         started = time.monotonic()
 
         def took() -> int:
@@ -309,9 +335,12 @@ class EventSender:
         """The worker's connection to ``target`` (another when the address changed)."""
         if held and held[0].target == target:
             return held[0]
-        for old in held:
-            old.close()
-            self._connections.discard(old)
+        for old in held:  # its address changed
+            self._drop(old)
+        idle = self._idle.get(target)
+        if idle:
+            held[:] = [idle.pop()[1]]  # the most recently used: least likely closed
+            return held[0]
         tls = None
         if target.server_name is not None:  # the system's roots loaded for https only
             if self._default_tls is None:
@@ -346,19 +375,22 @@ _Answered = tuple[Attempt, WebhookEndpoint, AttemptResult]
 def _decide(attempt: Attempt, result: AttemptResult, now: datetime) -> tuple[Attempt, str | None]:
     """The attempt after this try, and why its endpoint is to be disabled (if it is)."""
     tries = attempt.attempts + 1
+    status, due, disable = attempt.status, None, None
+    if result.ok:
+        status = AttemptStatus.SUCCEEDED
+    elif result.gone:
+        status, disable = AttemptStatus.FAILED, GONE
+    else:
+        due = now + next_attempt_delay(tries, result.retry_after)
+        if gives_up(attempt.created_at, due):
+            status, due, disable = AttemptStatus.FAILED, None, GAVE_UP
     tried = attrs.evolve(
         attempt,
+        status=status,
         attempts=tries,
         attempted_at=now,
         response_status=result.status,
         duration_ms=result.duration_ms,
-        next_attempt_at=None,
+        next_attempt_at=due,
     )
-    if result.ok:
-        return attrs.evolve(tried, status=AttemptStatus.SUCCEEDED), None
-    if result.gone:
-        return attrs.evolve(tried, status=AttemptStatus.FAILED), GONE
-    due = now + next_attempt_delay(tries, result.retry_after)
-    if gives_up(attempt.created_at, due):
-        return attrs.evolve(tried, status=AttemptStatus.FAILED), GAVE_UP
-    return attrs.evolve(tried, next_attempt_at=due), None
+    return tried, disable

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from pushcore import build_services, load_settings
+from pushcore import build_services
 from pushcore.converter import structure_request
 from pushcore.domain.inbox import InboxItem
 from pushcore.domain.inputs import InboxRead, NewNotification, StreamSend
@@ -21,21 +17,8 @@ from pushcore.domain.model import Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.services.replacements import replacement_key
 from tests.delivery.conftest import ALICE, DUE, Harness
-from tests.fakes.clock import FakeClock
 
 BOB = "acct_bob"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) -> Iterator[Harness]:
-    """The harness on SQLite and on PostgreSQL."""
-    url = None
-    if request.param == "postgres":
-        url = request.getfixturevalue("pg_cluster").create_database()
-    settings = load_settings(env={}, data_dir=tmp_path / "data", database_url=url)
-    harness = Harness(build_services(settings, clock=fake_clock), fake_clock)
-    yield harness
-    harness.close()
 
 
 def inbox(h: Harness, account: str = ALICE) -> list[InboxItem]:

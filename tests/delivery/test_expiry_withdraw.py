@@ -10,35 +10,25 @@ withdrawal to each device it reached, durably, once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
-from pushcore import build_services, load_settings
 from pushcore.delivery.retention import Retention, RetentionConfig
 from pushcore.domain.errors import NotFound
 from pushcore.domain.inbox import Withdrawn
 from pushcore.domain.outcomes import Failed, Retry
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from tests.delivery.conftest import ALICE, BOB, DUE, Harness, at, until
-from tests.fakes.clock import FakeClock
 
 N = NotificationStatus
 D = DeliveryStatus
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def h(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) -> Iterator[Harness]:
+@pytest.fixture
+def h(db: Harness) -> Harness:
     """The harness on SQLite, and on a PostgreSQL database of its own."""
-    url = None
-    if request.param == "postgres":
-        url = request.getfixturevalue("pg_cluster").create_database()
-    settings = load_settings(env={}, data_dir=tmp_path / "data", database_url=url)
-    harness = Harness(build_services(settings, clock=fake_clock), fake_clock)
-    yield harness
-    harness.close()
+    return db
 
 
 class Signals:

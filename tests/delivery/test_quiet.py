@@ -4,14 +4,12 @@ clock, on SQLite and PostgreSQL: what reached the gateway, when, and how deliver
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pushcore import build_services, load_settings
 from pushcore.converter import structure_request
 from pushcore.converter.recipient import parse_account_patch
 from pushcore.domain.inputs import NewStream, StreamSend
@@ -48,17 +46,11 @@ class QuietAware(ScriptedGateway):
         return await super().send(dispatches)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def h(request: pytest.FixtureRequest, tmp_path: Path, fake_clock: FakeClock) -> Iterator[Harness]:
+@pytest.fixture
+def h(db: Harness, fake_clock: FakeClock) -> Harness:
     """The harness on SQLite or PostgreSQL, its gateway noting quiet dispatches."""
-    url = None
-    if request.param == "postgres":
-        url = request.getfixturevalue("pg_cluster").create_database()
-    settings = load_settings(env={}, data_dir=tmp_path / "data", database_url=url)
-    harness = Harness(build_services(settings, clock=fake_clock), fake_clock)
-    harness.gateway = QuietAware(fake_clock)
-    yield harness
-    harness.close()
+    db.gateway = QuietAware(fake_clock)
+    return db
 
 
 def settle(h: Harness, account: str, **body: Any) -> None:

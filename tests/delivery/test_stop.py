@@ -6,6 +6,9 @@ import asyncio
 import threading
 from datetime import timedelta
 
+import attrs
+import pytest
+
 from pushcore.delivery import DeliveryEngine
 from pushcore.domain.model import Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
@@ -171,3 +174,88 @@ def test_a_claim_in_progress_when_stop_is_called_is_not_left_in_flight(h: Harnes
     (delivery,) = h.deliveries(n)
     assert (delivery.status, delivery.attempts, delivery.lease_owner) == (D.PENDING, 0, None)
     assert h.gateway.sent == []
+
+
+@attrs.define
+class Queued:
+    """Two notifications and an engine whose roll-up thread is held (``release``)."""
+
+    h: Harness
+    notifications: list[Notification]
+    engine: DeliveryEngine
+    store: WatchedStore
+    gate: threading.Event
+
+    async def sent_and_recorded(self) -> None:
+        """Send both at their due times: each is recorded; the first roll-up waits on
+        the held thread, the second is queued behind it."""
+        h, engine = self.h, self.engine
+        h.clock.set(DUE)
+        await engine.tick()
+        await asyncio.to_thread(self.store.waiting.wait, 30)  # the first roll-up is held
+        h.clock.set(DUE + timedelta(seconds=10))
+        await engine.tick()
+        await until(lambda: len(h.gateway.sent) == 2 and not engine.in_flight)
+        assert engine._rollups.running  # queued, not done
+
+    def release(self) -> None:
+        """Let the held roll-ups through."""
+        self.gate.set()
+
+
+@pytest.fixture
+def queued(db: Harness) -> Queued:
+    """The harness on SQLite and PostgreSQL, set for roll-ups queued at a stop."""
+    db.device("tok-a")
+    notifications = [db.notify(), db.notify_in(10)]
+    store = WatchedStore(db.services.store)
+    store.gated_threads, store.gate = "pushcore-rollup", threading.Event()
+    engine = db.engine(store=store, shutdown_grace=GRACE.total_seconds())
+    return Queued(db, notifications, engine, store, store.gate)
+
+
+def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The log lines that carry a traceback."""
+    return [r.getMessage() for r in caplog.records if r.exc_info]
+
+
+def test_stop_rolls_up_what_is_queued_before_its_thread_goes(
+    queued: Queued, caplog: pytest.LogCaptureFixture
+) -> None:
+    h, engine, notifications = queued.h, queued.engine, queued.notifications
+
+    async def scenario() -> None:
+        await queued.sent_and_recorded()
+        stopping = asyncio.ensure_future(engine.stop())
+        await until(lambda: h.clock.now() + GRACE in h.clock.sleepers or stopping.done())
+        queued.release()  # within the grace period: the roll-ups go on
+        await stopping
+        await until(lambda: not engine._rollups.running)
+
+    asyncio.run(scenario())
+
+    assert tracebacks(caplog) == []
+    assert [h.status(n) for n in notifications] == [N.DELIVERED, N.DELIVERED]
+
+
+def test_roll_ups_a_stop_cuts_short_are_done_by_the_next_start(
+    queued: Queued, caplog: pytest.LogCaptureFixture
+) -> None:
+    h, engine, notifications = queued.h, queued.engine, queued.notifications
+
+    async def scenario() -> None:
+        await queued.sent_and_recorded()
+        await stop_at_grace_end(h, engine)  # the roll-up still held
+        queued.release()
+        await until(lambda: not engine._rollups.running)
+        assert [h.status(n) for n in notifications] != [N.DELIVERED, N.DELIVERED]
+        after = h.engine("engine-b")
+        task = after.start()  # rolls up what a stopped engine left, before anything new
+        await until(lambda: all(h.status(n) is N.DELIVERED for n in notifications))
+        await after.stop()
+        await task
+
+    asyncio.run(scenario())
+
+    assert tracebacks(caplog) == []
+    assert len(h.gateway.sent) == 2  # nothing sent again

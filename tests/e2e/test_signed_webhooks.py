@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from pushcore.delivery.event_process import NICENESS
 from tests.e2e.server import Server
 from tests.fakes.receiver import Receiver, running_receiver
 
@@ -149,6 +150,9 @@ def test_events_are_posted_from_a_process_of_their_own_started_again_after_a_kil
     assert receiver.wait_for(1, timeout=30, path="/events")
     # `pushctl serve` posts them from a child process (PUSHCORE_EVENTS_PROCESS).
     sender = sender_other_than(server, None)
+    # It runs below the engine's priority (it has posted: its niceness is set).
+    engine = os.getpriority(os.PRIO_PROCESS, server.process.pid)  # type: ignore[union-attr]
+    assert os.getpriority(os.PRIO_PROCESS, sender) == min(19, engine + NICENESS)
     os.kill(sender, signal.SIGKILL)
     # Started again, and the next event comes through it; the server went on serving.
     sender_other_than(server, sender)

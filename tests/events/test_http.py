@@ -162,3 +162,52 @@ def test_a_kept_alive_connection_the_server_closed_is_opened_again_for_the_next_
         server.server_close()
     assert server.answered == 3  # type: ignore[attr-defined]
     assert {a["status"] for a in attempts(world, made["id"])} == {"succeeded"}
+
+
+class _KeptAlive(socketserver.BaseRequestHandler):
+    """Answers every request on a connection with a 204, counting the connections."""
+
+    def handle(self) -> None:
+        self.server.connections += 1  # type: ignore[attr-defined]
+        data = b""
+        while True:
+            while b"\r\n\r\n" not in data:
+                more = self.request.recv(65536)
+                if not more:
+                    return
+                data += more
+            head, _, data = data.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            while len(data) < length:
+                data += self.request.recv(65536)
+            data = data[length:]
+            self.request.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
+
+
+def test_the_next_claims_events_go_out_on_the_connection_the_last_one_left_open(
+    world: World,
+) -> None:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _KeptAlive)
+    server.daemon_threads = True
+    server.connections = 0  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    made = world.create(f"http://127.0.0.1:{server.server_address[1]}/hook")
+    sender = EventSender(world.services.store, world.clock, world.guard, "one")
+
+    async def rounds() -> list[int]:
+        started = []
+        for _ in range(3):  # an event a claim, each posted by a worker of its own
+            post_tests(world, made["id"])
+            started.append(await sender.round())
+            await sender.drain()
+        await sender.aclose()
+        return started
+
+    try:
+        assert asyncio.run(rounds()) == [1, 1, 1]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert {a["status"] for a in attempts(world, made["id"])} == {"succeeded"}
+    assert server.connections == 1  # type: ignore[attr-defined]

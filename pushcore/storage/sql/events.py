@@ -19,6 +19,8 @@ _ATTEMPT = (
     " attempted_at, response_status, duration_ms"
 )
 _EVENT = "id, account_id, type, created_at, data, notification_id"
+# One encoder for every event's data (json.dumps with separators makes one per call).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 _RECORD = (
     "UPDATE webhook_attempts SET status = ?, attempts = ?, next_attempt_at = ?,"
     " attempted_at = ?, response_status = ?, duration_ms = ?, lease_owner = NULL,"
@@ -123,7 +125,7 @@ class Events(Repository):
                     event.account_id,
                     event.type,
                     time(event.created_at),
-                    json.dumps(dict(event.data), separators=(",", ":")),
+                    _encode(dict(event.data)),
                     event.notification_id,
                 )
                 for event, _ in events

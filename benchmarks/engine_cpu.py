@@ -1,0 +1,245 @@
+"""The engine's CPU per delivery, in process: claims, records and roll-ups against a
+gateway that answers at once, on SQLite (or PostgreSQL), no HTTP and no receiver.
+
+    .venv/bin/python -m benchmarks.engine_cpu [--count 5000] [--database URL]
+        [--tree DIR] [--lane 32] [--instructions]
+
+``--count`` notifications (one account, its one device) are made due at once, then
+one engine (the server's: ``build_engine``) delivers them all. Printed: the CPU ms a
+delivery of the delivering alone (creating excluded), the rate, and the CPU of each
+of the engine's transactions (on their own threads) a delivery. The gateway answers
+each delivery in a turn of the event loop of its own, as webhooks do, ``--lane`` at a
+time, as a host's lane lets them go: the engine's in-flight room fills, and then each
+claim takes what the records before it freed, as in `benchmarks.crash --throughput`
+(``--lane 0``: a batch gateway, one answer for a batch).
+
+``--tree DIR`` runs another source tree's pushcore (a checkout of an older commit)
+for A/B pairs: alternate the two (old, new, old, new), and say the load (uptime).
+``--instructions``: instructions a delivery instead, which load does not move:
+valgrind's cachegrind counts a delivering process at ``count / 5`` and at ``count``
+notifications (the data made beforehand, outside it), and the difference is divided
+by the difference in count, so that starting and importing cancel out (slow: about
+a minute per 1,000 notifications).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ACCOUNT = "acct_bench"
+PHASES = ("claim", "record", "roll_up", "beat", "roll_up_leftovers")
+
+
+class Instant:
+    """A gateway that delivers everything at once."""
+
+    async def send(self, dispatches: Sequence[Any]) -> Sequence[Any]:
+        """Delivered, each."""
+        from pushcore.domain.outcomes import Delivered
+
+        return [Delivered()] * len(dispatches)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+class InstantEach(Instant):
+    """Answers delivery by delivery, as webhooks do (an ``EachGateway``), at most
+    ``lane`` at a time (a host's lane): the rest of what is claimed waits, so the
+    engine's in-flight room fills and each claim takes what the last records freed."""
+
+    def __init__(self, lane: int) -> None:
+        self._lane = lane
+        self._waiting: asyncio.Queue[asyncio.Future[Any]] | None = None
+        self._workers: list[asyncio.Task[None]] = []
+
+    def send_each(self, dispatches: Sequence[Any]) -> Sequence[asyncio.Future[Any]]:
+        """A future each, answered Delivered in turn."""
+        loop = asyncio.get_running_loop()
+        if self._waiting is None:
+            self._waiting = asyncio.Queue()
+            self._workers = [loop.create_task(self._answer()) for _ in range(self._lane)]
+        futures = [loop.create_future() for _ in dispatches]
+        for future in futures:
+            self._waiting.put_nowait(future)
+        return futures
+
+    async def _answer(self) -> None:
+        from pushcore.domain.outcomes import Delivered
+
+        assert self._waiting is not None
+        while True:
+            future = await self._waiting.get()
+            await asyncio.sleep(0)  # the request's turn of the loop
+            if not future.done():
+                future.set_result(Delivered())
+
+    async def aclose(self) -> None:
+        """Stop answering."""
+        for worker in self._workers:
+            worker.cancel()
+
+
+def timed(spent: dict[str, float], calls: dict[str, int]) -> None:
+    """Charge each of the ledger's transactions its thread's CPU time (they run on the
+    engine's threads, which a profiler of the event loop's thread does not see)."""
+    from pushcore.delivery.ledger import Ledger
+
+    for name in PHASES:
+        method = getattr(Ledger, name)
+
+        def wrapper(self: Any, *args: Any, _m: Any = method, _n: str = name, **kw: Any) -> Any:
+            begin = time.thread_time()
+            try:
+                return _m(self, *args, **kw)
+            finally:
+                spent[_n] = spent.get(_n, 0.0) + time.thread_time() - begin
+                calls[_n] = calls.get(_n, 0) + 1
+
+        setattr(Ledger, name, wrapper)
+
+
+def services_for(data: Path, url: str | None) -> Any:
+    """The services on ``data`` (SQLite) or ``url``."""
+    from pushcore import build_services, load_settings
+
+    settings = load_settings(env={"PUSHCORE_RATE_LIMIT": "0"}, data_dir=data, database_url=url)
+    return build_services(settings)
+
+
+def prepare(data: Path, url: str | None, count: int) -> None:
+    """One device and ``count`` notifications due now: a notification is one delivery."""
+    from pushcore.converter import structure_request
+    from pushcore.domain.inputs import NewDevice, NewNotification
+
+    services = services_for(data, url)
+    body = {"token": "tok-bench", "platform": "android"}
+    services.devices.register(ACCOUNT, structure_request(NewDevice, body))
+
+    async def create() -> None:
+        now = datetime.now(UTC).isoformat()
+        for start in range(0, count, 500):
+            items = [
+                structure_request(NewNotification, {"title": f"n{i}", "scheduledAt": now})
+                for i in range(start, min(count, start + 500))
+            ]
+            await services.notifications.create_many(ACCOUNT, items)
+
+    asyncio.run(create())
+    services.close()
+
+
+def deliver(data: Path, url: str | None, count: int, lane: int) -> str:
+    """Deliver what :func:`prepare` made with one engine; the figures, as a line."""
+    from pushcore.bootstrap import build_engine
+    from pushcore.domain.model import Platform
+
+    services = services_for(data, url)
+    spent: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    timed(spent, calls)
+
+    def delivered() -> int:
+        return int(services.notifications.stats(ACCOUNT).by_status.get("DELIVERED", 0))
+
+    async def run() -> tuple[float, float]:
+        gateway = InstantEach(lane) if lane else Instant()
+        engine = build_engine(services, dict.fromkeys(Platform, gateway))
+        cpu, wall = time.process_time(), time.monotonic()
+        task = engine.start()
+        while delivered() < count:
+            await asyncio.sleep(0.05)
+        await engine.drain()
+        used = time.process_time() - cpu, time.monotonic() - wall
+        await engine.stop()
+        await task
+        return used
+
+    cpu, wall = asyncio.run(run())
+    services.close()
+    phases = ", ".join(
+        f"{n} {spent[n] / count * 1000:.3f} ({calls[n]} calls)" for n in PHASES if n in spent
+    )
+    rest = (cpu - sum(spent.values())) / count * 1000
+    return (
+        f"{count} deliveries: {cpu / count * 1000:.3f} CPU ms a delivery,"
+        f" {count / wall:,.0f}/s (wall {wall:.2f} s); of it, ms a delivery: {phases};"
+        f" the loop and the rest {rest:.3f}"
+    )
+
+
+def child(args: argparse.Namespace, step: str, data: Path, count: int) -> list[str]:
+    """The command line of this script running ``step`` in a process of its own."""
+    # By path, without this directory first on sys.path (benchmarks/profile.py would
+    # shadow the standard library's profile).
+    run = f"import runpy; runpy.run_path({__file__!r}, run_name='__main__')"
+    argv = [sys.executable, "-c", run, "--step", step, "--data", str(data)]
+    argv += ["--count", str(count)]
+    argv += ["--database", args.database] if args.database else []
+    return [*argv, "--lane", str(args.lane)]
+
+
+def instructions(args: argparse.Namespace, env: dict[str, str]) -> str:
+    """Instructions a delivery: the difference of two delivering processes' counts."""
+    counted = []
+    counts = (args.count // 5, args.count)
+    for count in counts:
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(child(args, "prepare", Path(tmp), count), env=env, check=True)
+            valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no"]
+            valgrind += ["--cachegrind-out-file=/dev/null"]
+            run = subprocess.run(
+                valgrind + child(args, "deliver", Path(tmp), count),
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+            assert found is not None, run.stderr[-2000:]
+            counted.append(int(found.group(1).replace(",", "")))
+    per = (counted[1] - counted[0]) / (counts[1] - counts[0])
+    return f"{per:,.0f} instructions a delivery ({counts[0]} and {counts[1]} delivered)"
+
+
+def main() -> None:
+    """Prepare and deliver in processes of their own, in this tree or ``--tree``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--database", default=None, help="a PostgreSQL URL (default: SQLite)")
+    parser.add_argument("--tree", default=None, help="another source tree's pushcore")
+    parser.add_argument("--lane", type=int, default=32, help="answers at once (0: a batch gateway)")
+    parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--step", choices=("prepare", "deliver"), help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.step == "prepare":
+        prepare(args.data, args.database, args.count)
+        return
+    if args.step == "deliver":
+        print(deliver(args.data, args.database, args.count, args.lane), flush=True)
+        return
+    tree = args.tree or str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": tree}
+    print(f"pushcore of {tree}", flush=True)
+    if args.instructions:
+        print(instructions(args, env), flush=True)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(child(args, "prepare", Path(tmp), args.count), env=env, check=True)
+        subprocess.run(child(args, "deliver", Path(tmp), args.count), env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()
