@@ -132,6 +132,7 @@ def test_each_subscriber_gets_it_at_the_time_in_its_own_zone(lt: Local) -> None:
     stream = lt.stream("alice", "bob", "carol")
     sent = send_to_stream(lt, stream, deliverAt={"localTime": "11:30"})
     nid = sent["notificationId"]
+    assert (sent["sent"], sent["subscribers"]) == (2, 2)  # the deliveries enqueued, counted
     # 11:30 in Berlin is 10:30 UTC today; in New York (EST) 16:30 UTC.
     assert lt.due_list("alice", nid) == [stamp(z(10, 30)), stamp(z(16, 30))]
     shown = lt.ok("GET", f"/api/notifications/{nid}", "alice")

@@ -24,9 +24,16 @@ _DUES = (("zone", "text"), ("due", "time"))
 
 class LocalTimes(Repository):
     def _dues(self, dues: Mapping[str, datetime]) -> tuple[str, list[object]]:
-        """The dues by zone as a derived table ``v (zone, due)`` and its parameters."""
+        """The dues by zone as a ``WITH dues (zone, due)`` clause and its parameters.
+
+        MATERIALIZED: joined as a plain derived table, SQLite scanned json_each
+        again for every delivery (a 100,000-subscriber send over 40 zones took 4 s
+        of CPU); made once, it is looked up through an index SQLite builds for it.
+        """
         rows = [(zone, self._dialect.time(due)) for zone, due in sorted(dues.items())]
-        return self._dialect.table(_DUES), self._dialect.table_params(rows)
+        table = self._dialect.table(_DUES)
+        head = f"WITH dues AS MATERIALIZED (SELECT v.zone, v.due FROM {table})"  # noqa: S608
+        return head, self._dialect.table_params(rows)
 
     def stream_zones(self, stream_id: str) -> list[str]:
         """The zones of the stream's subscribers, each once."""
@@ -51,16 +58,18 @@ class LocalTimes(Repository):
         self, notification: Notification, stream_id: str, dues: Mapping[str, datetime]
     ) -> int:
         """One delivery per active subscriber device, due at its owner's zone's time."""
-        table, params = self._dues(dues)
+        head, params = self._dues(dues)
         cursor = self._sql.run(
+            # The WITH inside the INSERT: Python's sqlite3 counts the rows only of a
+            # statement that starts with INSERT.
             "INSERT INTO deliveries (id, notification_id, account_id, device_id, status,"  # noqa: S608
-            " due_at, attempts)"
+            f" due_at, attempts) {head}"
             " SELECT 'dlv_' || substr(?, 5) || '_' || substr(d.id, 5), ?, ?, d.id,"
             " 'PENDING', v.due, 0"
             " FROM subscriptions AS s JOIN devices AS d ON d.account_id = s.account_id"
-            f" JOIN accounts AS a ON a.id = s.account_id JOIN {table} ON v.zone = {_ZONE}"
+            f" JOIN accounts AS a ON a.id = s.account_id JOIN dues AS v ON v.zone = {_ZONE}"
             " WHERE s.stream_id = ? AND d.is_active = TRUE",
-            (notification.id, notification.id, notification.account_id, *params, stream_id),
+            (*params, notification.id, notification.id, notification.account_id, stream_id),
         )
         added = int(cursor.rowcount)
         self._sql.tally.deliveries(notification.account_id, "PENDING", added)
@@ -69,9 +78,9 @@ class LocalTimes(Repository):
     def reschedule_unsent(self, notification_id: str, dues: Mapping[str, datetime]) -> None:
         """Move each of the notification's deliveries never handed to a gateway to its
         device owner's zone's due time (PENDING again: a held one is screened anew)."""
-        table, params = self._dues(dues)
+        head, params = self._dues(dues)
         self._sql.run(
-            f"UPDATE deliveries SET due_at = (SELECT v.due FROM {table}"  # noqa: S608
+            f"{head} UPDATE deliveries SET due_at = (SELECT v.due FROM dues AS v"  # noqa: S608
             f" JOIN devices AS dv ON dv.id = deliveries.device_id"
             f" JOIN accounts AS a ON a.id = dv.account_id WHERE v.zone = {_ZONE}),"
             " status = 'PENDING', held_until = NULL"
