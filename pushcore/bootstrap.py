@@ -473,7 +473,7 @@ def build_engine(
     owner = owner or new_owner()
     events: EventSender | EventProcess
     if services.events_apart:  # posted from a child process: delivery/event_process.py
-        events = EventProcess(settings)
+        events = EventProcess(settings, services.store)
     else:
         events = EventSender(
             services.store,

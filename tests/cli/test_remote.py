@@ -95,7 +95,7 @@ def test_send_from_elsewhere_is_scheduled_on_the_server_and_delivered(
     server.webhook({"X-API-Key": key}, receiver.url("/alice"))
     env = {"PUSHCORE_URL": server.base, "PUSHCORE_API_KEY": key}
 
-    sent = run_pushctl(tmp_path, ["send", "hi", "--delay", "5s", "--json"], env)
+    sent = run_pushctl(tmp_path, ["send", "hi", "--delay", "1s", "--json"], env)
 
     assert sent.returncode == 0, sent.stderr
     created = json.loads(sent.stdout)

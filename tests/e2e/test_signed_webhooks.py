@@ -130,6 +130,10 @@ def sender_other_than(server: Server, old: int | None, timeout: float = 20.0) ->
 def test_events_are_posted_from_a_process_of_their_own_started_again_after_a_kill(
     server: Server, receiver: Receiver
 ) -> None:
+    # No endpoint yet (this module's other tests make none): no sender process either,
+    # as on a server no sender uses events; it starts once an event waits in the outbox.
+    assert server.process is not None
+    assert children(server.process.pid) == []
     user = server.user("events")
     made = server.request(
         "POST",
@@ -147,7 +151,7 @@ def test_events_are_posted_from_a_process_of_their_own_started_again_after_a_kil
     # `pushctl serve` posts them from a child process (PUSHCORE_EVENTS_PROCESS).
     sender = sender_other_than(server, None)
     # It runs below the engine's priority (it has posted: its niceness is set).
-    engine = os.getpriority(os.PRIO_PROCESS, server.process.pid)  # type: ignore[union-attr]
+    engine = os.getpriority(os.PRIO_PROCESS, server.process.pid)
     assert os.getpriority(os.PRIO_PROCESS, sender) == min(19, engine + NICENESS)
     os.kill(sender, signal.SIGKILL)
     # Started again, and the next event comes through it; the server went on serving.
