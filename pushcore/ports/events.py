@@ -33,6 +33,10 @@ class WebhookRepository(Protocol):
         """How many endpoints the account has."""
         ...
 
+    def any(self) -> bool:
+        """Whether any account has an endpoint."""
+        ...
+
     def update(self, endpoint: WebhookEndpoint) -> None:
         """Store the endpoint's changed state."""
         ...

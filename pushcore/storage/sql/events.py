@@ -65,6 +65,10 @@ class Webhooks(Repository):
         )
         return int(n)
 
+    def any(self) -> bool:
+        """Whether any account has an endpoint."""
+        return bool(self._sql.all("SELECT 1 FROM webhook_endpoints LIMIT 1"))
+
     def update(self, endpoint: WebhookEndpoint) -> None:
         """Store the endpoint's changed state."""
         self._sql.run(
