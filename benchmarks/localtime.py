@@ -163,16 +163,22 @@ async def deliver(
         runner.cancel()
 
 
-def lead_env(lead: float | None) -> dict[str, str]:
-    """The settings' environment for the engine's claim lead (the service's default if None)."""
-    return {} if lead is None else {"PUSHCORE_SCHEDULER_LEAD_SECONDS": str(lead)}
+def lead_env(lead: float | None, in_flight: int | None = None) -> dict[str, str]:
+    """The settings' environment for the engine's claim lead and in-flight cap (the
+    service's defaults where None)."""
+    env = {} if lead is None else {"PUSHCORE_SCHEDULER_LEAD_SECONDS": str(lead)}
+    if in_flight is not None:
+        env["PUSHCORE_DELIVERY_MAX_IN_FLIGHT"] = str(in_flight)
+    return env
 
 
-def run(subscribers: int, lead: float | None = None) -> dict[str, Any]:
+def run(
+    subscribers: int, lead: float | None = None, in_flight: int | None = None
+) -> dict[str, Any]:
     """Populate, send at local 09:00, deliver; the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         clock = JumpingClock()
-        settings = library_settings(Path(tmp), env=lead_env(lead))
+        settings = library_settings(Path(tmp), env=lead_env(lead, in_flight))
         services = build_services(settings, clock=clock)
         started = time.monotonic()
         stream_id, zone_of = populate(services, subscribers)
@@ -254,6 +260,9 @@ def main() -> None:
     parser.add_argument(
         "--lead", type=float, default=None, help="PUSHCORE_SCHEDULER_LEAD_SECONDS (default 0.02)"
     )
+    parser.add_argument(
+        "--in-flight", type=int, default=None, help="PUSHCORE_DELIVERY_MAX_IN_FLIGHT (default 4096)"
+    )
     parser.add_argument("--load", default="", help="what else ran on the machine, for the report")
     parser.add_argument(
         "--accept", type=int, default=0, metavar="N", help="only the accept, N times each way"
@@ -262,7 +271,7 @@ def main() -> None:
     if args.accept:
         accept_runs(args.subscribers, args.accept)
         return
-    result = run(args.subscribers, args.lead)
+    result = run(args.subscribers, args.lead, args.in_flight)
     text = report(args.subscribers, result, args.load or "machine otherwise idle", args.lead)
     print(text)
     if not args.no_write:
