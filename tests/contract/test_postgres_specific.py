@@ -348,17 +348,24 @@ def test_concurrent_claims_never_share_a_delivery(url: str) -> None:
     finally:
         add_stores.close()
     claimed: dict[int, list[str]] = {}
+    # Connected before they are released together: connecting inside the race let the
+    # first connected worker claim all 600 before the others had a connection.
+    stores = [PostgresStore(url, pool_size=1) for _ in range(4)]
+    for one in stores:
+        with one.read() as tx:
+            tx.deliveries.next_due_at()
 
     def claim_until_empty(worker: int) -> None:
-        store = PostgresStore(url, pool_size=1)
+        store = stores[worker]
         mine = claimed.setdefault(worker, [])
-        try:
-            while batch := claim(store, f"sched-{worker}", limit=25):
-                mine += (d.id for d in batch)
-        finally:
-            store.close()
+        while batch := claim(store, f"sched-{worker}", limit=25):
+            mine += (d.id for d in batch)
 
-    race(4, claim_until_empty)
+    try:
+        race(4, claim_until_empty)
+    finally:
+        for one in stores:
+            one.close()
     everything = [i for ids in claimed.values() for i in ids]
     assert len(everything) == len(set(everything)) == total
     assert sum(1 for ids in claimed.values() if ids) >= 2  # they did run side by side
