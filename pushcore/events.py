@@ -48,58 +48,74 @@ class _EventIds:
         self._lock = threading.Lock()
         self._last = 0
         self._pid = os.getpid()
-        # Random bits drawn for 256 ids at once: the engine makes an event per settled
-        # notification, and a system call each let go of its interpreter lock.
-        self._pool = b""
 
     def new(self, at: datetime) -> str:
+        """One id of the time ``at``."""
+        return self.many(at, 1)[0]
+
+    def many(self, at: datetime, n: int) -> list[str]:
+        """``n`` ids of the time ``at``, in increasing order."""
+        # The engine makes an event per settled notification, up to a roll-up chunk's
+        # 128 at once: their random bits are one draw (a system call lets go of the
+        # interpreter lock), their time and the lock taken once.
+        bits = int.from_bytes(secrets.token_bytes(10 * n), "big")
+        time = int(at.timestamp() * 1000) << 80
+        values = []
         with self._lock:
             if self._pid != os.getpid():
                 # A forked child (serve --workers): "the last id plus one" would be its
-                # parent's next id too, so the child starts its own order (and its own
-                # random bits, not its parent's pool).
-                self._last, self._pid, self._pool = 0, os.getpid(), b""
-            if not self._pool:
-                self._pool = secrets.token_bytes(2560)
-            bits, self._pool = self._pool[:10], self._pool[10:]
-            candidate = (int(at.timestamp() * 1000) << 80) | int.from_bytes(bits, "big")
-            candidate = self._last = max(candidate, self._last + 1)
-        return "evt_" + encode_ulid(candidate)
+                # parent's next id too, so the child starts its own order.
+                self._last, self._pid = 0, os.getpid()
+            last = self._last
+            for _ in range(n):
+                last = max(time | (bits & _BITS80), last + 1)
+                bits >>= 80
+                values.append(last)
+            self._last = last
+        return ["evt_" + encode_ulid(v) for v in values]
 
 
-new_event_id = _EventIds().new
+_BITS80 = (1 << 80) - 1
+_ids = _EventIds()
+new_event_id = _ids.new
 """``evt_`` and a ULID of the given time: ids sort by when their events were made."""
 
 
 def record_events(tx: Transaction, changes: Iterable[Change], at: datetime) -> list[Event]:
     """Store each change as an event, with a pending attempt for every enabled endpoint of
     its account subscribed to its type, in ``tx``; the events."""
+    changes = list(changes)
+    if not changes:
+        return []
+    # Each account's subscriptions, and which endpoints want each type, looked up once.
     endpoints: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    events: list[Event] = []
+    wanted: dict[tuple[str, str], list[str]] = {}
     added: list[tuple[Event, list[str]]] = []
-    for change in changes:
-        if change.account_id not in endpoints:
-            endpoints[change.account_id] = [
-                (e.id, e.events) for e in tx.webhooks.list(change.account_id, enabled_only=True)
-            ]
+    for change, event_id in zip(changes, _ids.many(at, len(changes)), strict=True):
+        account, kind = change.account_id, change.type.value
+        subscribed = wanted.get((account, kind))
+        if subscribed is None:
+            if account not in endpoints:
+                endpoints[account] = [
+                    (e.id, e.events) for e in tx.webhooks.list(account, enabled_only=True)
+                ]
+            subscribed = [i for i, events in endpoints[account] if matches(events, kind)]
+            wanted[account, kind] = subscribed
+        data = {"notificationId": change.notification_id}
+        data.update(change.data)
         event = Event(
-            id=new_event_id(at),
-            account_id=change.account_id,
-            type=change.type.value,
+            id=event_id,
+            account_id=account,
+            type=kind,
             created_at=at,
-            data={"notificationId": change.notification_id, **change.data},
+            data=data,
             notification_id=change.notification_id,
         )
-        subscribed = [
-            i for i, wanted in endpoints[change.account_id] if matches(wanted, event.type)
-        ]
         added.append((event, subscribed))
-        events.append(event)
-    if added:
-        # One statement for the lot: a roll-up settles up to 128 notifications, and an
-        # insert each cost the engine's outcome records their turn (GIL and round trips).
-        tx.events.add(added, at)
-    return events
+    # One statement for the lot: a roll-up settles up to 128 notifications, and an
+    # insert each cost the engine's outcome records their turn (GIL and round trips).
+    tx.events.add(added, at)
+    return [event for event, _ in added]
 
 
 def record_event(

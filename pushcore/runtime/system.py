@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import secrets
 import threading
@@ -55,19 +54,18 @@ class SecretsRandom:
         return secrets.randbelow(n)
 
 
-# RFC 4648 base32 and Crockford's put their 32 digits in the same order, so
-# encoding with the C base32 codec and translating the alphabet keeps ids
-# sortable and is far quicker than a loop of divmods (bulk fan-outs make
-# 100,000 ids at once).
-_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD.encode())
+# Two Crockford digits per 10 bits: an id is 13 look-ups and a join, about three
+# times quicker than the base32 codec (pure Python in 3.11, 11 us an id here; the
+# engine makes an event id per settled notification, bulk fan-outs 100,000 ids).
+_PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)
+_SHIFTS = tuple(range(120, -1, -10))
 
 
 def encode_ulid(value: int) -> str:
     """A 128-bit integer as 26 Crockford base32 characters."""
-    # 130 bits (two leading zero bits) = 26 groups of 5; 17 bytes = 136 bits
-    # encode to 27.2 characters, of which the first 26 are ours.
-    raw = (value << 6).to_bytes(17, "big")
-    return base64.b32encode(raw).translate(_TO_CROCKFORD)[:26].decode("ascii")
+    # 26 digits of 5 bits = 130 bits, the top two zero: 13 pairs of 10 bits.
+    pairs = _PAIRS
+    return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
 
 
 # Ids whose random bits one os.urandom call draws (see UlidGenerator._random80).
