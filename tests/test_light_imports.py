@@ -133,3 +133,20 @@ def test_a_local_send_loads_only_what_it_runs(tmp_path: Path) -> None:
         env=env,
     )
     assert [n["title"] for n in json.loads(listed.stdout)["items"]] == ["Backup done"]
+
+
+def test_the_event_senders_process_loads_neither_the_engine_nor_aiohttp(tmp_path: Path) -> None:
+    # Its start is CPU taken from the engine beside it (docs/benchmarks.md, "Event
+    # webhooks: beside the engine"): the child's own body, run until its SIGTERM.
+    loaded = modules_after(
+        "import os, signal, threading\n"
+        "from pushcore import load_settings\n"
+        "from pushcore.delivery.event_process import serve_events\n"
+        f"settings = load_settings(env={{}}, data_dir={str(tmp_path / 'data')!r})\n"
+        "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+        "serve_events(settings, os.getppid())"
+    )
+    assert "pushcore.delivery.webhooks" in loaded  # it did run the sender
+    assert (
+        among(loaded, ("aiohttp", "pushcore.delivery.engine", "pushcore.gateways.webhook")) == set()
+    )

@@ -28,7 +28,7 @@ from urllib.parse import quote, urlsplit
 
 import attrs
 
-from pushcore.gateways._http import MAX_ANSWER_BYTES, Answer
+from pushcore.gateways._answer import MAX_ANSWER_BYTES, Answer
 from pushcore.outbound.guard import Pinned
 
 MAX_HEAD_BYTES = 16 * 1024

@@ -42,7 +42,7 @@ from pushcore.domain.events import (
     gives_up,
     next_attempt_delay,
 )
-from pushcore.gateways._http import guarded_address, retry_after_seconds
+from pushcore.gateways._answer import guarded_address, retry_after_seconds
 from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock, Store
 

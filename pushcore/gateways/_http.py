@@ -4,34 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import http
-import ipaddress
 import ssl
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
 import attrs
 
 from pushcore.domain.addresses import IPAddress
+from pushcore.gateways._answer import MAX_ANSWER_BYTES, Answer, guarded_address
+
+# Moved to _answer (the event sender's process imports it without aiohttp); the
+# gateways still import it from here.
+from pushcore.gateways._answer import retry_after_seconds as retry_after_seconds  # noqa: PLC0414
 from pushcore.gateways.lanes import Lanes
 from pushcore.outbound.guard import NetworkGuard, Pinned
-
-
-def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 def status_reason(status: int) -> str:
@@ -40,17 +26,6 @@ def status_reason(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return f"HTTP {status}"
-
-
-async def guarded_address(guard: NetworkGuard, url: str) -> IPAddress:
-    """The address to connect to for ``url``, past the SSRF guard (ValueError if refused)."""
-    host = urlsplit(url).hostname or ""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        # A name needs DNS, which blocks: keep it off the event loop.
-        return (await asyncio.to_thread(guard.resolve, url))[0]
-    return guard.resolve(url)[0]
 
 
 class BatchResolver:
@@ -130,20 +105,6 @@ class Poster:
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-# Answers are read (so the connection can be reused) up to this much: a receiver
-# or push service has little to tell us in a body.
-MAX_ANSWER_BYTES = 64 * 1024
-
-
-@attrs.frozen
-class Answer:
-    """What a POST got back: its status, its Retry-After, the start of its body."""
-
-    status: int
-    retry_after: str | None
-    body: bytes
 
 
 async def post_pinned(
