@@ -15,7 +15,7 @@ from pushcore.domain.events import EventType
 from pushcore.domain.inputs import NewDevice, NewNotification
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Failed, TokenInvalid
-from pushcore.events import record_event
+from pushcore.events import Change, record_event, record_events
 from tests.events.conftest import ALICE, World
 from tests.fakes.gateway import ScriptedGateway
 from tests.fakes.receiver import Receiver
@@ -153,3 +153,32 @@ def test_reading_a_stream_send_in_the_inbox_tells_the_sender_delivery_opened(
     # Bob's phone is not the sender's to see.
     assert event["data"]["deviceId"] is None
     assert not events(world, "bob")
+
+
+def test_a_record_group_larger_than_one_insert_keeps_every_event_in_order(
+    world: World, receiver: Receiver
+) -> None:
+    wanted = world.create(receiver.url(), ["notification.*"])
+    other = world.create(receiver.url(), ["delivery.*"])
+    changes = [
+        Change(ALICE, EventType.NOTIFICATION_DELIVERED, {"status": "DELIVERED"}, f"ntf_{i:04d}")
+        for i in range(600)  # more rows than one INSERT takes
+    ]
+    with world.services.store.transaction() as tx:
+        made = [e.id for e in record_events(tx, changes, world.clock.now())]
+    assert made == sorted(made)
+    assert len(set(made)) == 600
+    listed: list[dict[str, Any]] = []
+    while len(listed) < 700:
+        after = f"&after={listed[-1]['id']}" if listed else ""
+        answer = world.client.get(f"/api/events?limit=100{after}", headers=world.auth())
+        page = answer.json()["items"]
+        if not page:
+            break
+        listed += page
+    assert [e["id"] for e in listed] == made
+    assert [e["data"]["notificationId"] for e in listed] == [c.notification_id for c in changes]
+    assert {e["data"]["status"] for e in listed} == {"DELIVERED"}
+    with world.services.store.read() as tx:
+        assert sorted(a.event_id for a in tx.events.attempts(wanted["id"], None, 1000)) == made
+        assert tx.events.attempts(other["id"], None, 1000) == []
