@@ -139,11 +139,16 @@ def test_the_event_senders_process_loads_neither_the_engine_nor_aiohttp(tmp_path
     # Its start is CPU taken from the engine beside it (docs/benchmarks.md, "Event
     # webhooks: beside the engine"): the child's own body, run until its SIGTERM.
     loaded = modules_after(
-        "import os, signal, threading\n"
+        "import os, signal, threading, time\n"
         "from pushcore import load_settings\n"
         "from pushcore.delivery.event_process import serve_events\n"
         f"settings = load_settings(env={{}}, data_dir={str(tmp_path / 'data')!r})\n"
-        "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+        "def stop():\n"
+        # Once its loop handles SIGTERM (its store opened, its sender started).
+        "    while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:\n"
+        "        time.sleep(0.01)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "threading.Thread(target=stop, daemon=True).start()\n"
         "serve_events(settings, os.getppid())"
     )
     assert "pushcore.delivery.webhooks" in loaded  # it did run the sender
