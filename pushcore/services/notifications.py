@@ -83,6 +83,22 @@ def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]
     return expiry_errors(due, request.ttl, request.expires_at)
 
 
+class _Drawn:
+    """Ids drawn in bulk up front (one clock read and one lock for a batch's thousand),
+    handed out one at a time as an :class:`IdGenerator` would."""
+
+    def __init__(self, ids: IdGenerator, counts: dict[str, int]) -> None:
+        self._left = {prefix: iter(ids.new_ids(prefix, n)) for prefix, n in counts.items()}
+
+    def new_id(self, prefix: str) -> str:
+        """The next id drawn for ``prefix``."""
+        return next(self._left[prefix])
+
+    def new_ids(self, prefix: str, count: int) -> list[str]:
+        """The next ``count`` ids drawn for ``prefix``."""
+        return [next(self._left[prefix]) for _ in range(count)]
+
+
 class WakeRelay:
     """Forwards wake-ups to the engine of this process, once one runs.
 
@@ -237,6 +253,8 @@ class NotificationService:
                 raise ValidationError(missing)
             created: list[Notification] = []
             deliveries: list[Delivery] = []
+            fanned = sum(len(targets[r.target_device_token]) for r in requests)
+            ids = _Drawn(self._ids, {"ntf": len(requests), "dlv": fanned})
             for i, request in enumerate(requests):
                 devices = targets[request.target_device_token]
                 try:
@@ -245,9 +263,12 @@ class NotificationService:
                     raise ValidationError(
                         [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in exc.details]
                     ) from None
-                created.append(self.compose(account_id, request, now, devices, due))
+                notification_id = ids.new_id("ntf")
+                created.append(
+                    self.compose(account_id, request, now, devices, due, notification_id)
+                )
                 due = created[-1].scheduled_at
-                deliveries += new_deliveries(self._ids, created[-1], devices, due)
+                deliveries += new_deliveries(ids, created[-1], devices, due)
             # Two statements for the whole batch (one round trip each on PostgreSQL).
             tx.notifications.add_many(created)
             tx.schedule.add_many(deliveries)
