@@ -311,10 +311,14 @@ class Schedule(Repository):
             self._sql.tally.deliveries(account_id, status, count)
 
     def _insert(self, deliveries: Sequence[Delivery]) -> None:
-        # One statement over a derived table, whatever the number of rows.
+        # One statement over a derived table, whatever the number of rows (on SQLite
+        # one prepared statement: binding beats 17 json_extract calls a row).
         dialect = self._dialect
         encode = DELIVERIES.codec(dialect).encode
         with self._sql.duplicate_as_key_error("delivery"):
+            if dialect.executemany_is_bulk:
+                self._sql.many(DELIVERIES.insert, [encode(d) for d in deliveries])
+                return
             self._sql.run(
                 f"INSERT INTO deliveries ({DELIVERIES.columns})"  # noqa: S608
                 f" SELECT * FROM {dialect.table(DELIVERIES.kinds)}",
