@@ -73,14 +73,22 @@ def _item_index(error: FieldError) -> int:
 
 def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
     """A request's timing and expiry problems (the expiry once its due time is known)."""
+    return _checked_due(now, request)[0]
+
+
+def _checked_due(
+    now: datetime, request: NewNotification
+) -> tuple[list[FieldError], datetime | None]:
+    """A request's timing and expiry problems, and its due time when it needs no zone
+    (a ``deliverAt`` one follows from the owner's zone, read in the write: request_due)."""
     if request.deliver_at is not None:
-        # Its due time follows from the owner's zone, read in the write (request_due).
-        return timing_errors(request, now) or expiry_errors(now, request.ttl, request.expires_at)
+        errors = timing_errors(request, now)
+        return errors or expiry_errors(now, request.ttl, request.expires_at), None
     errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
     if errors:
-        return errors
+        return errors, None
     due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
-    return expiry_errors(due, request.ttl, request.expires_at)
+    return expiry_errors(due, request.ttl, request.expires_at), in_milliseconds(due)
 
 
 class _Drawn:
@@ -226,9 +234,13 @@ class NotificationService:
         """The write that stores every item or none; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors: list[FieldError] = []
+        # The due times that need no zone, worked out once by the checks, not again
+        # in the write.
+        dues: list[datetime | None] = []
         for i, request in enumerate(requests):
-            found = _request_errors(now, request)
+            found, due = _checked_due(now, request)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
+            dues.append(due)
         errors += bad_icons
         if errors:
             raise ValidationError(sorted(errors, key=_item_index))
@@ -258,7 +270,8 @@ class NotificationService:
             for i, request in enumerate(requests):
                 devices = targets[request.target_device_token]
                 try:
-                    due = request_due(tx, account_id, request, now)
+                    known = dues[i]
+                    due = known if known is not None else request_due(tx, account_id, request, now)
                 except ValidationError as exc:
                     raise ValidationError(
                         [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in exc.details]
