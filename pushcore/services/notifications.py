@@ -404,8 +404,10 @@ class NotificationService:
             raise ValidationError(list(icons))
 
         def write(tx: Transaction) -> NotificationDetail:
-            edited = self._edit(tx, account_id, notification_id, if_revision, apply)
-            return NotificationDetail(edited, tx.progress.counts(notification_id))
+            edited, counts = self._edit(tx, account_id, notification_id, if_revision, apply)
+            if counts is None:
+                counts = tx.progress.counts(notification_id)
+            return NotificationDetail(edited, counts)
 
         detail = await self._writes.submit_async(write)
         self._waker.wake(detail.notification.scheduled_at)
@@ -418,7 +420,9 @@ class NotificationService:
         notification_id: str,
         if_revision: int | None,
         apply: Callable[[Notification], NewNotification],
-    ) -> Notification:
+    ) -> tuple[Notification, DeliveryCounts | None]:
+        """The edited notification, and its delivery counts when the edit left them as
+        they were (None: read them again, its targets changed)."""
         found = tx.notifications.get(account_id, notification_id, for_update=True)
         if found is None:
             raise NotFound("Notification not found")
@@ -429,7 +433,8 @@ class NotificationService:
         hint = NOT_EDITABLE_HINT.format(notification_id)
         if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
             raise NotEditable(f"Notification is {found.status.value}: {hint}")
-        if tx.progress.counts(notification_id).handed:
+        counts = tx.progress.counts(notification_id)
+        if counts.handed:
             raise NotEditable(f"Notification is being delivered; {hint}")
         request = apply(found)
         now = self._clock.now()
@@ -470,14 +475,16 @@ class NotificationService:
             revision=found.revision + 1,
         )
         token = request.target_device_token
+        if token != found.target_device_token and not dues:
+            edited = self._retarget(tx, edited, token)
+            tx.notifications.edit(edited)
+            return edited, None
         if dues:
             tx.local_times.reschedule_unsent(notification_id, dues)
-        elif token == found.target_device_token:
+        elif timed:  # an edit of its content alone leaves its deliveries as they are
             tx.schedule.reschedule_unsent(notification_id, due)
-        else:
-            edited = self._retarget(tx, edited, token)
         tx.notifications.edit(edited)
-        return edited
+        return edited, counts
 
     def _retarget(self, tx: Transaction, edited: Notification, token: str | None) -> Notification:
         """The edited notification for its new target set, whose deliveries replace the old."""
