@@ -60,8 +60,12 @@ def item_field(index: int) -> str:
 
 
 def _batch_icons(requests: Sequence[NewNotification]) -> dict[str, str | None]:
-    """The sender icons of a batch, by their fields' names."""
-    return {f"{item_field(i)}.senderIcon": r.sender_icon for i, r in enumerate(requests)}
+    """The sender icons of a batch, by their fields' names (items without one left out)."""
+    return {
+        f"{item_field(i)}.senderIcon": r.sender_icon
+        for i, r in enumerate(requests)
+        if r.sender_icon is not None
+    }
 
 
 def _item_index(error: FieldError) -> int:
