@@ -142,9 +142,12 @@ def webpush() -> Iterator[WebPushServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
+# Package scope: the tests each use accounts of their own, so one server serves them all
+# (a `pushctl serve` start is ~1.9 CPU s and seconds of wall; one a module was 17 of them).
+# A test that needs other settings, or stops its server, starts one of its own.
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """One server per module (the tests each use accounts of their own)."""
+    """One server for the browser package (the tests each use accounts of their own)."""
     running = AppServer(tmp_path_factory.mktemp("app"), env=SERVER_ENV)
     running.start()
     yield running
