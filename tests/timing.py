@@ -10,7 +10,10 @@ down (its name, scope and where it is defined, with the same CPU figures).
 A child's CPU counts where it was spent: the children still running (and what they
 reaped) are read from /proc at each test's start and end, and a child reaped meanwhile
 adds what it spent since last read. So a module's server or the browser package's
-Chromium counts in the tests it served, not in whichever test reaped it.
+Chromium counts in the tests it served, not in whichever test reaped it. (Reaped
+children alone missed half of Chromium's CPU: its renderers' is held by a process that
+is orphaned, never reaped, when Chromium closes. That loss shows as a negative figure
+in the line where it happens; benchmarks/testtime.py counts it as 0.)
 """
 
 from __future__ import annotations
