@@ -47,6 +47,9 @@ T = TypeVar("T")
 STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
+# The longest a claim waits for the answers before it to be recorded (recorder.py's
+# back-pressure): a record stuck on the database slows claims, never stops them.
+RECORD_HOLD = 0.25
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -243,6 +246,10 @@ class DeliveryEngine:
         if self._room is not None:
             self._room.clear()  # what is recorded from now on makes room for a release
         while not self._stopping and self.in_flight < self.config.max_in_flight:
+            # More only once what was answered is recorded (API.md's 100 ms, recorder.py).
+            await self._records.caught_up(RECORD_HOLD)
+            if self._stopping:
+                break
             now = self._clock.now()
             room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
             release = self._release.room(self._held)
