@@ -116,7 +116,10 @@ class DeliveryEngine:
             self._record_in_thread
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
-        self._rollups = Rollups(self._ledger)
+        # They wait, as claims do, for the answers before them to be recorded.
+        self._rollups = Rollups(
+            self._ledger, functools.partial(self._records.caught_up, RECORD_HOLD)
+        )
         # What quiet hours held goes out in slices beside due work (delivery/release.py).
         self._release = ReleaseRoom(self.config)
         self._stopping = False
