@@ -64,7 +64,7 @@ def test_no_claim_while_an_answer_waits_to_be_recorded(
         await engine.tick()
         await until(stalled.is_set)
         await until(engine._records.behind)  # the answer is older than the bound now
-        engine._ledger.claim = noted_claim  # type: ignore[method-assign]
+        engine._ledger.claim = noted_claim  # type: ignore[method-assign,assignment]
         db.clock.set(at(6))
         tick = asyncio.ensure_future(engine.tick())
         try:
