@@ -97,8 +97,9 @@ class DeliveryEngine:
         # Told after a claim put entries in inboxes: this process's live channels.
         self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
         # Claims (and heartbeats) get one thread, records one per group stored at
-        # once (and so SQLite connections of their own): a claim never waits behind
-        # a slow record, nor a record behind the one before it (delivery/recorder.py).
+        # once (and so SQLite connections of their own): a claim never queues behind
+        # a record's transaction (it waits for late answers' records, RECORD_HOLD at
+        # most), nor a record behind the one before it (delivery/recorder.py).
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(PARALLEL, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
