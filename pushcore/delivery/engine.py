@@ -463,8 +463,12 @@ class DeliveryEngine:
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
 
-    async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
-        return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
+    def _record_in_thread(
+        self, pairs: list[tuple[Dispatch, Outcome]]
+    ) -> asyncio.Future[datetime | None]:
+        # Not a coroutine: the thread gets the record when the group starts (recorder.py).
+        record = functools.partial(self._ledger.record, pairs)
+        return asyncio.get_running_loop().run_in_executor(self._recorder, record)
 
 
 def _gateway_error(platform: Platform, exc: Exception) -> Outcome:

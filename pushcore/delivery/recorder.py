@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pushcore.delivery.coalesce import flush_group
+from pushcore.delivery.coalesce import settle_group
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -103,7 +103,14 @@ class GroupRecorder(Generic[Item, Result]):
         since = loop.time() if self._queued_at is None else self._queued_at
         size = self._waiting
         group, self._queued, self._waiting, self._queued_at = self._queued, [], 0, None
-        task = loop.create_task(self._store(group))
+        # Called here, not in the task: a flush that hands its work to a thread when
+        # called (the engine's) starts it now, not a turn of a busy loop later.
+        items = [item for items, _ in group for item in items]
+        try:
+            started = self._flush(items)
+        except Exception as exc:
+            started = failed(loop, exc)
+        task = loop.create_task(settle_group(started, group))
         self._running[task] = (since, size)
         task.add_done_callback(self._stored)
 
@@ -147,5 +154,9 @@ class GroupRecorder(Generic[Item, Result]):
             # being stored now: go at once.
             self._start()
 
-    async def _store(self, group: list[tuple[Sequence[Item], asyncio.Future[Result]]]) -> None:
-        await flush_group(self._flush, group)
+
+def failed(loop: asyncio.AbstractEventLoop, exc: Exception) -> asyncio.Future[Any]:
+    """A future already failed with ``exc``."""
+    future: asyncio.Future[Any] = loop.create_future()
+    future.set_exception(exc)
+    return future
