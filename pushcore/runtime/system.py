@@ -54,18 +54,31 @@ class SecretsRandom:
         return secrets.randbelow(n)
 
 
-# Two Crockford digits per 10 bits: an id is 13 look-ups and a join, about three
-# times quicker than the base32 codec (pure Python in 3.11, 11 us an id here; the
-# engine makes an event id per settled notification, bulk fan-outs 100,000 ids).
+# Every pair of Crockford digits (10 bits), in order: an id is 13 table lookups
+# joined, about six times quicker than base64.b32encode (Python code before
+# 3.13) and a loop of divmods; bulk fan-outs and batches make ids by the thousand.
 _PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)
-_SHIFTS = tuple(range(120, -1, -10))
 
 
 def encode_ulid(value: int) -> str:
     """A 128-bit integer as 26 Crockford base32 characters."""
-    # 26 digits of 5 bits = 130 bits, the top two zero: 13 pairs of 10 bits.
-    pairs = _PAIRS
-    return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
+    # 130 bits (two leading zero bits) = 13 pairs of 5-bit digits, most significant first.
+    p = _PAIRS
+    return (
+        p[value >> 120]
+        + p[(value >> 110) & 1023]
+        + p[(value >> 100) & 1023]
+        + p[(value >> 90) & 1023]
+        + p[(value >> 80) & 1023]
+        + p[(value >> 70) & 1023]
+        + p[(value >> 60) & 1023]
+        + p[(value >> 50) & 1023]
+        + p[(value >> 40) & 1023]
+        + p[(value >> 30) & 1023]
+        + p[(value >> 20) & 1023]
+        + p[(value >> 10) & 1023]
+        + p[value & 1023]
+    )
 
 
 # Ids whose random bits one os.urandom call draws (see UlidGenerator._random80).
@@ -112,3 +125,21 @@ class UlidGenerator:
                 candidate = self._last + 1
             self._last = candidate
         return f"{prefix}_{encode_ulid(candidate)}"
+
+    def new_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` fresh ``<prefix>_<ULID>``, in increasing order: one clock read, one
+        lock and one draw of random bits for all (a batch of 500 makes 1,000 ids)."""
+        ms = int(self._clock.now().timestamp() * 1000)
+        base = ms << 80
+        values: list[int] = []
+        with self._lock:
+            if self._pool_pid != os.getpid():
+                self._last = 0  # a forked child, as in new_id
+                self._pool, self._pool_pid = b"", os.getpid()
+            bits, last = os.urandom(10 * count), self._last
+            for start in range(0, 10 * count, 10):
+                candidate = base | int.from_bytes(bits[start : start + 10], "big")
+                last = candidate if candidate > last else last + 1
+                values.append(last)
+            self._last = last
+        return [f"{prefix}_{encode_ulid(value)}" for value in values]
