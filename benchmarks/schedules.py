@@ -210,6 +210,9 @@ async def live(
     settle_heap()
     unwatch = timeline.watch_collections()
     tasks = [asyncio.create_task(engine.run())]
+    # Creating the one-offs took seconds on a loaded machine: what fell due before the
+    # engine started was a catch-up, not its precision.
+    later = max(later, clock.now() + timedelta(seconds=2))
     await clock.sleep_until(ends + timedelta(seconds=2))
     await engine.stop()
     unwatch()
@@ -225,7 +228,7 @@ async def live(
             kind = "occurrence" if device == devices[ACCOUNT] else "one-off"
             late[kind].append((arrived - due_at).total_seconds() * 1000)
     kinds = {devices[ACCOUNT]: "occurrences", devices[OTHER]: "one-offs"}
-    print(timeline.report(gateway, kinds, slow_ms), flush=True)
+    print(timeline.report(gateway, kinds, slow_ms, (later, ends)), flush=True)
     return late, oneoffs
 
 

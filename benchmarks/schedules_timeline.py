@@ -117,20 +117,30 @@ class Timeline:
         found += [f"gc gen {g}" for g in gens]
         return found or ["nothing noted"]
 
-    def report(self, gateway: IdGateway, kinds: dict[str, str], slow_ms: float) -> str:
-        """The late ones' causes per kind, the worst ten, and where passes ran."""
+    def report(
+        self,
+        gateway: IdGateway,
+        kinds: dict[str, str],
+        slow_ms: float,
+        window: tuple[datetime, datetime],
+    ) -> str:
+        """The late ones (due within ``window``) with their causes per kind, the worst ten,
+        and where passes ran."""
         lines: list[str] = []
         rows = zip(gateway.ids, gateway.arrived, strict=True)
         late: dict[str, list[tuple[float, str, datetime, list[str]]]] = {}
         for delivery_id, (device, due, arrived) in rows:
             ms = (arrived - due).total_seconds() * 1000
-            if device in kinds and ms > slow_ms:
+            if device in kinds and ms > slow_ms and window[0] < due <= window[1]:
                 causes = self.causes(delivery_id, due, arrived)
                 late.setdefault(kinds[device], []).append((ms, delivery_id, due, causes))
         for kind, found in sorted(late.items()):
             counted = Counter(c for *_, causes in found for c in causes)
             summary = ", ".join(f"{c}: {n}" for c, n in counted.most_common())
-            lines.append(f"{kind}: {len(found)} over {slow_ms:g} ms; {summary}")
+            bursts = len({due for _, _, due, _ in found})
+            lines.append(
+                f"{kind}: {len(found)} over {slow_ms:g} ms, {bursts} due instants; {summary}"
+            )
             for ms, _, due, causes in sorted(found, reverse=True)[:10]:
                 near = [(s, e) for s, e, made in self.passes if made and abs(s - due) < NEAR]
                 passes = " ".join(f"{_ms(s - due):+.0f}..{_ms(e - due):+.0f}" for s, e in near)
