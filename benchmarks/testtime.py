@@ -7,10 +7,11 @@ Runs the parallel pass of ``./scripts/check.sh`` (``-n N --dist loadgroup -m "no
 serial"``; ``--quick``: the in-process part, as ``check.sh --quick``; arguments after
 ``--`` replace the selection) with tests/timing.py recording each test, then prints:
 the run's wall and CPU time (its processes and all they started) with the load
-average before and after; per directory, the tests' CPU (own, and the children they
-reaped: servers, pushctl runs, Chromium) and summed wall; per worker, when it started
-and ended its last test and how much of that it spent in tests; the costliest tests
-by CPU and by wall. ``--report DIR`` prints the figures of an earlier record
+average before and after; per directory, the tests' CPU (own, and their children's,
+running or reaped: servers, pushctl runs, Chromium) and summed wall; per worker, when
+it started and ended its last test and how much of that it spent in tests; the
+costliest tests by CPU and by wall; the costliest fixtures (set-up and teardown,
+summed over their uses). ``--report DIR`` prints the figures of an earlier record
 instead of running. ``--out FILE`` writes what is printed to FILE too.
 
 On a machine shared with other work, compare CPU seconds and runs alternated with
@@ -38,13 +39,42 @@ QUICK = [
 ]
 
 
-def load(directory: Path) -> list[dict[str, Any]]:
-    """The record's lines, each with the worker that wrote it."""
-    rows = []
+def load(directory: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The record's lines of tests and of fixtures, each with the worker that wrote it."""
+    tests: list[dict[str, Any]] = []
+    fixtures: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            rows.append({**json.loads(line), "worker": path.stem})
-    return rows
+            row = {**json.loads(line), "worker": path.stem}
+            # A subtree leaving without being reaped (Chromium's renderers, orphaned when
+            # it closes) takes CPU already counted out of the tree: no line is below 0.
+            row["children"] = max(0.0, row["children"])
+            (fixtures if "fixture" in row else tests).append(row)
+    return tests, fixtures
+
+
+def fixture_report(rows: list[dict[str, Any]], top: int) -> list[str]:
+    """The fixtures costing most CPU in all (set-up and teardown, over every use)."""
+    per: dict[tuple[str, str, str], list[float]] = collections.defaultdict(
+        lambda: [0, 0.0, 0.0, 0.0]
+    )
+    for r in rows:
+        total = per[(r["fixture"], r["scope"], r["where"])]
+        total[0] += r["phase"] == "setup"
+        total[1 if r["phase"] == "setup" else 2] += r["own"] + r["children"]
+        total[3] += r["wall"]
+    lines = [
+        "",
+        f"The {top} costliest fixtures by CPU (set-ups, CPU s set-up and teardown, "
+        "summed wall s, fixture [scope] where):",
+    ]
+    for (name, scope, where_), (n, setup, teardown, wall) in sorted(
+        per.items(), key=lambda kv: -(kv[1][1] + kv[1][2])
+    )[:top]:
+        lines.append(
+            f"{n:6.0f} {setup:7.1f} {teardown:7.1f} {wall:8.0f}  {name} [{scope}] {where_}"
+        )
+    return lines
 
 
 def where(test_id: str) -> str:
@@ -131,7 +161,9 @@ def main() -> None:
         directory = Path(tempfile.mkdtemp(prefix="testtime-"))
         selection = args.pytest_args or (QUICK if args.quick else ["-m", "not serial"])
         text = run(directory, args.workers, selection)
-    text += report(load(directory), args.top)
+    tests, fixtures = load(directory)
+    text += report(tests, args.top)
+    text += "\n".join(fixture_report(fixtures, args.top)) + "\n"
     print(text, end="")
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")

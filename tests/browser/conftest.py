@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +142,12 @@ def webpush() -> Iterator[WebPushServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
+# Package scope: the tests each use accounts of their own, so one server serves them all
+# (a `pushctl serve` start is ~1.9 CPU s and seconds of wall; one a module was 17 of them).
+# A test that needs other settings, or stops its server, starts one of its own.
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """One server per module (the tests each use accounts of their own)."""
+    """One server for the browser package (the tests each use accounts of their own)."""
     running = AppServer(tmp_path_factory.mktemp("app"), env=SERVER_ENV)
     running.start()
     yield running
@@ -225,14 +228,25 @@ def sign_in(page: Page, account: str, path: str = "/app/") -> None:
     page.get_by_role("navigation", name="Main").wait_for()
 
 
-def axe_scan(page: Page) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations on the page (injected by the test only)."""
+# axe's rules that read colours: all that a colour scheme can change in the app, whose
+# dark scheme sets colour properties only (app.css) on the same document.
+COLOUR_RULES = ("color-contrast", "link-in-text-block")
+
+
+def axe_scan(page: Page, rules: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """axe-core's serious and critical violations on the page (injected by the test only),
+    of ``rules`` only when given."""
     if not AXE.exists():
         pytest.fail(f"{AXE} missing (vendored from npm axe-core)")
     # Evaluated through the DevTools protocol, which the page's CSP does not govern
-    # (a <script> tag would be refused, as it should be).
-    page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
-    result: dict[str, Any] = page.evaluate("async () => await axe.run(document)")
+    # (a <script> tag would be refused, as it should be); once a document (the app moves
+    # between screens without loading one), not the 500 kB again on every scan.
+    if page.evaluate("() => typeof axe === 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
+    only = {"runOnly": {"type": "rule", "values": list(rules)}} if rules else {}
+    result: dict[str, Any] = page.evaluate(
+        "async (options) => await axe.run(document, options)", only
+    )
     return [
         {"id": v["id"], "help": v["help"], "nodes": [n["html"] for n in v["nodes"]][:3]}
         for v in result["violations"]

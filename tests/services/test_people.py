@@ -71,7 +71,7 @@ def test_unknown_wrong_and_passwordless_are_refused_alike(services: Services) ->
     assert messages == {"Invalid account or password"}
 
 
-@pytest.mark.serial  # a timing comparison: run alone (scripts/check.sh)
+# Not serial: it reads the stored hash's parameters and times nothing.
 @pytest.mark.real_password_cost
 def test_passwords_are_hashed_at_owasps_argon2id_cost(services: Services) -> None:
     # The other tests hash cheaply (tests/conftest.py); the product does not.
