@@ -31,6 +31,10 @@ class IdGenerator(Protocol):
         """A fresh id ``<prefix>_<26 chars>``, greater than every earlier one of this process."""
         ...
 
+    def new_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` fresh ids as :meth:`new_id` makes them, in increasing order."""
+        ...
+
 
 class Random(Protocol):
     """Secret randomness for keys and codes."""

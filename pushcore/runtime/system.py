@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import secrets
 import threading
@@ -55,19 +54,31 @@ class SecretsRandom:
         return secrets.randbelow(n)
 
 
-# RFC 4648 base32 and Crockford's put their 32 digits in the same order, so
-# encoding with the C base32 codec and translating the alphabet keeps ids
-# sortable and is far quicker than a loop of divmods (bulk fan-outs make
-# 100,000 ids at once).
-_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _CROCKFORD.encode())
+# Every pair of Crockford digits (10 bits), in order: an id is 13 table lookups
+# joined, about six times quicker than base64.b32encode (Python code before
+# 3.13) and a loop of divmods; bulk fan-outs and batches make ids by the thousand.
+_PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)
 
 
 def encode_ulid(value: int) -> str:
     """A 128-bit integer as 26 Crockford base32 characters."""
-    # 130 bits (two leading zero bits) = 26 groups of 5; 17 bytes = 136 bits
-    # encode to 27.2 characters, of which the first 26 are ours.
-    raw = (value << 6).to_bytes(17, "big")
-    return base64.b32encode(raw).translate(_TO_CROCKFORD)[:26].decode("ascii")
+    # 130 bits (two leading zero bits) = 13 pairs of 5-bit digits, most significant first.
+    p = _PAIRS
+    return (
+        p[value >> 120]
+        + p[(value >> 110) & 1023]
+        + p[(value >> 100) & 1023]
+        + p[(value >> 90) & 1023]
+        + p[(value >> 80) & 1023]
+        + p[(value >> 70) & 1023]
+        + p[(value >> 60) & 1023]
+        + p[(value >> 50) & 1023]
+        + p[(value >> 40) & 1023]
+        + p[(value >> 30) & 1023]
+        + p[(value >> 20) & 1023]
+        + p[(value >> 10) & 1023]
+        + p[value & 1023]
+    )
 
 
 # Ids whose random bits one os.urandom call draws (see UlidGenerator._random80).
@@ -114,3 +125,21 @@ class UlidGenerator:
                 candidate = self._last + 1
             self._last = candidate
         return f"{prefix}_{encode_ulid(candidate)}"
+
+    def new_ids(self, prefix: str, count: int) -> list[str]:
+        """``count`` fresh ``<prefix>_<ULID>``, in increasing order: one clock read, one
+        lock and one draw of random bits for all (a batch of 500 makes 1,000 ids)."""
+        ms = int(self._clock.now().timestamp() * 1000)
+        base = ms << 80
+        values: list[int] = []
+        with self._lock:
+            if self._pool_pid != os.getpid():
+                self._last = 0  # a forked child, as in new_id
+                self._pool, self._pool_pid = b"", os.getpid()
+            bits, last = os.urandom(10 * count), self._last
+            for start in range(0, 10 * count, 10):
+                candidate = base | int.from_bytes(bits[start : start + 10], "big")
+                last = candidate if candidate > last else last + 1
+                values.append(last)
+            self._last = last
+        return [f"{prefix}_{encode_ulid(value)}" for value in values]

@@ -60,8 +60,12 @@ def item_field(index: int) -> str:
 
 
 def _batch_icons(requests: Sequence[NewNotification]) -> dict[str, str | None]:
-    """The sender icons of a batch, by their fields' names."""
-    return {f"{item_field(i)}.senderIcon": r.sender_icon for i, r in enumerate(requests)}
+    """The sender icons of a batch, by their fields' names (items without one left out)."""
+    return {
+        f"{item_field(i)}.senderIcon": r.sender_icon
+        for i, r in enumerate(requests)
+        if r.sender_icon is not None
+    }
 
 
 def _item_index(error: FieldError) -> int:
@@ -73,14 +77,38 @@ def _item_index(error: FieldError) -> int:
 
 def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
     """A request's timing and expiry problems (the expiry once its due time is known)."""
+    return _checked_due(now, request)[0]
+
+
+def _checked_due(
+    now: datetime, request: NewNotification
+) -> tuple[list[FieldError], datetime | None]:
+    """A request's timing and expiry problems, and its due time when it needs no zone
+    (a ``deliverAt`` one follows from the owner's zone, read in the write: request_due)."""
     if request.deliver_at is not None:
-        # Its due time follows from the owner's zone, read in the write (request_due).
-        return timing_errors(request, now) or expiry_errors(now, request.ttl, request.expires_at)
+        errors = timing_errors(request, now)
+        return errors or expiry_errors(now, request.ttl, request.expires_at), None
     errors = schedule_errors(now, request.delay, request.custom_delay, request.scheduled_at)
     if errors:
-        return errors
+        return errors, None
     due = resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
-    return expiry_errors(due, request.ttl, request.expires_at)
+    return expiry_errors(due, request.ttl, request.expires_at), in_milliseconds(due)
+
+
+class _Drawn:
+    """Ids drawn in bulk up front (one clock read and one lock for a batch's thousand),
+    handed out one at a time as an :class:`IdGenerator` would."""
+
+    def __init__(self, ids: IdGenerator, counts: dict[str, int]) -> None:
+        self._left = {prefix: iter(ids.new_ids(prefix, n)) for prefix, n in counts.items()}
+
+    def new_id(self, prefix: str) -> str:
+        """The next id drawn for ``prefix``."""
+        return next(self._left[prefix])
+
+    def new_ids(self, prefix: str, count: int) -> list[str]:
+        """The next ``count`` ids drawn for ``prefix``."""
+        return [next(self._left[prefix]) for _ in range(count)]
 
 
 class WakeRelay:
@@ -210,9 +238,13 @@ class NotificationService:
         """The write that stores every item or none; ValidationError now for invalid fields."""
         now = self._clock.now()
         errors: list[FieldError] = []
+        # The due times that need no zone, worked out once by the checks, not again
+        # in the write.
+        dues: list[datetime | None] = []
         for i, request in enumerate(requests):
-            found = _request_errors(now, request)
+            found, due = _checked_due(now, request)
             errors += [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in found]
+            dues.append(due)
         errors += bad_icons
         if errors:
             raise ValidationError(sorted(errors, key=_item_index))
@@ -237,17 +269,23 @@ class NotificationService:
                 raise ValidationError(missing)
             created: list[Notification] = []
             deliveries: list[Delivery] = []
+            fanned = sum(len(targets[r.target_device_token]) for r in requests)
+            ids = _Drawn(self._ids, {"ntf": len(requests), "dlv": fanned})
             for i, request in enumerate(requests):
                 devices = targets[request.target_device_token]
                 try:
-                    due = request_due(tx, account_id, request, now)
+                    known = dues[i]
+                    due = known if known is not None else request_due(tx, account_id, request, now)
                 except ValidationError as exc:
                     raise ValidationError(
                         [FieldError(f"{item_field(i)}.{e.field}", e.message) for e in exc.details]
                     ) from None
-                created.append(self.compose(account_id, request, now, devices, due))
+                notification_id = ids.new_id("ntf")
+                created.append(
+                    self.compose(account_id, request, now, devices, due, notification_id)
+                )
                 due = created[-1].scheduled_at
-                deliveries += new_deliveries(self._ids, created[-1], devices, due)
+                deliveries += new_deliveries(ids, created[-1], devices, due)
             # Two statements for the whole batch (one round trip each on PostgreSQL).
             tx.notifications.add_many(created)
             tx.schedule.add_many(deliveries)
@@ -370,8 +408,10 @@ class NotificationService:
             raise ValidationError(list(icons))
 
         def write(tx: Transaction) -> NotificationDetail:
-            edited = self._edit(tx, account_id, notification_id, if_revision, apply)
-            return NotificationDetail(edited, tx.progress.counts(notification_id))
+            edited, counts = self._edit(tx, account_id, notification_id, if_revision, apply)
+            if counts is None:
+                counts = tx.progress.counts(notification_id)
+            return NotificationDetail(edited, counts)
 
         detail = await self._writes.submit_async(write)
         self._waker.wake(detail.notification.scheduled_at)
@@ -384,7 +424,9 @@ class NotificationService:
         notification_id: str,
         if_revision: int | None,
         apply: Callable[[Notification], NewNotification],
-    ) -> Notification:
+    ) -> tuple[Notification, DeliveryCounts | None]:
+        """The edited notification, and its delivery counts when the edit left them as
+        they were (None: read them again, its targets changed)."""
         found = tx.notifications.get(account_id, notification_id, for_update=True)
         if found is None:
             raise NotFound("Notification not found")
@@ -395,7 +437,8 @@ class NotificationService:
         hint = NOT_EDITABLE_HINT.format(notification_id)
         if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
             raise NotEditable(f"Notification is {found.status.value}: {hint}")
-        if tx.progress.counts(notification_id).handed:
+        counts = tx.progress.counts(notification_id)
+        if counts.handed:
             raise NotEditable(f"Notification is being delivered; {hint}")
         request = apply(found)
         now = self._clock.now()
@@ -436,14 +479,16 @@ class NotificationService:
             revision=found.revision + 1,
         )
         token = request.target_device_token
+        if token != found.target_device_token and not dues:
+            edited = self._retarget(tx, edited, token)
+            tx.notifications.edit(edited)
+            return edited, None
         if dues:
             tx.local_times.reschedule_unsent(notification_id, dues)
-        elif token == found.target_device_token:
+        elif timed:  # an edit of its content alone leaves its deliveries as they are
             tx.schedule.reschedule_unsent(notification_id, due)
-        else:
-            edited = self._retarget(tx, edited, token)
         tx.notifications.edit(edited)
-        return edited
+        return edited, counts
 
     def _retarget(self, tx: Transaction, edited: Notification, token: str | None) -> Notification:
         """The edited notification for its new target set, whose deliveries replace the old."""

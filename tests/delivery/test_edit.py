@@ -91,6 +91,42 @@ def test_a_new_target_replaces_the_deliveries(h: Harness) -> None:
     assert h.gateway.tokens() == ["tok-b"]
 
 
+def detail(h: Harness, n: Notification, **patch: Any) -> Any:
+    """PATCH ``n`` (no If-Match) and return the whole answer, counts included."""
+
+    def apply(found: Notification) -> NewNotification:
+        return structure_request(NewNotification, merge_patch(request_json(found), patch))
+
+    return asyncio.run(h.services.notifications.edit(ALICE, n.id, None, apply))
+
+
+def test_an_edit_of_content_alone_goes_out_at_the_original_time(h: Harness) -> None:
+    h.device("tok-a")
+    h.device("tok-b")
+    n = h.notify_in(60)
+    engine = h.engine()
+    h.step(engine, at(30))
+    answered = detail(h, n, title="Corrected")
+    assert answered.notification.scheduled_at == n.scheduled_at
+    assert (answered.deliveries.pending, answered.deliveries.delivered) == (2, 0)
+    h.step(engine, at(59))
+    assert h.gateway.sent == []
+    h.step(engine, at(60))
+    assert sorted((s.token, s.title, s.revision) for s in h.gateway.sent) == [
+        ("tok-a", "Corrected", 2),
+        ("tok-b", "Corrected", 2),
+    ]
+
+
+def test_the_answer_to_a_new_target_counts_the_new_deliveries(h: Harness) -> None:
+    h.device("tok-a")
+    h.device("tok-b")
+    n = h.notify_in(60)
+    answered = detail(h, n, targetDeviceToken="tok-b")
+    assert (answered.deliveries.pending, answered.deliveries.cancelled) == (1, 2)
+    assert answered.deliveries == h.get(n).deliveries
+
+
 def test_an_edit_after_the_claim_is_409_and_the_old_content_arrives(h: Harness) -> None:
     h.device("tok-a")
     n = h.notify()

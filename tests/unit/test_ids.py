@@ -161,3 +161,14 @@ def test_a_forked_child_makes_other_event_ids_than_its_parent() -> None:
         os.close(reading)
         assert in_child.startswith("evt_")
         assert in_child != new_event_id(at)
+
+
+def test_ids_drawn_in_bulk_are_in_order_with_those_drawn_one_by_one() -> None:
+    generator = UlidGenerator(FrozenClock())
+    ids = [generator.new_id("ntf"), *generator.new_ids("ntf", 500), generator.new_id("ntf")]
+    ids += generator.new_ids("ntf", 1)
+    assert len(ids) == 503
+    assert all(ID_RE.match(i) for i in ids)
+    assert all(a < b for a, b in itertools.pairwise(ids))
+    assert {decode(i[4:]) >> 80 for i in ids} == {int(START.timestamp() * 1000)}
+    assert generator.new_ids("ntf", 0) == []

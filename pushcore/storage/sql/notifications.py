@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -64,8 +65,12 @@ class Notifications(Repository):
         """Insert new notifications in one statement; KeyError if an id is taken."""
         if not self._sql.hold(self._insert, notifications):
             self._insert(notifications)
-        for n in notifications:
-            self._sql.tally.notification(n.account_id, n.status.value, n.created_at, n.settled_at)
+        # Counted once per kind (a batch's 500 share one account, status and minute).
+        kinds = Counter(
+            (n.account_id, n.status._value_, n.created_at, n.settled_at) for n in notifications
+        )
+        for (account_id, status, created_at, settled_at), count in kinds.items():
+            self._sql.tally.notification(account_id, status, created_at, settled_at, count)
 
     def _insert(self, notifications: Sequence[Notification]) -> None:
         dialect = self._dialect

@@ -12,6 +12,7 @@ one inversion left. On SQLite the one writer needs none of this.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -304,14 +305,20 @@ class Schedule(Repository):
             return
         if not self._sql.hold(self._insert, deliveries):
             self._insert(deliveries)
-        for d in deliveries:
-            self._sql.tally.deliveries(d.account_id, d.status.value)
+        for (account_id, status), count in Counter(
+            (d.account_id, d.status._value_) for d in deliveries
+        ).items():
+            self._sql.tally.deliveries(account_id, status, count)
 
     def _insert(self, deliveries: Sequence[Delivery]) -> None:
-        # One statement over a derived table, whatever the number of rows.
+        # One statement over a derived table, whatever the number of rows (on SQLite
+        # one prepared statement: binding beats 17 json_extract calls a row).
         dialect = self._dialect
         encode = DELIVERIES.codec(dialect).encode
         with self._sql.duplicate_as_key_error("delivery"):
+            if dialect.executemany_is_bulk:
+                self._sql.many(DELIVERIES.insert, [encode(d) for d in deliveries])
+                return
             self._sql.run(
                 f"INSERT INTO deliveries ({DELIVERIES.columns})"  # noqa: S608
                 f" SELECT * FROM {dialect.table(DELIVERIES.kinds)}",
