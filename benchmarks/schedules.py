@@ -1,7 +1,8 @@
 """Recurring schedules at scale: daily schedules in 50 zones, their lateness and their cost.
 
     .venv/bin/python -m benchmarks.schedules [--schedules 100000] [--minutes 30]
-        [--live 120] [--repeat 1] [--postgres | --database-url postgresql://...] [--no-write]
+        [--live 120] [--between 3] [--repeat 1] [--postgres | --database-url postgresql://...]
+        [--no-write]
 
 ``--schedules`` daily schedules of one pro account (one android device) in 50
 zones, their times spread over the day (about ``schedules / 1440`` fall due a
@@ -12,8 +13,12 @@ seconds rather than the API's one transaction each.
 1. Live, ``--live`` seconds of real time: an engine (in-process gateway that
    answers at once and notes arrival), the materialiser's own loop (a pass a
    second) and, for each occurrence due in that window, a one-off notification
-   of another account due 0.5 s after it (the same rate). Lateness = arrival at
-   the gateway - due time, for occurrences and one-offs apart.
+   of another account due ``--offset`` s (0.25) after it (the same rate). Lateness = arrival at
+   the gateway - due time, for occurrences and one-offs apart. ``--between N``: N more
+   bursts of the same size between each two whole minutes of that window (extra
+   daily schedules at :15, :30 and :45 for 3), so that a p99 is not one sample's
+   luck; per late delivery (over ``--slow`` ms) what the process was doing
+   (benchmarks/schedules_timeline.py: a materialiser pass, a claim, a collection).
 2. Materialising, with the engine stopped: the clock jumps a minute at a time
    through ``--minutes`` minutes; each step's ``Maker.run_once`` is timed (its
    wall and CPU time): the cost of materialising them per minute.
@@ -36,9 +41,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
-from benchmarks.localtime import JumpingClock, NotingGateway, percentile
+from benchmarks.localtime import JumpingClock, percentile
 from benchmarks.processes import library_settings, postgres
 from benchmarks.report import write_run
+from benchmarks.schedules_timeline import IdGateway, Timeline
 from pushcore import build_services
 from pushcore.bootstrap import build_engine
 from pushcore.domain.inputs import NewNotification
@@ -150,9 +156,40 @@ def daily(count: int, now: datetime) -> Iterator[Schedule]:
         yield schedule_of(i, rrule, zone, start, now, ids)
 
 
-async def live(services: Any, clock: JumpingClock, seconds: float, devices: dict[str, str]) -> Any:
+def between(count: int, now: datetime, seconds: float, bursts: int) -> Iterator[Schedule]:
+    """Daily schedules falling due ``bursts`` times between each two whole minutes of the
+    next ``seconds`` (as many at each instant as ``count`` spread over the day has)."""
+    ids, zones = UlidGenerator(), zones50()
+    per = max(1, count // 1440)
+    start = now.replace(second=0, microsecond=0)
+    step = timedelta(seconds=60 / (bursts + 1))
+    instants = [
+        at
+        for minute in range(int(seconds // 60) + 2)
+        for k in range(1, bursts + 1)
+        if now + timedelta(seconds=5) < (at := start + timedelta(minutes=minute) + k * step)
+        and at <= now + timedelta(seconds=seconds)
+    ]
+    for i, at in enumerate(at for at in instants for _ in range(per)):
+        zone = zones[i % len(zones)]
+        local = at.astimezone(ZoneInfo(zone))
+        first = (now - timedelta(days=2)).astimezone(ZoneInfo(zone)).replace(tzinfo=None)
+        first = first.replace(hour=0, minute=0, second=0, microsecond=0)
+        rrule = f"FREQ=DAILY;BYHOUR={local.hour};BYMINUTE={local.minute};BYSECOND={local.second}"
+        yield schedule_of(count + i, rrule, zone, first, now, ids)
+
+
+async def live(
+    services: Any,
+    clock: JumpingClock,
+    seconds: float,
+    devices: dict[str, str],
+    slow_ms: float,
+    offset: float,
+) -> Any:
     """Engine and materialiser for ``seconds``; one one-off per occurrence due meanwhile."""
-    gateway = NotingGateway(clock)
+    gateway = IdGateway(clock)
+    timeline = Timeline(clock)
     now = clock.now()
     ends = now + timedelta(seconds=seconds)
     oneoffs = 0
@@ -161,17 +198,25 @@ async def live(services: Any, clock: JumpingClock, seconds: float, devices: dict
     later = now + timedelta(seconds=2)
     due = [at for s in soon if (at := s.next_occurrence_at) is not None and at > later]
     for at in due:
-        request = NewNotification(title="one-off", scheduled_at=at + timedelta(milliseconds=500))
+        request = NewNotification(title="one-off", scheduled_at=at + timedelta(seconds=offset))
         await services.notifications.create(OTHER, request)
         oneoffs += 1
     # The service's engine: its settings' lead, its wake-ups, its materialiser loop.
     engine = build_engine(services, dict.fromkeys(Platform, gateway))
+    timeline.watch_passes(services.schedules.maker)
+    timeline.watch_claims(engine)
     # As `pushctl serve` and `pushctl worker` do once started (pushcore/runtime/heap.py):
     # without it, the collector's full passes over this process's heap were the p99.
     settle_heap()
+    unwatch = timeline.watch_collections()
     tasks = [asyncio.create_task(engine.run())]
+    # Creating the one-offs took seconds on a loaded machine: what fell due before the
+    # engine started was a catch-up, not its precision.
+    later = max(later, clock.now() + timedelta(seconds=2))
     await clock.sleep_until(ends + timedelta(seconds=2))
     await engine.stop()
+    unwatch()
+    del services.schedules.maker.make_due  # the class's own again
     for task in tasks:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -182,6 +227,8 @@ async def live(services: Any, clock: JumpingClock, seconds: float, devices: dict
         if later < due_at <= ends:
             kind = "occurrence" if device == devices[ACCOUNT] else "one-off"
             late[kind].append((arrived - due_at).total_seconds() * 1000)
+    kinds = {devices[ACCOUNT]: "occurrences", devices[OTHER]: "one-offs"}
+    print(timeline.report(gateway, kinds, slow_ms, (later, ends)), flush=True)
     return late, oneoffs
 
 
@@ -196,7 +243,15 @@ def size_of(services: Any, data: Path, url: str | None) -> float:
     return float(row[0]) / 1e6 if row else 0.0
 
 
-def run(count: int, minutes: int, seconds: float, url: str | None) -> dict[str, Any]:
+def run(
+    count: int,
+    minutes: int,
+    seconds: float,
+    url: str | None,
+    bursts: int,
+    slow_ms: float,
+    offset: float = 0.25,
+) -> dict[str, Any]:
     """One round; the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
@@ -209,7 +264,8 @@ def run(count: int, minutes: int, seconds: float, url: str | None) -> dict[str, 
             insert(services, daily(count, now))
             inserted = time.perf_counter() - began
             skip_overdue(services, clock.now() + timedelta(seconds=5))
-            late, oneoffs = asyncio.run(live(services, clock, seconds, devices))
+            insert(services, between(count, clock.now(), seconds, bursts))
+            late, oneoffs = asyncio.run(live(services, clock, seconds, devices, slow_ms, offset))
             passes: list[tuple[float, float]] = []
             made = 0
             for _ in range(minutes):
@@ -259,6 +315,11 @@ def main() -> None:
     parser.add_argument("--schedules", "--count", type=int, default=100_000, dest="schedules")
     parser.add_argument("--minutes", type=int, default=30)
     parser.add_argument("--live", type=float, default=120.0, help="seconds of real-time delivery")
+    parser.add_argument("--between", type=int, default=3, help="bursts between whole minutes")
+    parser.add_argument("--slow", type=float, default=5.0, help="ms: late ones to explain")
+    # Not 0.5: the materialiser's passes run half a second past whole seconds
+    # (delivery/recurring.py), so one-offs there would measure a pass on purpose.
+    parser.add_argument("--offset", type=float, default=0.25, help="s from occurrence to one-off")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster")
@@ -270,13 +331,16 @@ def main() -> None:
         for _ in range(args.repeat):
             url = pg.fresh() if pg is not None else args.database_url
             database = "SQLite" if url is None else "PostgreSQL"
-            figures = run(args.schedules, args.minutes, args.live, url)
+            figures = run(
+                args.schedules, args.minutes, args.live, url, args.between, args.slow, args.offset
+            )
             rows.append(line(args.schedules, database, figures))
             print(rows[-1], flush=True)
     load = os.getloadavg()
+    on_pg = " --postgres" if args.postgres else ""
     text = f"""`python -m benchmarks.schedules --schedules {args.schedules} --minutes {args.minutes}
---live {args.live:.0f}{" --postgres" if args.postgres else ""}` (one process,
-{platform.machine()}, Python {platform.python_version()}; load average
+--live {args.live:.0f} --between {args.between} --offset {args.offset}{on_pg}`
+(one process, {platform.machine()}, Python {platform.python_version()}; load average
 {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end).
 
 {HEAD}

@@ -4,6 +4,14 @@ A pass a second (or sooner when a schedule due within the lead is created or
 resumed in this process) in a thread of its own; the first pass after a start
 is the catch-up (pushcore/domain/recurring.py decides what an outage missed).
 Every wait is :meth:`Clock.sleep_until`, so tests run it on fake time.
+
+Passes run half a second past whole seconds (:func:`next_pass`). Occurrences
+fall on whole seconds (a rule's times are, mostly whole minutes), and the pass
+that makes the ones 60 s ahead fell due at the same instant: ticks a second
+apart from an arbitrary start began it anywhere in the second after, now and
+then on a burst of due deliveries, whose claim and sends then waited for the
+pass's Python work (one GIL) and its round trips (docs/benchmarks.md,
+"Recurring schedules").
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from pushcore.delivery.retention import finish_in_thread
 from pushcore.ports import Clock
@@ -19,6 +27,14 @@ from pushcore.services.occurrences import Maker
 
 log = logging.getLogger("pushcore.schedules")
 TICK = timedelta(seconds=1)
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def next_pass(now: datetime, tick: timedelta = TICK) -> datetime:
+    """When the next pass runs: half a tick past a whole tick, half a tick to 1.5 ticks on."""
+    half = tick / 2
+    at = _EPOCH + half + ((now - _EPOCH - half) // tick + 1) * tick
+    return at + tick if at - now < half else at
 
 
 class Materialiser:
@@ -58,7 +74,7 @@ class Materialiser:
                     # A database hiccup must not end the schedules; the next pass tries again.
                     log.exception("making schedules' occurrences failed")
                 sleep = asyncio.ensure_future(
-                    self._clock.sleep_until(self._clock.now() + self._tick)
+                    self._clock.sleep_until(next_pass(self._clock.now(), self._tick))
                 )
                 poked = asyncio.ensure_future(nudged.wait())
                 try:

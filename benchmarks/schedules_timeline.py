@@ -1,0 +1,163 @@
+"""What the engine's process was doing when a delivery was late (benchmarks/schedules.py).
+
+Spans on the benchmark's clock: each materialiser pass (``Maker.make_due``, in its
+thread), each claim of the engine (with what it claimed), each collection of the
+cycle collector. A late delivery is then explained by what overlapped the time
+between its claim's due window and its arrival at the gateway.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from benchmarks.localtime import JumpingClock, NotingGateway
+from pushcore.domain.outcomes import Dispatch, Outcome
+
+# The engine claims this long before a due time (its default lead): work in this
+# window delays the claim a due delivery waits for.
+CLAIM_WINDOW = timedelta(milliseconds=20)
+# Passes shown beside a late delivery: those that began this close to its due time.
+NEAR = timedelta(seconds=2)
+
+
+def _ms(span: timedelta) -> float:
+    return span.total_seconds() * 1000
+
+
+class IdGateway(NotingGateway):
+    """The noting gateway that also notes each delivery's id."""
+
+    def __init__(self, clock: JumpingClock) -> None:
+        super().__init__(clock)
+        self.ids: list[str] = []
+
+    async def send(self, dispatches: Any) -> Any:
+        """As NotingGateway, each delivery's id noted in the same order."""
+        self.ids += [d.delivery.id for d in dispatches]
+        outcomes: list[Outcome] = list(await super().send(dispatches))
+        return outcomes
+
+
+@dataclass
+class Timeline:
+    """Spans of the process's work, on the benchmark's clock."""
+
+    clock: JumpingClock
+    passes: list[tuple[datetime, datetime, int]] = field(default_factory=list)
+    claims: list[tuple[datetime, datetime]] = field(default_factory=list)
+    claimed_at: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+    collections: list[tuple[datetime, datetime, int]] = field(default_factory=list)
+    _gc_began: datetime | None = None
+
+    def watch_passes(self, maker: Any) -> None:
+        """Note each of the maker's passes (start, end, notifications made)."""
+        make_due: Callable[[], tuple[int, bool]] = maker.make_due
+
+        @functools.wraps(make_due)
+        def timed() -> tuple[int, bool]:
+            began = self.clock.now()
+            made, more = make_due()
+            self.passes.append((began, self.clock.now(), made))
+            return made, more
+
+        maker.make_due = timed
+
+    def watch_claims(self, engine: Any) -> None:
+        """Note each claim of the engine and, per delivery, the claim that took it."""
+        ledger = engine._ledger  # read only: the same calls, timed
+        claim = ledger.claim
+
+        @functools.wraps(claim)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            began = self.clock.now()
+            found = claim(*args, **kwargs)
+            span = (began, self.clock.now())
+            self.claims.append(span)
+            dispatches: list[Dispatch] = list(found.dispatches)
+            for dispatch in dispatches:
+                self.claimed_at[dispatch.delivery.id] = span
+            return found
+
+        ledger.claim = timed
+
+    def watch_collections(self) -> Callable[[], None]:
+        """Note each collection; the callable that stops noting."""
+
+        def noted(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                self._gc_began = self.clock.now()
+            elif self._gc_began is not None:
+                self.collections.append((self._gc_began, self.clock.now(), info["generation"]))
+                self._gc_began = None
+
+        gc.callbacks.append(noted)
+        return lambda: gc.callbacks.remove(noted)
+
+    def causes(self, delivery_id: str, due: datetime, arrived: datetime) -> list[str]:
+        """What overlapped the delivery's wait (from its claim's window to its arrival)."""
+        began = due - CLAIM_WINDOW
+        found: list[str] = []
+        claim = self.claimed_at.get(delivery_id)
+        if claim is not None and claim[1] > due:
+            found.append("claimed after due")
+        for start, end, made in self.passes:
+            if start < arrived and end > began and made:
+                found.append("materialiser pass")
+                break
+        else:
+            if any(s < arrived and e > began for s, e, _ in self.passes):
+                found.append("idle pass")
+        gens = sorted({g for s, e, g in self.collections if s < arrived and e > began})
+        found += [f"gc gen {g}" for g in gens]
+        return found or ["nothing noted"]
+
+    def report(
+        self,
+        gateway: IdGateway,
+        kinds: dict[str, str],
+        slow_ms: float,
+        window: tuple[datetime, datetime],
+    ) -> str:
+        """The late ones (due within ``window``) with their causes per kind, the worst ten,
+        and where passes ran."""
+        lines: list[str] = []
+        rows = zip(gateway.ids, gateway.arrived, strict=True)
+        late: dict[str, list[tuple[float, str, datetime, list[str]]]] = {}
+        for delivery_id, (device, due, arrived) in rows:
+            ms = (arrived - due).total_seconds() * 1000
+            if device in kinds and ms > slow_ms and window[0] < due <= window[1]:
+                causes = self.causes(delivery_id, due, arrived)
+                late.setdefault(kinds[device], []).append((ms, delivery_id, due, causes))
+        for kind, found in sorted(late.items()):
+            counted = Counter(c for *_, causes in found for c in causes)
+            summary = ", ".join(f"{c}: {n}" for c, n in counted.most_common())
+            bursts = len({due for _, _, due, _ in found})
+            lines.append(
+                f"{kind}: {len(found)} over {slow_ms:g} ms, {bursts} due instants; {summary}"
+            )
+            for ms, _, due, causes in sorted(found, reverse=True)[:10]:
+                near = [(s, e) for s, e, made in self.passes if made and abs(s - due) < NEAR]
+                passes = " ".join(f"{_ms(s - due):+.0f}..{_ms(e - due):+.0f}" for s, e in near)
+                where = f"; passes (ms from due) {passes}" if passes else ""
+                lines.append(
+                    f"  {ms:7.1f} ms, due :{due.second:02d}.{due.microsecond // 1000:03d},"
+                    f" {', '.join(causes)}{where}"
+                )
+        working = [p for p in self.passes if p[2]]
+        if working:
+            phases = sorted(s.microsecond / 1000 for s, _, _ in working)
+            walls = sorted(_ms(e - s) for s, e, _ in working)
+            tenth = len(phases) // 10
+            lines.append(
+                f"passes that made something: {len(working)}; start, ms past the second:"
+                f" p10 {phases[tenth]:.0f}, p50 {phases[len(phases) // 2]:.0f},"
+                f" p90 {phases[-1 - tenth]:.0f}; wall ms: median {walls[len(walls) // 2]:.1f},"
+                f" max {walls[-1]:.1f}; collections: {len(self.collections)}"
+            )
+        return "\n".join(lines)
