@@ -48,17 +48,8 @@ async def flush_group(
 ) -> None:
     """Flush a group's items together and settle each submitter's future with the
     result, or with the error (each waiting submitter reports it)."""
-    await settle_group(flush([item for items, _ in group for item in items]), group)
-
-
-async def settle_group(
-    flushed: Awaitable[Result],
-    group: Sequence[tuple[Sequence[Item], asyncio.Future[Result]]],
-) -> None:
-    """Settle each submitter's future with what ``flushed`` (the group's flush, started)
-    gives, or with its error."""
     try:
-        result = await flushed
+        result = await flush([item for items, _ in group for item in items])
     except Exception as exc:
         for _, future in group:
             if not future.done():

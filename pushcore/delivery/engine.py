@@ -47,9 +47,6 @@ T = TypeVar("T")
 STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
-# The longest a claim waits for the answers before it to be recorded (recorder.py's
-# back-pressure): a record stuck on the database slows claims, never stops them.
-RECORD_HOLD = 0.25
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -97,9 +94,8 @@ class DeliveryEngine:
         # Told after a claim put entries in inboxes: this process's live channels.
         self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
         # Claims (and heartbeats) get one thread, records one per group stored at
-        # once (and so SQLite connections of their own): a claim never queues behind
-        # a record's transaction (it waits for late answers' records, RECORD_HOLD at
-        # most), nor a record behind the one before it (delivery/recorder.py).
+        # once (and so SQLite connections of their own): a claim never waits behind
+        # a slow record, nor a record behind the one before it (delivery/recorder.py).
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(PARALLEL, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -117,10 +113,7 @@ class DeliveryEngine:
             self._record_in_thread
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
-        # They wait, as claims do, for the answers before them to be recorded.
-        self._rollups = Rollups(
-            self._ledger, functools.partial(self._records.caught_up, RECORD_HOLD)
-        )
+        self._rollups = Rollups(self._ledger)
         # What quiet hours held goes out in slices beside due work (delivery/release.py).
         self._release = ReleaseRoom(self.config)
         self._stopping = False
@@ -250,10 +243,6 @@ class DeliveryEngine:
         if self._room is not None:
             self._room.clear()  # what is recorded from now on makes room for a release
         while not self._stopping and self.in_flight < self.config.max_in_flight:
-            # More only once what was answered is recorded (API.md's 100 ms, recorder.py).
-            await self._records.caught_up(RECORD_HOLD)
-            if self._stopping:
-                break
             now = self._clock.now()
             room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
             release = self._release.room(self._held)
@@ -463,12 +452,8 @@ class DeliveryEngine:
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
 
-    def _record_in_thread(
-        self, pairs: list[tuple[Dispatch, Outcome]]
-    ) -> asyncio.Future[datetime | None]:
-        # Not a coroutine: the thread gets the record when the group starts (recorder.py).
-        record = functools.partial(self._ledger.record, pairs)
-        return asyncio.get_running_loop().run_in_executor(self._recorder, record)
+    async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
+        return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
 
 
 def _gateway_error(platform: Platform, exc: Exception) -> Outcome:
