@@ -10,9 +10,6 @@ Other features add their events with one call: ``record_event(tx, ...)``.
 
 from __future__ import annotations
 
-import os
-import secrets
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,7 +20,7 @@ from pushcore.domain.events import Event, EventType, matches
 from pushcore.domain.model import Delivery, Device, Notification
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Transaction
-from pushcore.runtime.system import encode_ulid
+from pushcore.runtime.system import UlidGenerator, encode_ulid
 
 if TYPE_CHECKING:
     from pushcore.domain.outcomes import Dispatch, Outcome
@@ -39,46 +36,20 @@ class Change:
     notification_id: str | None = None
 
 
-class _EventIds:
-    """ULIDs of the events' times, increasing within this process: the event log's
-    order (``after``) is the order a process made its events in, even within a
-    millisecond."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last = 0
-        self._pid = os.getpid()
-
-    def new(self, at: datetime) -> str:
-        """One id of the time ``at``."""
-        return self.many(at, 1)[0]
-
-    def many(self, at: datetime, n: int) -> list[str]:
-        """``n`` ids of the time ``at``, in increasing order."""
-        # The engine makes an event per settled notification, up to a roll-up chunk's
-        # 128 at once: their random bits are one draw (a system call lets go of the
-        # interpreter lock), their time and the lock taken once.
-        bits = int.from_bytes(secrets.token_bytes(10 * n), "big")
-        time = int(at.timestamp() * 1000) << 80
-        values = []
-        with self._lock:
-            if self._pid != os.getpid():
-                # A forked child (serve --workers): "the last id plus one" would be its
-                # parent's next id too, so the child starts its own order.
-                self._last, self._pid = 0, os.getpid()
-            last = self._last
-            for _ in range(n):
-                last = max(time | (bits & _BITS80), last + 1)
-                bits >>= 80
-                values.append(last)
-            self._last = last
-        return ["evt_" + encode_ulid(v) for v in values]
+# The event log's order (``after``) is the order this process made its events in,
+# even within a millisecond: one generator, monotonic across threads and forks.
+_ids = UlidGenerator()
 
 
-_BITS80 = (1 << 80) - 1
-_ids = _EventIds()
-new_event_id = _ids.new
-"""``evt_`` and a ULID of the given time: ids sort by when their events were made."""
+def new_event_ids(at: datetime, n: int) -> list[str]:
+    """``n`` ids of the time ``at``, in increasing order (one draw of random bits: the
+    engine makes an event per settled notification, up to a roll-up chunk's 128)."""
+    return ["evt_" + encode_ulid(v) for v in _ids.values_at(int(at.timestamp() * 1000), n)]
+
+
+def new_event_id(at: datetime) -> str:
+    """``evt_`` and a ULID of the given time: ids sort by when their events were made."""
+    return new_event_ids(at, 1)[0]
 
 
 def record_events(tx: Transaction, changes: Iterable[Change], at: datetime) -> list[Event]:
@@ -91,7 +62,7 @@ def record_events(tx: Transaction, changes: Iterable[Change], at: datetime) -> l
     endpoints: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     wanted: dict[tuple[str, str], list[str]] = {}
     added: list[tuple[Event, list[str]]] = []
-    for change, event_id in zip(changes, _ids.many(at, len(changes)), strict=True):
+    for change, event_id in zip(changes, new_event_ids(at, len(changes)), strict=True):
         account, kind = change.account_id, change.type.value
         subscribed = wanted.get((account, kind))
         if subscribed is None:

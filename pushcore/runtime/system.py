@@ -130,6 +130,11 @@ class UlidGenerator:
         """``count`` fresh ``<prefix>_<ULID>``, in increasing order: one clock read, one
         lock and one draw of random bits for all (a batch of 500 makes 1,000 ids)."""
         ms = int(self._clock.now().timestamp() * 1000)
+        return [f"{prefix}_{encode_ulid(value)}" for value in self.values_at(ms, count)]
+
+    def values_at(self, ms: int, count: int) -> list[int]:
+        """``count`` ULIDs of the millisecond ``ms`` as integers, increasing and after
+        every value made before: one lock and one draw of random bits for all."""
         base = ms << 80
         values: list[int] = []
         with self._lock:
@@ -142,4 +147,4 @@ class UlidGenerator:
                 last = candidate if candidate > last else last + 1
                 values.append(last)
             self._last = last
-        return [f"{prefix}_{encode_ulid(value)}" for value in values]
+        return values
