@@ -12,10 +12,6 @@ import attrs
 
 from pushcore.domain.addresses import IPAddress
 from pushcore.gateways._answer import MAX_ANSWER_BYTES, Answer, guarded_address
-
-# Moved to _answer (the event sender's process imports it without aiohttp); the
-# gateways still import it from here.
-from pushcore.gateways._answer import retry_after_seconds as retry_after_seconds  # noqa: PLC0414
 from pushcore.gateways.lanes import Lanes
 from pushcore.outbound.guard import NetworkGuard, Pinned
 

@@ -39,7 +39,8 @@ from pushcore.domain.model import Notification, Priority, Sound
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import sender_of, shorten_to_fit
 from pushcore.domain.withdraw import is_withdrawal
-from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways._answer import retry_after_seconds
+from pushcore.gateways._http import status_reason
 from pushcore.gateways.after_sending import apns_expiration, apns_withdrawal
 from pushcore.gateways.http2 import H2Error, H2Pool, Header, Response
 from pushcore.gateways.quiet import quiet_apns_payload

@@ -35,7 +35,8 @@ from pushcore.domain.model import Notification, Priority
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
 from pushcore.domain.withdraw import is_withdrawal
-from pushcore.gateways._http import retry_after_seconds, status_reason
+from pushcore.gateways._answer import retry_after_seconds
+from pushcore.gateways._http import status_reason
 from pushcore.gateways.after_sending import body_key, fcm_ttl, fcm_withdrawal
 from pushcore.gateways.quiet import quiet_fcm_message
 from pushcore.outbound.guard import tls_context

@@ -25,12 +25,12 @@ import aiohttp
 from pushcore.domain.addresses import IPAddress
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.webhooks import signature_headers
+from pushcore.gateways._answer import retry_after_seconds
 from pushcore.gateways._http import (
     BatchResolver,
     Limits,
     Poster,
     post_pinned,
-    retry_after_seconds,
     status_reason,
 )
 from pushcore.gateways.after_sending import neutral_body

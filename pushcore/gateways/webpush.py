@@ -32,12 +32,12 @@ from pushcore.domain.collapse import web_push_topic
 from pushcore.domain.model import Priority, WebPushKeys
 from pushcore.domain.outcomes import Delivered, Dispatch, Failed, Outcome, Retry, TokenInvalid
 from pushcore.domain.payload import shorten_to_fit
+from pushcore.gateways._answer import retry_after_seconds
 from pushcore.gateways._http import (
     BatchResolver,
     Limits,
     Poster,
     post_pinned,
-    retry_after_seconds,
     status_reason,
 )
 from pushcore.gateways.after_sending import neutral_body, web_push_ttl
