@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import BrowserContext, Page, Route, expect
+from playwright.sync_api import APIResponse, BrowserContext, Page, Route, expect
 
 from tests.browser.conftest import PASSWORD, SERVER_ENV, AppServer, problems, sign_in
 
@@ -141,3 +141,40 @@ def test_keyboard_alone(page: Page, server: AppServer) -> None:
     expect(page.locator("#main")).to_be_focused()
     page.keyboard.press("Tab")
     expect(page.get_by_label("Stream code")).to_be_focused()
+
+
+def test_the_unread_count_holds_an_entry_that_arrives_while_the_first_page_is_out(
+    page: Page, server: AppServer
+) -> None:
+    """The first page is answered (one entry, 1 unread), a second entry is sent and shown
+    live, and only then does that answer reach the app: the count is 2, not the answer's 1."""
+    account = server.person()
+    news = server.stream("Race", account)
+    news.send("Already there")
+    inbox = f"{server.base}/api/inbox"
+    for _ in range(100):
+        if httpx.get(inbox, headers=server.bearer(account)).json()["items"]:
+            break
+        time.sleep(0.05)
+    held: list[tuple[Route, APIResponse]] = []
+
+    def first_page_late(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))
+
+    page.route("**/api/inbox?*", first_page_late)
+    sign_in(page, account)
+    while not held:
+        page.wait_for_timeout(50)
+    assert held[0][1].json()["unread"] == 1
+    news.send("Sent meanwhile")
+    entries = page.get_by_role("list", name="Notifications").get_by_role("listitem")
+    expect(entries.filter(has_text="Sent meanwhile")).to_be_visible()
+    route, answer = held[0]
+    route.fulfill(response=answer)
+    expect(entries.filter(has_text="Already there")).to_be_visible()
+    expect(entries).to_have_count(2)
+    expect(page.get_by_text("2 unread")).to_be_visible()
+    assert not problems(page)

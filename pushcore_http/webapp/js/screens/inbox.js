@@ -11,6 +11,7 @@ const PAGE = 30;
 // or this many pages were read for it (the rest comes as you scroll).
 const FILTER_FILL = 15;
 const FILTER_PAGES = 5;
+const COUNT_TRIES = 4; // an answer's count and up to three questions again (answered below)
 const ALL = "";
 const DIRECT = "direct";
 
@@ -35,6 +36,29 @@ export async function render(root) {
     unread = count;
     unreadLine.textContent = `${count} unread`;
     markAll.disabled = count === 0;
+  };
+  // An answer's `unread` is the server's count when it answered. A live event that changed
+  // the count while the question was out may or may not be in it (an entry shown live
+  // before a first page read without it was counted, then overwritten): such an answer's
+  // count is asked again until no event came between; if events keep coming, theirs stands.
+  let countChanges = 0;
+  const liveUnread = (count) => {
+    countChanges += 1;
+    setUnread(count);
+  };
+  const answered = async (count, asked) => {
+    for (let tries = 0; tries < COUNT_TRIES; tries += 1) {
+      if (asked === countChanges) {
+        setUnread(count);
+        return;
+      }
+      asked = countChanges;
+      try {
+        ({ unread: count } = await api("GET", "/api/inbox?limit=1"));
+      } catch {
+        return;
+      }
+    }
   };
 
   const actions = { read, dismiss };
@@ -90,9 +114,10 @@ export async function render(root) {
 
   async function read(ids) {
     try {
+      const asked = countChanges;
       const answer = await api("POST", "/api/inbox/read", { ids });
       markRead(ids);
-      setUnread(answer.unread);
+      await answered(answer.unread, asked);
     } catch (error) {
       fail(error);
     }
@@ -128,6 +153,7 @@ export async function render(root) {
     try {
       const query = new URLSearchParams({ limit: String(PAGE) });
       if (cursor) query.set("cursor", cursor);
+      const asked = countChanges;
       const answer = await api("GET", `/api/inbox?${query}`);
       for (const entry of answer.items) {
         show(entry, false);
@@ -135,9 +161,9 @@ export async function render(root) {
       }
       cursor = answer.nextCursor;
       more.hidden = !cursor;
-      setUnread(answer.unread);
       refreshEmpty();
       problem.hidden = true;
+      await answered(answer.unread, asked);
     } catch (error) {
       fail(error);
     } finally {
@@ -147,13 +173,14 @@ export async function render(root) {
 
   async function catchUp() {
     try {
+      const asked = countChanges;
       const answer = await api("GET", `/api/inbox?limit=${PAGE}`);
       for (const entry of [...answer.items].reverse()) {
         show(entry, "sorted");
         live.seen(entry.id);
       }
-      setUnread(answer.unread);
       refreshEmpty();
+      await answered(answer.unread, asked);
     } catch {
       // Offline again: the next opening of the channel tries again.
     }
@@ -172,9 +199,10 @@ export async function render(root) {
     const newest = list.firstElementChild?.dataset.id;
     if (!newest) return;
     try {
+      const asked = countChanges;
       const answer = await api("POST", "/api/inbox/read", { upTo: newest });
       markRead([...entries.keys()].filter((id) => id <= newest));
-      setUnread(answer.unread);
+      await answered(answer.unread, asked);
     } catch (error) {
       fail(error);
     }
@@ -204,18 +232,18 @@ export async function render(root) {
     if (type === "opened") {
       if (!data.resumed) catchUp();
     } else if (type === "notification") {
-      if (show(data, true) && !data.readAt) setUnread(unread + 1);
+      if (show(data, true) && !data.readAt) liveUnread(unread + 1);
       refreshEmpty();
     } else if (type === "read") {
       markRead(data.ids || []);
-      setUnread(data.unread);
+      liveUnread(data.unread);
     } else if (type === "dismissed") {
       remove(data.id);
     } else if (type === "withdrawn") {
       // Withdrawn, expired, or replaced (a `notification` event with the new entry follows).
       for (const id of data.ids || []) {
         const known = entries.get(id);
-        if (known && !known.entry.readAt) setUnread(Math.max(0, unread - 1));
+        if (known && !known.entry.readAt) liveUnread(Math.max(0, unread - 1));
         remove(id);
       }
     }
