@@ -89,6 +89,7 @@ class EventReceiver:
         )
         self._process.start()
         self.port: int = self._pipe.recv()
+        self.pid: int = self._process.pid or 0
 
     def url(self) -> str:
         """The endpoint's URL."""

@@ -42,7 +42,7 @@ from pushcore.domain.events import (
     gives_up,
     next_attempt_delay,
 )
-from pushcore.gateways._answer import guarded_address, retry_after_seconds
+from pushcore.gateways._answer import Answer, guarded_address, retry_after_seconds
 from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock, Store
 
@@ -75,6 +75,13 @@ class SenderConfig:
     # engine's records wait behind). Far under the events' second to arrive; 0.1 s
     # rather than 0.05 halved those transactions beside the engine (docs/benchmarks.md).
     gather: float = 0.1
+    # POSTs written at once on one connection (HTTP/1.1 pipelining) to an endpoint whose
+    # last POSTs were answered within ``quick`` seconds (a slow one gets one at a time,
+    # so none waits behind another toward its 15 s), all within ``per_endpoint`` in
+    # flight: one send for several events, the sender's largest cost per event on a
+    # fast endpoint (docs/benchmarks.md). 1: never pipelined.
+    pipeline: int = 8
+    quick: float = 0.1
 
 
 class _Lane:
@@ -84,6 +91,7 @@ class _Lane:
         self.endpoint = endpoint
         self.waiting: deque[tuple[Attempt, Event]] = deque()
         self.workers = 0
+        self.in_flight = 0  # posted and not yet answered, over its workers
         self.claimed = 0  # claimed here and not yet recorded
         # Its address checked once a claim (not once a POST): a claim per few hundred
         # events still sees a name that moved to a forbidden address.
@@ -127,6 +135,9 @@ class EventSender:
         # Whether the last claim found attempts: then the next one claims without
         # looking first (more are likely due, and the look is a transaction too).
         self._busy = False
+        # POSTs to pipeline next, by endpoint (absent: 1); 0 once one ended a pipelined
+        # connection early (a server that does not keep up: one at a time from then on).
+        self._depth: dict[str, int] = {}
 
     async def run(self) -> None:
         """Claim and post until cancelled; a failed round is logged and tried again."""
@@ -247,20 +258,32 @@ class EventSender:
         ]
 
     async def _work(self, lane: _Lane) -> None:
-        """Post the lane's attempts one after another until none waits."""
+        """Post the lane's attempts, one or a few pipelined at a time, until none waits."""
         held: list[Connection] = []  # this worker's connection, once it has one
+        config = self.config
         try:
             while lane.waiting:
-                attempt, event = lane.waiting.popleft()
+                depth = self._depth.get(lane.endpoint.id, 1) or 1
+                take = min(depth, len(lane.waiting), config.per_endpoint - lane.in_flight)
+                if take <= 0:
+                    break  # the lane's share is in flight on its other workers' connections
+                chunk = [lane.waiting.popleft() for _ in range(take)]
+                lane.in_flight += take
                 try:
-                    result = await self._send(event, lane, held)
+                    results = await self._send(chunk, lane, held)
                 except Exception:
                     # Left leased: claimed again once the lease runs out.
-                    log.exception("posting event %s to %s failed", event.id, lane.endpoint.id)
-                    self._settled(lane, 1)
+                    log.exception("posting %d events to %s failed", take, lane.endpoint.id)
+                    self._settled(lane, take)
                     continue
-                self._answered.append((attempt, lane.endpoint, result))
-                if result.gone:
+                finally:
+                    lane.in_flight -= take
+                self._pace(lane.endpoint.id, take, results, held)
+                # Those the server did not answer (it ended the connection): sent again.
+                lane.waiting.extendleft(reversed(chunk[len(results) :]))
+                for (attempt, _), result in zip(chunk, results, strict=False):
+                    self._answered.append((attempt, lane.endpoint, result))
+                if any(result.gone for result in results):
                     # The endpoint is being disabled: its other claimed events stay unsent
                     # (the disabling fails them, or their lease runs out).
                     dropped = len(lane.waiting)
@@ -278,6 +301,24 @@ class EventSender:
             lane.workers -= 1
             if lane.claimed <= 0 and not lane.waiting and not lane.workers:
                 self._lanes.pop(lane.endpoint.id, None)
+
+    def _pace(
+        self, endpoint_id: str, sent: int, results: list[AttemptResult], held: list[Connection]
+    ) -> None:
+        """How many POSTs the endpoint's next chunk pipelines, from this one's answers."""
+        if self._depth.get(endpoint_id) == 0 or self.config.pipeline <= 1:
+            return
+        if len(results) < sent:
+            self._depth[endpoint_id] = 0  # it ended a pipelined connection early
+        elif (
+            all(r.status is not None for r in results)
+            and results[-1].duration_ms <= 1000 * self.config.quick
+            and held
+            and held[0].is_open
+        ):
+            self._depth[endpoint_id] = self.config.pipeline
+        else:
+            self._depth.pop(endpoint_id, None)
 
     async def _record_answers(self) -> None:
         """Record the answers that came, in one transaction, until none is left."""
@@ -307,12 +348,17 @@ class EventSender:
         if lane.claimed <= self.config.claimed_per_endpoint // 2 < before or lane.claimed <= 0:
             self._progress.set()
 
-    async def _send(self, event: Event, lane: _Lane, held: list[Connection]) -> AttemptResult:
+    async def _send(
+        self, chunk: list[tuple[Attempt, Event]], lane: _Lane, held: list[Connection]
+    ) -> list[AttemptResult]:
+        """POST the chunk's events on one connection; their results, in order (fewer
+        when the server ended the connection before answering them all)."""
         endpoint = lane.endpoint
-        body = event_body(event)
         now = self._clock.now()
         stamp = int(now.timestamp())
-        headers = signed_headers(event.id, stamp, body, endpoint.secrets_at(now))
+        secrets = endpoint.secrets_at(now)
+        bodies = [(event.id, event_body(event)) for _, event in chunk]
+        signed = [(signed_headers(i, stamp, body, secrets), body) for i, body in bodies]
         started = time.monotonic()
 
         def took() -> int:
@@ -323,19 +369,28 @@ class EventSender:
             try:
                 address = await guarded_address(self._guard, endpoint.url)
             except ValueError as exc:
-                return AttemptResult(False, None, took(), reason=f"Refused: {exc}")
+                return [AttemptResult(False, None, took(), reason=f"Refused: {exc}")] * len(chunk)
             target = lane.target = Target.of(pin(endpoint.url, address))
         connection = self._connection(target, held)
+        results: list[AttemptResult] = []
+
+        def answered(answer: Answer) -> None:
+            after = retry_after_seconds(answer.retry_after, self._clock.now())
+            results.append(AttemptResult(200 <= answer.status < 300, answer.status, took(), after))
+
+        requests = [connection.request(headers, body) for headers, body in signed]
         try:
+            # Every request was written at the start: each has its 15 s from there.
             async with asyncio.timeout(self.config.timeout):
-                answer = await connection.post(headers, body)
+                await connection.post_many(requests, answered)
+            return results
         except TimeoutError:
             connection.close()
-            return AttemptResult(False, None, took(), reason="Timed out")
+            reason = "Timed out"
         except (OSError, asyncio.IncompleteReadError, BadAnswer):
-            return AttemptResult(False, None, took(), reason="Unreachable")
-        after = retry_after_seconds(answer.retry_after, self._clock.now())
-        return AttemptResult(200 <= answer.status < 300, answer.status, took(), after)
+            reason = "Unreachable"
+        missed = AttemptResult(False, None, took(), reason=reason)
+        return results + [missed] * (len(chunk) - len(results))
 
     def _connection(self, target: Target, held: list[Connection]) -> Connection:
         """The worker's connection to ``target`` (another when the address changed)."""
