@@ -182,10 +182,15 @@ class EventSender:
             lane.waiting.append((attempt, event))
             lane.claimed += 1
         for lane in self._lanes.values():
-            while lane.workers < min(self.config.per_endpoint, len(lane.waiting)):
-                lane.workers += 1
-                self._spawn(self._work(lane))
+            self._staff(lane)
         return len(claimed)
+
+    def _staff(self, lane: _Lane) -> None:
+        """Workers for the lane's waiting attempts, up to ``per_endpoint`` (those a
+        pipelining worker leaves nothing to end at once)."""
+        while lane.workers < min(self.config.per_endpoint, len(lane.waiting)):
+            lane.workers += 1
+            self._spawn(self._work(lane))
 
     async def drain(self) -> None:
         """Wait for every POST started so far to be sent and recorded."""
@@ -281,6 +286,7 @@ class EventSender:
                 self._pace(lane.endpoint.id, take, results, held)
                 # Those the server did not answer (it ended the connection): sent again.
                 lane.waiting.extendleft(reversed(chunk[len(results) :]))
+                self._staff(lane)  # one at a time again: as many workers as before
                 for (attempt, _), result in zip(chunk, results, strict=False):
                     self._answered.append((attempt, lane.endpoint, result))
                 if any(result.gone for result in results):
