@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -97,6 +98,25 @@ def _until(done: Callable[[], bool], within: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _burst(
+    device: BenchReceiver,
+    groups: dict[str, Any],
+    count: int,
+    deadline: float,
+    meanwhile: Callable[[], None],
+) -> tuple[dict[str, float], float]:
+    """Until every delivery arrived: the cores each group used over the burst alone (first
+    arrival to last: the engine's CPU per delivery, and what the other processes took of
+    the cores meanwhile), and its seconds."""
+    while not device.received and time.monotonic() < deadline:
+        time.sleep(0.01)
+    burst, started = CpuWindow(groups), time.monotonic()
+    while len(device.received) < count and time.monotonic() < deadline:
+        meanwhile()
+        time.sleep(0.05)
+    return burst.stop(), time.monotonic() - started
+
+
 def run(count: int, mode: str, before: Path | None = None, cold: bool = False) -> dict[str, float]:
     """One run; its figures (``cold``: the endpoint made just before the batch, its
     sender not waited for)."""
@@ -138,16 +158,7 @@ def run(count: int, mode: str, before: Path | None = None, cold: bool = False) -
         create_batch(deployment.url, key, count, scheduledAt=iso(due))
         started = time.monotonic()
         deadline = started + 3 + count / CREATE_RATE + 300
-        while not device.received and time.monotonic() < deadline:
-            time.sleep(0.01)
-        # The burst alone (first arrival to last): the engine's CPU per delivery, and
-        # what the other processes took of the cores meanwhile.
-        burst, burst_from = CpuWindow(groups), time.monotonic()
-        while len(device.received) < count and time.monotonic() < deadline:
-            _renice(server, mode)
-            time.sleep(0.05)
-        during = burst.stop()
-        during_wall = time.monotonic() - burst_from
+        during, during_wall = _burst(device, groups, count, deadline, lambda: _renice(server, mode))
         while endpoint is not None and endpoint.acknowledged() < count + warm:
             if time.monotonic() > deadline:
                 break
@@ -217,7 +228,8 @@ def main() -> None:
             load = os.getloadavg()[0]
             f = run(args.count, label, args.before, args.cold)
             print(f"run {n + 1} events {label} (load {load:.1f}): "
-                  + ", ".join(f"{k} {v:,.{3 if v < 10 else 1}f}" for k, v in f.items()), flush=True)  # fmt: skip
+                  + ", ".join(f"{k} {v:,.{3 if v < 10 else 1}f}" for k, v in f.items()),
+                  flush=True)  # fmt: skip
             cells = [f"{f[k]:,.0f}" if k in f else "-" for k in columns]
             cells += [f"{f[k]:.1f}" for k in ("server CPU s", "sender CPU s", "receiver CPU s")]
             rows.append(f"| {n + 1} | {label} | {load:.1f} | " + " | ".join(cells) + " |")
