@@ -24,13 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections.abc import Callable
 from urllib.parse import quote, urlsplit
 
 import attrs
 
 from pushcore.gateways._answer import MAX_ANSWER_BYTES, Answer
-from pushcore.outbound.guard import Pinned
+from pushcore.outbound.guard import Pinned, tls_context
 
 MAX_HEAD_BYTES = 16 * 1024
 """Status line and headers of one answer (and a chunk-size or trailer line) at most."""
@@ -166,6 +167,65 @@ class Connection:
             with contextlib.suppress(Exception):
                 self._writer.close()
         self._reader = self._writer = None
+
+
+class Pool:
+    """The sender's open connections: each worker holds one while it posts (``held``, a
+    list of at most one), and gives it back kept alive; those no worker holds wait by
+    target for the next worker posting there (a connection per claim of a few events
+    cost a fifth of the sender's CPU), closed once idle too long or with the pool."""
+
+    def __init__(self, tls: ssl.SSLContext | None) -> None:
+        self._tls = tls  # None: the system's roots, loaded at the first https target
+        self._open: set[Connection] = set()
+        self._idle: dict[Target, list[tuple[float, Connection]]] = {}
+
+    def take(self, target: Target, held: list[Connection]) -> Connection:
+        """The worker's connection to ``target`` (another when the address changed)."""
+        if held and held[0].target == target:
+            return held[0]
+        for old in held:  # its address changed
+            self._drop(old)
+        idle = self._idle.get(target)
+        if idle:
+            held[:] = [idle.pop()[1]]  # the most recently used: least likely closed
+            return held[0]
+        tls = None
+        if target.server_name is not None:  # the system's roots loaded for https only
+            if self._tls is None:
+                self._tls = tls_context(None)
+            tls = self._tls
+        held[:] = [Connection(target, tls)]
+        self._open.add(held[0])
+        return held[0]
+
+    def give_back(self, held: list[Connection]) -> None:
+        """A worker's connection, kept for the next worker posting there if still open."""
+        for connection in held:
+            if connection.is_open:
+                idle = self._idle.setdefault(connection.target, [])
+                idle.append((time.monotonic(), connection))
+            else:
+                self._open.discard(connection)
+
+    def close_idle(self, before: float) -> None:
+        """Close the connections no worker has used since ``before`` (monotonic)."""
+        for target, idle in list(self._idle.items()):
+            while idle and idle[0][0] < before:
+                self._drop(idle.pop(0)[1])
+            if not idle:
+                del self._idle[target]
+
+    def close(self) -> None:
+        """Close every connection."""
+        for connection in self._open:
+            connection.close()
+        self._open.clear()
+        self._idle.clear()
+
+    def _drop(self, connection: Connection) -> None:
+        connection.close()
+        self._open.discard(connection)
 
 
 async def _read_answer(reader: asyncio.StreamReader) -> tuple[Answer, bool]:

@@ -4,11 +4,13 @@ A loop in the engine's process (``serve`` or ``worker``). Each round claims due
 attempts under a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several
 workers never take one attempt twice), at most ``claimed_per_endpoint`` per
 endpoint, of which ``per_endpoint`` are posted at once, each of those workers on a
-kept-alive connection of its own (delivery/event_http.py): a slow endpoint
-holds only its own events, never the others' (as the gateway lanes keep one
-host's slowness to itself). Each POST carries the Standard Webhooks headers:
-``webhook-id`` is the event's id, the same on every retry, and during a
-secret's rotation ``webhook-signature`` holds both signatures. A 2xx within
+kept-alive connection of its own (delivery/event_http.py), a few pipelined on it
+when the endpoint answers quickly: a slow endpoint holds only its own events,
+never the others' (as the gateway lanes keep one host's slowness to itself). A 410
+stops the endpoint's POSTs not yet written; at most ``per_endpoint`` were in
+flight. Each POST carries the Standard Webhooks headers: ``webhook-id`` is the
+event's id, the same on every retry, and during a secret's rotation
+``webhook-signature`` holds both signatures. A 2xx within
 15 s succeeds; a 410 disables the endpoint at once; anything else is retried
 on the schedule of ``domain/events.py`` (Retry-After honoured) for 3 days,
 after which the endpoint is disabled with its ``disabledReason``.
@@ -30,7 +32,7 @@ from typing import Any, TypeVar
 import attrs
 
 from pushcore.delivery.event_body import event_body, signed_headers
-from pushcore.delivery.event_http import BadAnswer, Connection, Target
+from pushcore.delivery.event_http import BadAnswer, Connection, Pool, Target
 from pushcore.delivery.retention import finish_in_thread
 from pushcore.domain.events import (
     ANSWER_WITHIN,
@@ -43,7 +45,7 @@ from pushcore.domain.events import (
     next_attempt_delay,
 )
 from pushcore.gateways._answer import Answer, guarded_address, retry_after_seconds
-from pushcore.outbound.guard import NetworkGuard, pin, tls_context
+from pushcore.outbound.guard import NetworkGuard, pin
 from pushcore.ports import Clock, Store
 
 log = logging.getLogger("pushcore.webhooks")
@@ -76,12 +78,14 @@ class SenderConfig:
     # rather than 0.05 halved those transactions beside the engine (docs/benchmarks.md).
     gather: float = 0.1
     # POSTs written at once on one connection (HTTP/1.1 pipelining) to an endpoint whose
-    # last POSTs were answered within ``quick`` seconds (a slow one gets one at a time,
-    # so none waits behind another toward its 15 s), all within ``per_endpoint`` in
-    # flight: one send for several events, the sender's largest cost per event on a
-    # fast endpoint (docs/benchmarks.md). 1: never pipelined.
+    # last POSTs were all answered within ``quick`` seconds, all within ``per_endpoint``
+    # in flight: one send for several events, the sender's largest cost per event on a
+    # fast endpoint (docs/benchmarks.md). A slower one gets one at a time, so none waits
+    # more than about ``quick`` behind others toward its 15 s; 0.25 s rather than less,
+    # as the sender (niceness 10 beside a busy engine) may itself be late to read. 1:
+    # never pipelined.
     pipeline: int = 8
-    quick: float = 0.1
+    quick: float = 0.25
 
 
 class _Lane:
@@ -115,13 +119,7 @@ class EventSender:
         self._guard = guard
         self.owner = owner
         self.config = config or SenderConfig()
-        self._tls = tls
-        self._default_tls: ssl.SSLContext | None = None
-        # Every open connection, closed when the sender is; those no worker holds are
-        # also in _idle by target, to be taken by the next worker to post there (a
-        # connection per claim of a few events cost a fifth of the sender's CPU).
-        self._connections: set[Connection] = set()
-        self._idle: dict[Target, list[tuple[float, Connection]]] = {}
+        self._pool = Pool(tls)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-events")
         self._lanes: dict[str, _Lane] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -171,7 +169,7 @@ class EventSender:
 
     async def round(self) -> int:
         """Claim what is due and start posting it (in the background); how many."""
-        self._close_idle(time.monotonic() - self.config.keep_idle)
+        self._pool.close_idle(time.monotonic() - self.config.keep_idle)
         claimed = await self._db(self._claim)
         self._busy = bool(claimed)
         for attempt, event, endpoint in claimed:
@@ -204,22 +202,7 @@ class EventSender:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._lanes.clear()
         self._answered.clear()
-        for connection in self._connections:
-            connection.close()
-        self._connections.clear()
-        self._idle.clear()
-
-    def _close_idle(self, before: float) -> None:
-        """Close the connections no worker has used since ``before`` (monotonic)."""
-        for target, idle in list(self._idle.items()):
-            while idle and idle[0][0] < before:
-                self._drop(idle.pop(0)[1])
-            if not idle:
-                del self._idle[target]
-
-    def _drop(self, connection: Connection) -> None:
-        connection.close()
-        self._connections.discard(connection)
+        self._pool.close()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -298,12 +281,7 @@ class EventSender:
                 if self._recorder is None or self._recorder.done():
                     self._recorder = self._spawn(self._record_answers())
         finally:
-            for connection in held:
-                if connection.is_open:  # kept for the next worker posting there
-                    idle = self._idle.setdefault(connection.target, [])
-                    idle.append((time.monotonic(), connection))
-                else:
-                    self._connections.discard(connection)
+            self._pool.give_back(held)
             lane.workers -= 1
             if lane.claimed <= 0 and not lane.waiting and not lane.workers:
                 self._lanes.pop(lane.endpoint.id, None)
@@ -377,7 +355,7 @@ class EventSender:
             except ValueError as exc:
                 return [AttemptResult(False, None, took(), reason=f"Refused: {exc}")] * len(chunk)
             target = lane.target = Target.of(pin(endpoint.url, address))
-        connection = self._connection(target, held)
+        connection = self._pool.take(target, held)
         results: list[AttemptResult] = []
 
         def answered(answer: Answer) -> None:
@@ -397,25 +375,6 @@ class EventSender:
             reason = "Unreachable"
         missed = AttemptResult(False, None, took(), reason=reason)
         return results + [missed] * (len(chunk) - len(results))
-
-    def _connection(self, target: Target, held: list[Connection]) -> Connection:
-        """The worker's connection to ``target`` (another when the address changed)."""
-        if held and held[0].target == target:
-            return held[0]
-        for old in held:  # its address changed
-            self._drop(old)
-        idle = self._idle.get(target)
-        if idle:
-            held[:] = [idle.pop()[1]]  # the most recently used: least likely closed
-            return held[0]
-        tls = None
-        if target.server_name is not None:  # the system's roots loaded for https only
-            if self._default_tls is None:
-                self._default_tls = self._tls or tls_context(None)
-            tls = self._default_tls
-        held[:] = [Connection(target, tls)]
-        self._connections.add(held[0])
-        return held[0]
 
     def _record(self, answered: list[_Answered]) -> None:
         now = self._clock.now()
