@@ -169,5 +169,5 @@ def test_every_request_of_a_stalled_pipeline_times_out_within_the_deadline(
     # Eight pipelined, all timed out 1 s after their write; then eight at once, one
     # each on a connection of its own, timed out together: 2 s, not one deadline each.
     assert endpoint.together[0] == 8
-    assert 2.0 <= took < 3.5
+    assert 2.0 <= took < 5.0  # 8 s or more were each answer its own deadline in turn
     assert statuses(world, made) == {("pending", None): 16}
