@@ -30,7 +30,7 @@ class _Endpoint(socketserver.BaseRequestHandler):
     ``server.mode``: "all" answers every request; "first" answers only the first of
     requests that came together and closes without a word (a server that does not
     keep up pipelining); "stall" answers the first connection's first request, then
-    nothing."""
+    nothing; "gone" answers every request with a 410."""
 
     def handle(self) -> None:
         server: Any = self.server
@@ -65,7 +65,8 @@ class _Endpoint(socketserver.BaseRequestHandler):
                 self.request.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
                 return  # the others read and dropped
             server.ids.extend(found)
-            self.request.sendall(b"HTTP/1.1 204 No Content\r\n\r\n" * len(found))
+            status = b"410 Gone" if server.mode == "gone" else b"204 No Content"
+            self.request.sendall(b"HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n" % status * len(found))
 
 
 @pytest.fixture
@@ -171,3 +172,22 @@ def test_every_request_of_a_stalled_pipeline_times_out_within_the_deadline(
     assert endpoint.together[0] == 8
     assert 2.0 <= took < 5.0  # 8 s or more were each answer its own deadline in turn
     assert statuses(world, made) == {("pending", None): 16}
+
+
+def test_a_410_in_a_pipeline_stops_the_posts_not_yet_written(world: World, endpoint: Any) -> None:
+    made, runner = warmed(world, endpoint)
+    endpoint.mode = "gone"
+    record(world, EventType.DELIVERY_FAILED, 40)
+    assert send_all(runner) == [40, 0]
+    # One pipelined chunk, the endpoint's share (4) at most, reached it; the rest not.
+    assert 1 < len(endpoint.ids) <= 4
+    answer = world.client.get(f"/api/webhooks/{made}", headers=world.auth()).json()
+    assert (answer["enabled"], answer["disabledReason"]) == (
+        False,
+        "The endpoint answered 410 Gone",
+    )
+    # Each failed: those answered with a 410, and those the disabling failed.
+    got = statuses(world, made)
+    assert got[("failed", 410)] >= 1
+    assert {status for status, _ in got} == {"failed"}
+    assert got.total() == 40
