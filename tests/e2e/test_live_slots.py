@@ -160,7 +160,10 @@ def test_a_channel_whose_client_reads_nothing_is_closed(tmp_path: Path) -> None:
         key = server.key("alice")
         body = "x" * 2000
         for batch in range(20):
-            notifications = [{"title": f"n{batch}-{i}", "body": body} for i in range(100)]
+            now = iso(datetime.now(UTC))  # due now, not after the default 5 s delay
+            notifications = [
+                {"title": f"n{batch}-{i}", "body": body, "scheduledAt": now} for i in range(100)
+            ]
             sent = server.request(
                 "POST",
                 "/api/notifications/batch",
