@@ -391,7 +391,8 @@ def test_listen_registers_through_the_server_and_receives(server: Server, tmp_pa
         assert f"of account listener at {server.base}" in err.read_text()
         [device] = ok_json(remote(server, "devices list --json", api_key=key))
 
-        sent = ok_json(remote(server, "send hello --delay 5s --json", api_key=key))
+        # The shortest delay there is: the listener is already listening.
+        sent = ok_json(remote(server, "send hello --delay 1s --json", api_key=key))
 
         assert sent["devicesTargeted"] == 1
         assert listener.wait(30) == 0, err.read_text()

@@ -121,7 +121,9 @@ def test_retries_honour_retry_after_and_410_deactivates(server: Server, receiver
     receiver.answer("/busy", 429, times=2, Retry_After="2")
     receiver.answer("/gone", 410)
 
-    first = server.request("POST", "/api/notifications", json={"title": "one"}, headers=key)
+    # Due now, not after the default 5 s delay: the waits here are the retries'.
+    now = {"scheduledAt": iso(datetime.now(UTC))}
+    first = server.request("POST", "/api/notifications", json={"title": "one"} | now, headers=key)
     assert first.status_code == 201
     assert receiver.wait_for(1, timeout=30, path="/flaky")
     assert receiver.wait_for(1, timeout=30, path="/busy")
@@ -142,7 +144,8 @@ def test_retries_honour_retry_after_and_410_deactivates(server: Server, receiver
     assert devices[gone]["isActive"] is False
     assert [r.status for r in receiver.to("/gone")] == [410]
 
-    second = server.request("POST", "/api/notifications", json={"title": "two"}, headers=key)
+    now = {"scheduledAt": iso(datetime.now(UTC))}
+    second = server.request("POST", "/api/notifications", json={"title": "two"} | now, headers=key)
     assert second.json()["devicesTargeted"] == 2
     assert receiver.wait_for(2, timeout=15, path="/flaky")
     time.sleep(0.5)

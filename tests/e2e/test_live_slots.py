@@ -14,11 +14,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.server import Server
+from tests.e2e.test_delivery import iso
 from tests.live.sse import Listener
 
 pytestmark = pytest.mark.slow
@@ -96,9 +98,9 @@ def test_with_every_channel_slot_full_healthz_and_sign_in_answer_and_the_longest
         key = server.key("a")
 
         def event_for_a(count: int) -> None:
-            sent = server.request(
-                "POST", "/api/notifications", json={"title": f"a{count}"}, headers=key
-            )
+            # Due now, not after the default 5 s delay: the order of activity is the point.
+            body = {"title": f"a{count}", "scheduledAt": iso(datetime.now(UTC))}
+            sent = server.request("POST", "/api/notifications", json=body, headers=key)
             assert sent.status_code == 201, sent.text
             assert wait_for(lambda: all(len(c.events) == count for c in channels["a"]))
 
@@ -158,7 +160,10 @@ def test_a_channel_whose_client_reads_nothing_is_closed(tmp_path: Path) -> None:
         key = server.key("alice")
         body = "x" * 2000
         for batch in range(20):
-            notifications = [{"title": f"n{batch}-{i}", "body": body} for i in range(100)]
+            now = iso(datetime.now(UTC))  # due now, not after the default 5 s delay
+            notifications = [
+                {"title": f"n{batch}-{i}", "body": body, "scheduledAt": now} for i in range(100)
+            ]
             sent = server.request(
                 "POST",
                 "/api/notifications/batch",

@@ -154,7 +154,7 @@ def test_two_workers_serve_one_port_deliver_once_and_stop_together(
             # Due at once, created through the worker without the engine: it wakes the
             # engine's worker (whose next tick is up to 30 s away).
             with via(server, engine=False) as client:
-                create(client, key, {"title": "now"})
+                create(client, key, {"title": "now", "scheduledAt": iso(datetime.now(UTC))})
             assert receiver.wait_for(len(ids) + 1, timeout=10)
         finally:
             children = worker_pids(server, 2)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.server import Server
+from tests.e2e.test_delivery import iso
 from tests.fakes.receiver import Receiver, running_receiver
 from tests.pg import Cluster
 
@@ -45,7 +47,8 @@ def stop_with_deliveries_in_flight(server: Server, receiver: Receiver) -> None:
     try:
         key = server.key("slow")
         server.webhook(key, receiver.url("/hook"))
-        items = [{"title": f"n{i}"} for i in range(COUNT)]
+        now = iso(datetime.now(UTC))  # due at once, not after the default 5 s delay
+        items = [{"title": f"n{i}", "scheduledAt": now} for i in range(COUNT)]
         answer = server.request(
             "POST", "/api/notifications/batch", json={"notifications": items}, headers=key
         )

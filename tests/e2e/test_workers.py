@@ -140,7 +140,8 @@ def test_a_worker_with_a_port_serves_health_and_its_delivery_metrics(
 
         key = api.key("alice")
         api.webhook(key, receiver.url("/a"))
-        api.request("POST", "/api/notifications", json={"title": "t", "delay": "5s"}, headers=key)
+        now = {"scheduledAt": iso(datetime.now(UTC))}  # due at once: the worker sends it
+        api.request("POST", "/api/notifications", json={"title": "t"} | now, headers=key)
         assert receiver.wait_for(1, timeout=20)
 
         def delivered(url: str) -> float:

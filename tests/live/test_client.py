@@ -12,6 +12,7 @@ import pytest
 from pushcore import AsyncClient, Client
 from pushcore.converter import DismissedEventView, InboxEntryView, ReadEventView
 from pushcore.domain.errors import Unauthorized, ValidationError
+from pushcore.services import tokens
 from tests.live.conftest import LiveServer
 
 
@@ -130,7 +131,15 @@ def test_async_events_carry_reads_and_dismissals(live: LiveServer) -> None:
     assert dismissed.id == entry.id
 
 
-def test_events_raise_once_the_credential_is_refused(live: LiveServer) -> None:
+def test_events_raise_once_the_credential_is_refused(
+    live: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The channel ends at the token's expiry, but the server accepts the token for
+    # CLOCK_LEEWAY_SECONDS (30) more: each resume opens a channel that ends at once, until
+    # the refusal. A second of leeway makes that refusal come ~30 s sooner, with the same
+    # steps (a channel, its end at expiry, resumes accepted, then a 401); the verifier
+    # reads the constant when it first checks a token, after the fixture's start.
+    monkeypatch.setattr(tokens, "CLOCK_LEEWAY_SECONDS", 1)
     with (
         Client(live.base, token=token(live, ttl=timedelta(seconds=1))) as client,
         pytest.raises(Unauthorized, match="Token expired"),
