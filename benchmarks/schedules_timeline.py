@@ -196,19 +196,32 @@ class Timeline:
         lines: list[str] = []
         for kind in sorted(set(kinds.values())):
             rows = sorted((due, v) for (k, due), v in worst.items() if k == kind)
-            after = sum(
-                1 for at, (_, i) in rows if (c := self.claimed_at.get(i)) is not None and c[1] > at
+            claims = [(at, c) for at, (_, i) in rows if (c := self.claimed_at.get(i)) is not None]
+            after = sum(1 for at, c in claims if c[1] > at)
+            # A claim that began late (less than half the lead before due): the loop or
+            # the claim thread was busy with something else when the wake-up came.
+            began_late = sum(1 for at, c in claims if at - c[0] < CLAIM_WINDOW / 2)
+            took = sorted(_ms(c[1] - c[0]) for _, c in claims) or [0.0]
+            lines.append(
+                f"{kind}: {len(rows)} instants, {after} claimed after due, {began_late} claims"
+                f" began late; claim ms median {took[len(took) // 2]:.1f}, max {took[-1]:.1f}:"
             )
-            lines.append(f"{kind}: {len(rows)} instants, {after} claimed after due:")
             for due, (ms, delivery_id) in rows:
                 claim = self.claimed_at.get(delivery_id)
                 if claim is None:
                     continue
                 steps = " ".join(f"{n} {t:.1f}" for n, t in self.phases.get(claim[0], []))
+                # The claim before it (an idle tick's, or the last instant's): whether the
+                # loop was still in it when this one's wake-up came.
+                before = [c for c in self.claims if c[0] < claim[0]]
+                last = ""
+                if before:
+                    start, end = (_ms(at - due) for at in before[-1])
+                    last = f"; claim before: {start:+.0f}..{end:+.0f}"
                 lines.append(
                     f"  due {due:%H:%M:%S.%f} worst {ms:6.1f} ms; claim began"
                     f" {_ms(due - claim[0]):6.1f} ms before, took {_ms(claim[1] - claim[0]):5.1f}"
-                    f" ({steps})"
+                    f" ({steps}){last}"
                 )
         return lines
 
