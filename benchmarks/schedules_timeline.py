@@ -58,6 +58,8 @@ class Timeline:
     # Per claim (by its start): its transactions' names and ms, in order.
     phases: dict[datetime, list[tuple[str, float]]] = field(default_factory=dict)
     _local: threading.local = field(default_factory=threading.local)
+    # The loop's own heartbeats (before a tick; a claim's own beat is inside its span).
+    beats: list[tuple[datetime, datetime]] = field(default_factory=list)
     collections: list[tuple[datetime, datetime, int]] = field(default_factory=list)
     _gc_began: datetime | None = None
 
@@ -98,6 +100,17 @@ class Timeline:
             return found
 
         ledger.claim = timed
+        beat = ledger.beat
+
+        @functools.wraps(beat)
+        def beating(*args: Any, **kwargs: Any) -> Any:
+            began = self.clock.now()
+            try:
+                return beat(*args, **kwargs)
+            finally:
+                self.beats.append((began, self.clock.now()))
+
+        ledger.beat = beating
 
     def watch_collections(self) -> Callable[[], None]:
         """Note each collection; the callable that stops noting."""
@@ -218,6 +231,9 @@ class Timeline:
                 if before:
                     start, end = (_ms(at - due) for at in before[-1])
                     last = f"; claim before: {start:+.0f}..{end:+.0f}"
+                beats = [b for b in self.beats if before and before[-1][1] <= b[0] < claim[0]]
+                if beats:
+                    last += f"; beat {_ms(beats[-1][0] - due):+.0f}..{_ms(beats[-1][1] - due):+.0f}"
                 lines.append(
                     f"  due {due:%H:%M:%S.%f} worst {ms:6.1f} ms; claim began"
                     f" {_ms(due - claim[0]):6.1f} ms before, took {_ms(claim[1] - claim[0]):5.1f}"
