@@ -37,9 +37,9 @@ BATCH = 500
 TASKS = 32
 
 
-async def run(creates: int, batches: int, patches: int = 0) -> None:
-    """``creates`` creates from TASKS tasks, ``batches`` batches one by one, then ``patches``
-    PATCHes of the created from TASKS tasks."""
+async def run(creates: int, batches: int, patches: int = 0, tasks: int = TASKS) -> None:
+    """``creates`` creates from ``tasks`` tasks, ``batches`` batches one by one, then
+    ``patches`` PATCHes of the created from ``tasks`` tasks."""
     import httpx
 
     from benchmarks.ingest_layers import _api_key, scope_of
@@ -85,7 +85,7 @@ async def run(creates: int, batches: int, patches: int = 0) -> None:
             for _ in range(n):
                 await post("/api/notifications", one)
 
-        await asyncio.gather(*(worker(creates // TASKS) for _ in range(TASKS)))
+        await asyncio.gather(*(worker(creates // tasks) for _ in range(tasks)))
         collect = False
         for _ in range(batches):
             await post("/api/notifications/batch", many)
@@ -98,12 +98,14 @@ async def run(creates: int, batches: int, patches: int = 0) -> None:
             for notification_id in ids:
                 await post(f"/api/notifications/{notification_id}", edit, "PATCH")
 
-        await asyncio.gather(*(editor() for _ in range(TASKS)))
+        await asyncio.gather(*(editor() for _ in range(tasks)))
     if set(statuses) - {200, 201} or statuses.get(200, 0) != patches:
         raise RuntimeError(f"answers other than 201 and {patches} 200s: {statuses}")
 
 
-def instructions(tree: Path | None, creates: int, batches: int, patches: int = 0) -> int:
+def instructions(
+    tree: Path | None, creates: int, batches: int, patches: int = 0, tasks: int = TASKS
+) -> int:
     """Instructions of one process running ``creates`` creates, ``batches`` batches and
     ``patches`` PATCHes."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,11 +113,12 @@ def instructions(tree: Path | None, creates: int, batches: int, patches: int = 0
         code = (
             "import sys, asyncio, runpy; sys.path.insert(0, sys.argv[1]) if sys.argv[1] else None;"
             f"m = runpy.run_path({str(HERE)!r});"
-            "asyncio.run(m['run'](*map(int, sys.argv[2:5])))"
+            "asyncio.run(m['run'](*map(int, sys.argv[2:6])))"
         )
         command = ["valgrind", "--tool=cachegrind", "--cache-sim=no"]
         command += [f"--cachegrind-out-file={out}", sys.executable, "-c", code]
-        command += [str(tree.resolve()) if tree else "", str(creates), str(batches), str(patches)]
+        command += [str(tree.resolve()) if tree else "", str(creates), str(batches)]
+        command += [str(patches), str(tasks)]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
         if found is None:
