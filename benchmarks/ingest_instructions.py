@@ -1,8 +1,7 @@
-"""Instructions per create, per batched notification and per PATCH (valgrind): figures load does
-not move.
+"""Instructions per create, per batched notification and per PATCH (valgrind).
 
     .venv/bin/python -m benchmarks.ingest_instructions [--creates 320,640] [--batches 1,2]
-        [--patches 32,320] [--tree DIR]...
+        [--patches 32,320] [--tasks 32] [--tree DIR]...
 
 The whole app as `pushctl serve` makes it (SQLite, rate limiting off, no engine),
 called in process as uvicorn calls it (benchmarks.ingest_layers: no sockets, no
@@ -16,6 +15,12 @@ given, and the difference over the difference in requests is the cost of one
 (start-up and set-up cancel out). All threads count (the group writer's
 transaction too). ``--tree DIR`` counts the pushcore of another source tree
 too (e.g. ``git archive main | tar -x -C DIR``).
+
+From 32 tasks the counts still move with the machine: how many requests the
+group writer's transactions hold depends on the threads' timing, and a
+group's BEGIN, COMMIT and wake-ups are shared by its requests (two counts of
+one tree have differed by a quarter at load 12-18). ``--tasks 1`` sends each
+request alone: no sharing, and the count of a request's own work.
 """
 
 from __future__ import annotations
@@ -134,6 +139,7 @@ def main() -> None:
     parser.add_argument(
         "--patches", help="two counts of PATCHes above 0, e.g. 32,320 (at most --creates' first)"
     )
+    parser.add_argument("--tasks", type=int, default=TASKS, help="1: each request alone")
     parser.add_argument("--tree", type=Path, action="append", default=[])
     args = parser.parse_args()
     low, high = (int(n) for n in args.creates.split(","))
@@ -144,16 +150,17 @@ def main() -> None:
     print(header)
     print("|---|---|---|" + ("---|---|" if args.patches else ""))
     for tree in [*args.tree, None]:
-        base = instructions(tree, low, few)
-        creates = instructions(tree, high, few)
-        batches = instructions(tree, low, more)
+        base = instructions(tree, low, few, tasks=args.tasks)
+        creates = instructions(tree, high, few, tasks=args.tasks)
+        batches = instructions(tree, low, more, tasks=args.tasks)
         per_create = (creates - base) / (high - low)
         per_item = (batches - base) / ((more - few) * BATCH)
         name = str(tree) if tree else "this tree"
         row = f"| {name} | {per_create / 1e3:,.0f} k | {per_item / 1e3:,.0f} k |"
         if args.patches:
             none, some = (int(n) for n in args.patches.split(","))
-            edits = instructions(tree, low, few, some) - instructions(tree, low, few, none)
+            edits = instructions(tree, low, few, some, args.tasks)
+            edits -= instructions(tree, low, few, none, args.tasks)
             per_patch = edits / (some - none)
             row += f" {per_patch / 1e3:,.0f} k | {per_patch / per_create:.2f} |"
         print(row, flush=True)
