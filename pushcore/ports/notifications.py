@@ -67,9 +67,8 @@ class NotificationRepository(Protocol):
         """Store the changed state (status, failure_reason, wake_at, settled_at)."""
         ...
 
-    def edit(self, notification: Notification, stored: Notification | None = None) -> None:
-        """Store an edited notification's content, timing, targets and revision; with
-        ``stored`` (as read under the lock), only the columns that changed from it."""
+    def edit(self, notification: Notification) -> None:
+        """Store an edited notification's content, timing, targets and revision."""
         ...
 
     def update_many(self, notifications: Sequence[Notification]) -> None:
@@ -127,13 +126,6 @@ class DeliveryProgress(Protocol):
 
     def counts(self, notification_id: str) -> DeliveryCounts:
         """How the notification's deliveries stand."""
-        ...
-
-    def locked_with_counts(
-        self, account_id: str, notification_id: str
-    ) -> tuple[Notification, DeliveryCounts] | None:
-        """The account's notification locked FOR UPDATE (``Notifications.get``), and its
-        :meth:`counts` read under that lock; None if there is none."""
         ...
 
     def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:

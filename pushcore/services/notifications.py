@@ -427,10 +427,9 @@ class NotificationService:
     ) -> tuple[Notification, DeliveryCounts | None]:
         """The edited notification, and its delivery counts when the edit left them as
         they were (None: read them again, its targets changed)."""
-        locked = tx.progress.locked_with_counts(account_id, notification_id)
-        if locked is None:
+        found = tx.notifications.get(account_id, notification_id, for_update=True)
+        if found is None:
             raise NotFound("Notification not found")
-        found, counts = locked
         if if_revision is not None and found.revision != if_revision:
             raise RevisionMismatch(
                 f"Notification is at revision {found.revision}, not {if_revision}"
@@ -438,6 +437,7 @@ class NotificationService:
         hint = NOT_EDITABLE_HINT.format(notification_id)
         if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
             raise NotEditable(f"Notification is {found.status.value}: {hint}")
+        counts = tx.progress.counts(notification_id)
         if counts.handed:
             raise NotEditable(f"Notification is being delivered; {hint}")
         request = apply(found)
@@ -481,13 +481,13 @@ class NotificationService:
         token = request.target_device_token
         if token != found.target_device_token and not dues:
             edited = self._retarget(tx, edited, token)
-            tx.notifications.edit(edited, found)
+            tx.notifications.edit(edited)
             return edited, None
         if dues:
             tx.local_times.reschedule_unsent(notification_id, dues)
         elif timed:  # an edit of its content alone leaves its deliveries as they are
             tx.schedule.reschedule_unsent(notification_id, due)
-        tx.notifications.edit(edited, found)
+        tx.notifications.edit(edited)
         return edited, counts
 
     def _retarget(self, tx: Transaction, edited: Notification, token: str | None) -> Notification:

@@ -46,8 +46,6 @@ CONTENT = NOTIFICATIONS.part(
     "id",
 )
 _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[:-1])} WHERE id = ?"  # noqa: S608
-# The UPDATE of each set of changed columns (by index in CONTENT), made once.
-_EDITS: dict[tuple[int, ...], str] = {}
 
 
 class Notifications(Repository):
@@ -153,23 +151,9 @@ class Notifications(Repository):
         """Store the changed state."""
         self.update_many([notification])
 
-    def edit(self, notification: Notification, stored: Notification | None = None) -> None:
-        """Store an edited notification's content, timing, targets and revision (only the
-        columns that differ from ``stored``, the row as read under the caller's lock)."""
-        codec = CONTENT.codec(self._dialect)
-        row = codec.encode(notification)
-        if stored is None:
-            self._sql.run(_EDIT, row)
-            return
-        # A title-only edit writes two columns, not 18: a smaller statement to bind,
-        # and no index entry touched for a column that did not change.
-        old = codec.encode(stored)
-        changed = tuple(i for i in range(len(row) - 1) if row[i] != old[i])
-        text = _EDITS.get(changed)
-        if text is None:
-            names = ", ".join(f"{CONTENT.names[i]} = ?" for i in changed)
-            text = _EDITS[changed] = f"UPDATE notifications SET {names} WHERE id = ?"  # noqa: S608
-        self._sql.run(text, [*(row[i] for i in changed), row[-1]])
+    def edit(self, notification: Notification) -> None:
+        """Store an edited notification's content, timing, targets and revision."""
+        self._sql.run(_EDIT, CONTENT.codec(self._dialect).encode(notification))
 
     def _count_changes(self, notifications: Sequence[Notification]) -> None:
         # The counts follow (status, settled_at) from what is stored now, read
@@ -271,48 +255,15 @@ class Notifications(Repository):
 _OPENED = "COUNT(*) FILTER (WHERE opened_at IS NOT NULL)"
 
 
-def _counted(d: str) -> str:
-    """(status, count, handed, opened) of deliveries ``d`` grouped by status; a LEFT JOIN's
-    row without one is (NULL, 0, 0, 0)."""
-    return (
-        f"{d}.status, COUNT({d}.status), COUNT(*) FILTER (WHERE {d}.attempts > 0),"
-        f" COUNT(*) FILTER (WHERE {d}.opened_at IS NOT NULL)"
-    )
-
-
-_COUNTS = f"SELECT {_counted('d')} FROM deliveries d WHERE notification_id = ? GROUP BY status"  # noqa: S608
-# The notification and its counts in one statement (a row per delivery status).
-_WITH_COUNTS = (
-    f"SELECT {', '.join(f'n.{c}' for c in NOTIFICATIONS.names)}, {_counted('d')}"  # noqa: S608
-    " FROM notifications n LEFT JOIN deliveries d ON d.notification_id = n.id"
-    " WHERE n.id = ? AND n.account_id = ? GROUP BY n.id, d.status"
-)
-_WIDTH = len(NOTIFICATIONS.names)
-
-
 class Progress(Repository):
     def counts(self, notification_id: str) -> DeliveryCounts:
         """How the notification's deliveries stand."""
-        return delivery_counts(self._sql.all(_COUNTS, (notification_id,)))
-
-    def locked_with_counts(
-        self, account_id: str, notification_id: str
-    ) -> tuple[Notification, DeliveryCounts] | None:
-        """The notification locked FOR UPDATE and its deliveries' counts read under that
-        lock, or None."""
-        if self._sql.locking:
-            # Two statements: a statement reads as of its start (READ COMMITTED), so
-            # counts read in the lock's own statement could miss a claim that
-            # committed while it waited for the lock.
-            found = Notifications(self._sql).get(account_id, notification_id, for_update=True)
-            return None if found is None else (found, self.counts(notification_id))
-        # No row locks (SQLite): this transaction already holds the one write lock,
-        # so nothing changes between the two reads: one statement, not two.
-        rows = self._sql.all(_WITH_COUNTS, (notification_id, account_id))
-        if not rows:
-            return None
-        found = NOTIFICATIONS.codec(self._dialect).decode(rows[0][:_WIDTH])
-        return found, delivery_counts([r[_WIDTH:] for r in rows if r[_WIDTH] is not None])
+        rows = self._sql.all(
+            f"SELECT status, COUNT(*), COUNT(*) FILTER (WHERE attempts > 0), {_OPENED}"  # noqa: S608
+            " FROM deliveries WHERE notification_id = ? GROUP BY status",
+            (notification_id,),
+        )
+        return delivery_counts(rows)
 
     def counts_many(self, notification_ids: Sequence[str]) -> dict[str, DeliveryCounts]:
         """Counts of several notifications in one query."""
