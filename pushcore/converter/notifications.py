@@ -306,15 +306,22 @@ _REQUEST_FIELDS = tuple(
 )
 
 
+# Each field's JSON name, worked out once (a PATCH reads its merge base each time).
+_REQUEST_NAMES = tuple((name, camel(name)) for name in _REQUEST_FIELDS)
+
+
 def request_json(n: Notification) -> dict[str, Any]:
     """The create request (API JSON, no timing) that a stored notification says."""
-    found = {camel(name): getattr(n, name) for name in _REQUEST_FIELDS}
+    found: dict[str, Any] = {}
+    for name, json_name in _REQUEST_NAMES:
+        value = getattr(n, name)
+        if value is not None:
+            found[json_name] = _request_value(value)
     if n.ttl is not None:
         # The stored expiresAt follows from the ttl: the request gave only the ttl.
-        found["expiresAt"] = None
-    return {name: _request_value(value) for name, value in found.items() if value is not None} | {
-        "metadata": dict(n.metadata)
-    }
+        found.pop("expiresAt", None)
+    found["metadata"] = dict(n.metadata)
+    return found
 
 
 def _request_value(value: Any) -> Any:
