@@ -47,6 +47,10 @@ T = TypeVar("T")
 STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
+# The longest a claim (or a roll-up) waits for late answers to be recorded
+# (recorder.py's back-pressure): a record stuck on the database slows claims, never
+# stops them.
+RECORD_HOLD = 0.25
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -94,8 +98,9 @@ class DeliveryEngine:
         # Told after a claim put entries in inboxes: this process's live channels.
         self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
         # Claims (and heartbeats) get one thread, records one per group stored at
-        # once (and so SQLite connections of their own): a claim never waits behind
-        # a slow record, nor a record behind the one before it (delivery/recorder.py).
+        # once (and so SQLite connections of their own): a claim never queues behind
+        # a record's transaction (under overload it waits, RECORD_HOLD at most, for late
+        # answers' records), nor a record behind the one before it (delivery/recorder.py).
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(PARALLEL, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -113,7 +118,10 @@ class DeliveryEngine:
             self._record_in_thread
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
-        self._rollups = Rollups(self._ledger)
+        # Under overload they wait, as claims do, for late answers to be recorded.
+        self._rollups = Rollups(
+            self._ledger, functools.partial(self._records.caught_up, RECORD_HOLD)
+        )
         # What quiet hours held goes out in slices beside due work (delivery/release.py).
         self._release = ReleaseRoom(self.config)
         self._stopping = False
@@ -243,6 +251,10 @@ class DeliveryEngine:
         if self._room is not None:
             self._room.clear()  # what is recorded from now on makes room for a release
         while not self._stopping and self.in_flight < self.config.max_in_flight:
+            # Send more only once late answers are recorded (API.md's 100 ms, recorder.py).
+            await self._records.caught_up(RECORD_HOLD)
+            if self._stopping:
+                break
             now = self._clock.now()
             room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
             release = self._release.room(self._held)
