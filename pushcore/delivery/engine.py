@@ -114,8 +114,9 @@ class DeliveryEngine:
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._held: dict[str, asyncio.Task[None]] = {}
         # Outcomes that come within a few ms of each other go in one transaction.
+        # An answer's age (the back-pressure's) is on the engine's clock.
         self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
-            self._record_in_thread
+            self._record_in_thread, now=lambda: self._clock.now().timestamp()
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
         # Under overload they wait, as claims do, for late answers to be recorded.
