@@ -47,7 +47,7 @@ T = TypeVar("T")
 STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
-# The longest a claim (or a roll-up) waits for late answers to be recorded
+# The longest a claim waits for late answers to be recorded
 # (recorder.py's back-pressure): a record stuck on the database slows claims, never
 # stops them.
 RECORD_HOLD = 0.25
@@ -119,10 +119,7 @@ class DeliveryEngine:
             self._record_in_thread, now=lambda: self._clock.now().timestamp()
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
-        # Under overload they wait, as claims do, for late answers to be recorded.
-        self._rollups = Rollups(
-            self._ledger, functools.partial(self._records.caught_up, RECORD_HOLD)
-        )
+        self._rollups = Rollups(self._ledger)
         # What quiet hours held goes out in slices beside due work (delivery/release.py).
         self._release = ReleaseRoom(self.config)
         self._stopping = False

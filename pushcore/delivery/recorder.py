@@ -18,11 +18,13 @@ Back-pressure, only under overload: at 5,000 deliveries a second asked on Postgr
 the engine's loop, its claims and its roll-ups share one interpreter (and the CPUs)
 with the groups being stored, and answers waited for all of them. While the oldest
 answer not yet stored has waited longer than ``BEHIND`` (:meth:`GroupRecorder.behind`),
-the engine's next claim (and so its sends) and its next roll-up wait for a group to
-end (:meth:`GroupRecorder.caught_up`). Age alone decides: a first try (reverted in
+the engine's next claim (and so its sends) waits for a group to end
+(:meth:`GroupRecorder.caught_up`). Age alone decides: a first try (reverted in
 14ff6a2) also held them while more than one group's worth waited, and after 50 ms;
 that engaged at 1,000/s, where records keep up, and lengthened the tail there (held
-claims send in bursts, and a burst's answers make one long transaction).
+claims send in bursts, and a burst's answers make one long transaction). Roll-ups
+are not held: held, they grow, and on SQLite a long roll-up keeps the one writer
+from the records (docs/benchmarks.md, "Crash repeats").
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ class GroupRecorder(Generic[Item, Result]):
         self._running: dict[asyncio.Task[None], float] = {}
         self._timer: asyncio.Handle | None = None
         self._progress: asyncio.Future[None] | None = None  # resolved as a group ends
-        # How many waits for the records began (claims and roll-ups held): the
-        # benchmark reports it, and a test that nothing waits at a normal pace.
+        # How many waits for the records began (claims held): a test shows that
+        # nothing waits at a normal pace.
         self.holds = 0
 
     def _time(self) -> float:

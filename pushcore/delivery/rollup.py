@@ -17,7 +17,7 @@ import asyncio
 import functools
 import logging
 from asyncio import FIRST_COMPLETED
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
@@ -31,13 +31,8 @@ log = logging.getLogger("pushcore.delivery")
 class Rollups:
     """The roll-ups of one engine, running beside its loop."""
 
-    def __init__(
-        self, ledger: Ledger, first: Callable[[], Awaitable[object]] | None = None
-    ) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
-        # Awaited before each roll-up: under overload the engine's records go first
-        # (recorder.py's back-pressure).
-        self._first = first
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="pushcore-rollup")
         self._coalescer: Coalescer[tuple[Dispatch, Outcome], None] = Coalescer(self._flush)
         # Roll-ups started and not yet done: a drain or a stop waits for them.
@@ -82,8 +77,6 @@ class Rollups:
             log.warning("rolling up %d outcomes failed", len(pairs), exc_info=True)
 
     async def _flush(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
-        if self._first is not None:
-            await self._first()
         await self._in_thread(functools.partial(self._ledger.roll_up, pairs))
 
     async def _in_thread(self, work: Callable[[], object]) -> None:
