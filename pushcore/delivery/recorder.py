@@ -18,11 +18,12 @@ Back-pressure, only under overload: at 5,000 deliveries a second asked on Postgr
 the engine's loop, its claims and its roll-ups share one interpreter (and the CPUs)
 with the groups being stored, and answers waited for all of them. While the oldest
 answer not yet stored has waited longer than ``BEHIND`` (:meth:`GroupRecorder.behind`),
-the engine's next claim (and so its sends) waits for a group to end
-(:meth:`GroupRecorder.caught_up`). Age alone decides: a first try (reverted in
-14ff6a2) also held them while more than one group's worth waited, and after 50 ms;
-that engaged at 1,000/s, where records keep up, and lengthened the tail there (held
-claims send in bursts, and a burst's answers make one long transaction). Roll-ups
+the engine's next claim after a full one (more overdue than a claim takes: an
+overload) waits for a group to end (:meth:`GroupRecorder.caught_up`), and so its
+sends. Age alone decides: a first try (reverted in 14ff6a2) held every claim, also
+while more than one group's worth waited, and after 50 ms; that engaged at 1,000/s,
+where records keep up, and lengthened the tail there (a held claim sends what fell
+due meanwhile in a burst, and a burst's answers make one long transaction). Roll-ups
 are not held: held, they grow, and on SQLite a long roll-up keeps the one writer
 from the records (docs/benchmarks.md, "Crash repeats").
 """

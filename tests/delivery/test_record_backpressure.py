@@ -2,8 +2,8 @@
 within 100 ms, so a crash repeats only the last ~100 ms of sends).
 
 Under overload the engine claimed and sent more than it could record in time. Now a
-claim (and so the sends it starts) waits while an answer has gone unrecorded for
-longer than ``recorder.BEHIND``; a record stuck on the database slows claims, never
+claim after a full one (and so the sends it starts) waits while an answer has gone
+unrecorded for longer than ``recorder.BEHIND``; a record stuck on the database slows claims, never
 stops them (test_record_waits.py). Age alone decides: at a normal pace, however many
 answers come at once, nothing waits.
 """
