@@ -47,10 +47,6 @@ T = TypeVar("T")
 STUCK_AFTER = timedelta(seconds=30)
 # Waits between tries to record outcomes while the database cannot take them.
 RECORD_RETRY = (0.5, 30.0)
-# The longest a claim waits for late answers to be recorded
-# (recorder.py's back-pressure): a record stuck on the database slows claims, never
-# stops them.
-RECORD_HOLD = 0.25
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -98,9 +94,8 @@ class DeliveryEngine:
         # Told after a claim put entries in inboxes: this process's live channels.
         self._ledger = Ledger(store, clock, self.config, self.owner, uniform, inbox)
         # Claims (and heartbeats) get one thread, records one per group stored at
-        # once (and so SQLite connections of their own): a claim never queues behind
-        # a record's transaction (under overload it waits, RECORD_HOLD at most, for late
-        # answers' records), nor a record behind the one before it (delivery/recorder.py).
+        # once (and so SQLite connections of their own): a claim never waits behind
+        # a slow record, nor a record behind the one before it (delivery/recorder.py).
         self._claimer = ThreadPoolExecutor(1, thread_name_prefix="pushcore-claim")
         self._recorder = ThreadPoolExecutor(PARALLEL, thread_name_prefix="pushcore-record")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -114,9 +109,8 @@ class DeliveryEngine:
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._held: dict[str, asyncio.Task[None]] = {}
         # Outcomes that come within a few ms of each other go in one transaction.
-        # An answer's age (the back-pressure's) is on the engine's clock.
         self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
-            self._record_in_thread, now=lambda: self._clock.now().timestamp()
+            self._record_in_thread
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
         self._rollups = Rollups(self._ledger)
@@ -269,11 +263,6 @@ class DeliveryEngine:
             self._start(claim.dispatches)
             if len(claim.dispatches) < room:
                 break
-            # A full claim: more is overdue than one claim takes (an overload). Send
-            # more only once late answers are recorded (API.md's 100 ms, recorder.py).
-            # Never at the pace work falls due: a claim held there sends what fell
-            # due meanwhile in a burst, whose answers make one long record.
-            await self._records.caught_up(RECORD_HOLD)
         return next_due
 
     def _start(self, dispatches: Sequence[Dispatch]) -> None:
