@@ -75,7 +75,11 @@ def test_a_withdrawal_closes_the_notification_the_worker_showed(
             },
         )
 
+    # One push at a time, each shown before the next, as a push service hands them: two
+    # handed to DevTools back to back while the worker was still starting showed only
+    # the second once (a loaded CI run, 4 workers on 2 cores).
     deliver(first)
+    shown_within(page, lambda s: len(s) == 1)
     deliver(kept)
     shown = shown_within(page, lambda s: len(s) == 2)
     assert sorted((n["title"], n["tag"]) for n in shown) == [
