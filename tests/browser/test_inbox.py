@@ -11,6 +11,15 @@ from playwright.sync_api import APIResponse, BrowserContext, Page, Route, expect
 from tests.browser.conftest import PASSWORD, SERVER_ENV, AppServer, problems, sign_in
 
 
+def _until_in_the_inbox(server: AppServer, account: str) -> None:
+    """Wait (5 s at most) until the server holds an entry in ``account``'s inbox."""
+    inbox = f"{server.base}/api/inbox"
+    for _ in range(100):
+        if httpx.get(inbox, headers=server.bearer(account)).json()["items"]:
+            break
+        time.sleep(0.05)
+
+
 def test_history_loads_a_page_at_a_time_as_you_scroll(page: Page, server: AppServer) -> None:
     account = server.person()
     news = server.stream("Ticker", account)
@@ -92,11 +101,7 @@ def test_an_entry_that_arrives_before_the_channel_opens_is_shown(
     while not held:
         page.wait_for_timeout(50)
     news.send("In the gap")
-    inbox = f"{server.base}/api/inbox"
-    for _ in range(100):
-        if httpx.get(inbox, headers=server.bearer(account)).json()["items"]:
-            break
-        time.sleep(0.05)
+    _until_in_the_inbox(server, account)
     released = True
     for route in held:
         route.continue_()
@@ -151,11 +156,7 @@ def test_the_unread_count_holds_an_entry_that_arrives_while_the_first_page_is_ou
     account = server.person()
     news = server.stream("Race", account)
     news.send("Already there")
-    inbox = f"{server.base}/api/inbox"
-    for _ in range(100):
-        if httpx.get(inbox, headers=server.bearer(account)).json()["items"]:
-            break
-        time.sleep(0.05)
+    _until_in_the_inbox(server, account)
     held: list[tuple[Route, APIResponse]] = []
 
     def first_page_late(route: Route) -> None:
