@@ -235,8 +235,8 @@ def _engine_families() -> tuple[GaugeMetricFamily, CounterMetricFamily]:
     return (
         GaugeMetricFamily(
             "pushcore_engine_in_flight_deliveries",
-            "Deliveries this process has claimed and not yet recorded: if it dies,"
-            " at most these can arrive twice.",
+            "Deliveries this process has handed to gateways and not yet recorded: if it"
+            " dies, at most these can arrive twice.",
         ),
         CounterMetricFamily(
             "pushcore_redeliveries",

@@ -108,6 +108,16 @@ class DeliveryEngine:
         # again while the batch it was deferred from still sends the rest.
         self._tasks: dict[asyncio.Task[None], list[str]] = {}
         self._held: dict[str, asyncio.Task[None]] = {}
+        # Of those, the ones claimed ahead of their due time and still waiting for it,
+        # and the ones handed to a gateway and not yet recorded (``in_flight``). Only
+        # the handed can arrive twice after a crash, so only they fill the cap; what
+        # waits for its time has a room of its own as large (``_claim_room``), so a
+        # claim lead can take a whole instant's deliveries ahead (API.md's local-time
+        # sends: thousands due at one zone's 09:00) while the crash bound stays.
+        self._ahead = 0
+        self._sending: set[str] = set()
+        # Set when handed ones are recorded (bound to a loop at its first wait).
+        self._handed = asyncio.Event()
         # Outcomes that come within a few ms of each other go in one transaction.
         self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
             self._record_in_thread
@@ -199,7 +209,7 @@ class DeliveryEngine:
     async def _sleep_until(self, next_due: datetime | None) -> None:
         assert self._wakeup is not None
         assert self._room is not None
-        if self.in_flight >= self.config.max_in_flight and not self._stopping:
+        if self._claim_room() <= 0 and not self._stopping:
             # Full: claim again once a batch has finished, not on a timer.
             # Beating on time all the same: what is held is being sent.
             self._room.clear()
@@ -242,9 +252,9 @@ class DeliveryEngine:
         next_due: datetime | None = None
         if self._room is not None:
             self._room.clear()  # what is recorded from now on makes room for a release
-        while not self._stopping and self.in_flight < self.config.max_in_flight:
+        while not self._stopping and self._claim_room() > 0:
             now = self._clock.now()
-            room = min(self.config.batch_size, self.config.max_in_flight - self.in_flight)
+            room = min(self.config.batch_size, self._claim_room())
             release = self._release.room(self._held)
             claim: Claim = await self._db(
                 self._claimer,
@@ -276,6 +286,8 @@ class DeliveryEngine:
         loop = asyncio.get_running_loop()
         for not_before, group in groups.items():
             ids = [d.delivery.id for d in group]
+            if not_before is not None:
+                self._ahead += len(group)
             task = loop.create_task(self._deliver(group, not_before))
             self._held.update(dict.fromkeys(ids, task))
             self._tasks[task] = ids
@@ -283,12 +295,20 @@ class DeliveryEngine:
 
     @property
     def in_flight(self) -> int:
-        """Deliveries this process has claimed and not yet recorded or handed back.
+        """Deliveries this process has handed to gateways and not yet recorded.
 
         What a crash of this process can make arrive twice: never more than
         ``config.max_in_flight``.
         """
-        return len(self._held)
+        return len(self._sending)
+
+    def _claim_room(self) -> int:
+        """How many more deliveries a claim may take: those due (handed, or waiting
+        for room to be) within ``max_in_flight``, and as many again waiting for
+        their due time."""
+        cap = self.config.max_in_flight
+        due = len(self._held) - self._ahead
+        return min(cap - due, 2 * cap - len(self._held))
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         # What a batch that failed left unrecorded is no longer renewed: like a
@@ -373,14 +393,42 @@ class DeliveryEngine:
         self, dispatches: Sequence[Dispatch], not_before: datetime | None = None
     ) -> None:
         if not_before is not None:
-            # The clock decides when the due time has come, never the loop's timer.
-            await self._clock.sleep_until(not_before)
+            try:
+                # The clock decides when the due time has come, never the loop's timer.
+                await self._clock.sleep_until(not_before)
+            finally:
+                self._ahead -= len(dispatches)
+        # Handed as the cap allows: more may come due at one instant than it holds.
+        rest, hands = list(dispatches), []
+        try:
+            while rest:
+                room = self.config.max_in_flight - len(self._sending)
+                if room <= 0:
+                    self._handed.clear()
+                    await self._handed.wait()
+                    continue
+                hand, rest = rest[:room], rest[room:]
+                self._sending.update(d.delivery.id for d in hand)
+                hands.append(asyncio.ensure_future(self._hand(hand)))
+            await asyncio.gather(*hands)
+        except asyncio.CancelledError:
+            for task in hands:
+                task.cancel()  # stopping: what was handed goes back with the rest
+            raise
+
+    async def _hand(self, dispatches: Sequence[Dispatch]) -> None:
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)
-        await asyncio.gather(
-            *(self._send(platform, group) for platform, group in by_platform.items())
-        )
+        try:
+            await asyncio.gather(
+                *(self._send(platform, group) for platform, group in by_platform.items())
+            )
+        finally:
+            # Recorded (each as it was, in _settle), or failed or cancelled: no longer
+            # the gateway's.
+            self._sending.difference_update(d.delivery.id for d in dispatches)
+            self._handed.set()
 
     async def _send(self, platform: Platform, group: Sequence[Dispatch]) -> None:
         gateway = self._gateways.get(platform)
@@ -444,9 +492,11 @@ class DeliveryEngine:
                 pause = min(pause * 2, RECORD_RETRY[1])
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
+            self._sending.discard(dispatch.delivery.id)
         self._rollups.start(pairs)
         if self._room is not None:
             self._room.set()
+        self._handed.set()
         if due is not None:
             self.wake(due)
         if self._observer is not None:

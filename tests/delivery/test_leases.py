@@ -180,3 +180,44 @@ def test_max_in_flight_caps_what_one_tick_claims(h: Harness) -> None:
     assert h.gateway.duplicates() == {}
     assert h.get(n).deliveries.delivered == 25
     assert h.status(n) is N.DELIVERED
+
+
+def test_claimed_ahead_have_a_room_of_their_own_and_are_handed_within_the_cap(
+    h: Harness,
+) -> None:
+    # Thousands may fall due at one instant (a zone's 09:00): a claim lead takes
+    # them ahead beyond the in-flight cap, but no more than the cap is ever handed
+    # to gateways at once (what a crash can make arrive twice).
+    for i in range(5):
+        h.device(f"tok-{i}")
+    n = h.notify()
+    lead = timedelta(milliseconds=20)
+    engine = h.engine(lead=lead, batch_size=10, max_in_flight=2)
+    h.clock.set(DUE - lead)
+    most = 0
+
+    async def scenario() -> None:
+        nonlocal most
+        h.gateway.hold()
+        await engine.tick()
+        # Two due (none yet) and two ahead: four claimed, the fifth left.
+        assert h.delivery_statuses(n).count(D.IN_FLIGHT) == 4
+        assert h.gateway.sent == []
+        assert engine.in_flight == 0
+        await engine.tick()  # full: claims nothing more
+        assert h.delivery_statuses(n).count(D.PENDING) == 1
+        h.clock.set(DUE)
+        await until(lambda: h.gateway.waiting == 1)
+        most = engine.in_flight
+        assert len(h.gateway.sent) == 2  # the cap's worth; the other two wait for room
+        h.gateway.let_go()
+        await until(lambda: len(h.gateway.sent) == 4)
+        await engine.drain()
+        await engine.tick()
+        await engine.drain()
+
+    asyncio.run(scenario())
+    assert most == 2
+    assert [len(batch) for batch in h.gateway.calls] == [2, 2, 1]
+    assert h.gateway.duplicates() == {}
+    assert h.get(n).deliveries.delivered == 5

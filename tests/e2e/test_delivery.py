@@ -245,9 +245,11 @@ def test_in_flight_deliveries_come_back_after_the_lease(tmp_path: Path, receiver
         assert set(counts) == set(ids)
         duplicates = sum(counts.values()) - len(ids)
         # Only what was in flight at the crash can arrive twice: at most
-        # PUSHCORE_DELIVERY_MAX_IN_FLIGHT, and each is counted as a redelivery.
+        # PUSHCORE_DELIVERY_MAX_IN_FLIGHT, and each is counted as a redelivery. The count
+        # may also hold those claimed ahead and waiting for room, never handed: they have
+        # a room of their own as large.
         assert 0 < duplicates <= in_flight
-        assert duplicates <= scraped(server, "pushcore_redeliveries_total") <= in_flight
+        assert duplicates <= scraped(server, "pushcore_redeliveries_total") <= 2 * in_flight
         for notification_id in (i for i, n in counts.items() if n > 1):
             first, second = sorted(
                 r.at for r in receiver.requests if r.body["notificationId"] == notification_id
