@@ -37,6 +37,14 @@ class EngineConfig:
     # Claim work this much before it is due and send each at its due time, so
     # that the claim's transaction is not part of how late a delivery is.
     lead: timedelta = timedelta(0)
+    # More falls due at one instant than a lead's claims can take (a local-time
+    # send's zone at 09:00: thousands): the lead grows to what claiming them all
+    # takes, at the cost of claiming just these early (a PATCH is refused and the
+    # inbox entry is there that much before the due time). Never past this.
+    burst_lead: timedelta = timedelta(seconds=1)
+    # What claiming a delivery costs, in seconds, until the engine has measured
+    # it on claims of at least CLAIM_SAMPLE deliveries (engine.py).
+    claim_cost: float = 0.0003
     # At a stop, how long the deliveries in flight may take to be answered and
     # recorded; what is left is handed back, sent again by the next claim. A
     # server's stop runs it beside the HTTP drain, within API.md's 5 s.

@@ -20,6 +20,7 @@ import asyncio
 import functools
 import logging
 import random
+import time
 from asyncio import FIRST_COMPLETED
 from collections import defaultdict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.event_process import EventProcess
+from pushcore.delivery.lead import Lead
 from pushcore.delivery.ledger import Claim, Ledger
 from pushcore.delivery.recorder import PARALLEL, GroupRecorder
 from pushcore.delivery.recurring import Materialiser
@@ -126,6 +128,8 @@ class DeliveryEngine:
         self._rollups = Rollups(self._ledger)
         # What quiet hours held goes out in slices beside due work (delivery/release.py).
         self._release = ReleaseRoom(self.config)
+        # How far ahead of their due time claims take work (delivery/lead.py).
+        self._lead = Lead(self.config)
         self._stopping = False
         self._stopped: asyncio.Future[None] | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -156,7 +160,7 @@ class DeliveryEngine:
         loop, event = self._loop, self._wakeup
         if loop is None or event is None or loop.is_closed():
             return
-        if self._planned is None or at - self.config.lead < self._planned:
+        if self._planned is None or at - self._lead.current < self._planned:
             loop.call_soon_threadsafe(event.set)
 
     # -- the loop ------------------------------------------------------------
@@ -194,6 +198,7 @@ class DeliveryEngine:
                 try:
                     next_due = await self.tick()
                     self.ticked_at = self._clock.now()
+                    await self._plan_lead(next_due)
                 except Unavailable as exc:
                     # An outage: one line a tick, not a traceback; try again shortly.
                     log.warning("delivery engine tick failed: %s", exc)
@@ -224,11 +229,10 @@ class DeliveryEngine:
             # Leases to renew: wake for the heartbeat (idle, the tick's claims beat).
             delay = min(delay, max(0.0, (self._ledger.beat_due - now).total_seconds()))
         if next_due is not None:
-            lead = self.config.lead
-            # With a lead, look again at most every half lead: each claim then
-            # takes what falls due in the next half lead or more, at least half
-            # a lead early, instead of one delivery a wake-up.
-            wake = max(next_due - lead, now + lead / 2)
+            # With a lead, look again at most every half (configured) lead: each
+            # claim then takes what falls due in the next half lead or more, at
+            # least half a lead early, instead of one delivery a wake-up.
+            wake = max(next_due - self._lead.current, now + self.config.lead / 2)
             delay = min(delay, max(0.0, (wake - now).total_seconds()))
         self._planned = planned = now + timedelta(seconds=delay)
         if delay > 0 and not self._wakeup.is_set():
@@ -240,6 +244,18 @@ class DeliveryEngine:
             await _first(*waits)
         self._wakeup.clear()
         self._planned = None
+
+    async def _plan_lead(self, next_due: datetime | None) -> None:
+        """Set the claim lead for what falls due at ``next_due`` (delivery/lead.py)."""
+        if not self._lead.counts(next_due, self._clock.now()):
+            self._lead.plan(None)
+            return
+        assert next_due is not None
+        # Up to what a claim may hold: more would not be claimed ahead anyway.
+        count = functools.partial(
+            self._ledger.due_count, next_due + self.config.lead, 2 * self.config.max_in_flight
+        )
+        self._lead.plan(await self._db(self._claimer, count))
 
     async def _db(self, executor: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(executor, fn)
@@ -256,10 +272,14 @@ class DeliveryEngine:
             now = self._clock.now()
             room = min(self.config.batch_size, self._claim_room())
             release = self._release.room(self._held)
+            started = time.perf_counter()
             claim: Claim = await self._db(
                 self._claimer,
-                functools.partial(self._ledger.claim, now, room, self._held, release),
+                functools.partial(
+                    self._ledger.claim, now, room, self._held, release, self._lead.current
+                ),
             )
+            self._lead.claimed(len(claim.dispatches), time.perf_counter() - started)
             next_due = claim.next_due
             if self._stopping and claim.dispatches:
                 # stop() came while this claim ran: hand it back rather than

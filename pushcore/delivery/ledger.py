@@ -78,10 +78,16 @@ class Ledger:
         self._receipts = ReceiptKey(store, clock)
 
     def claim(
-        self, now: datetime, limit: int, held: Collection[str] = (), release: int | None = None
+        self,
+        now: datetime,
+        limit: int,
+        held: Collection[str] = (),
+        release: int | None = None,
+        lead: timedelta | None = None,
     ) -> Claim:
-        """Lease what is due (up to ``limit``; of it at most ``release`` that quiet hours
-        held, when given); ``held`` are in flight here already.
+        """Lease what is due by ``now`` plus the lead (``lead``, else the configured
+        one), up to ``limit``; of it at most ``release`` that quiet hours held, when
+        given; ``held`` are in flight here already.
 
         Three steps, so that no write transaction of a claim reads or decides
         much: a record of answers waits for one of them at most (API.md's
@@ -101,7 +107,8 @@ class Ledger:
             # for the due time), or neither.
             woken = tx.notifications.due_wakeups(now, config.batch_size)
             reconcile(tx, woken, now)
-            horizon, lease_end = now + config.lead, now + config.lease
+            horizon = now + (config.lead if lead is None else lead)
+            lease_end = now + config.lease
             deliveries = tx.deliveries.claim_due(horizon, self.owner, lease_end, limit, release)
             own = [n for n in woken if n.stream is None]
             keyed = [n for n in own if n.collapse_key]
@@ -132,6 +139,11 @@ class Ledger:
         """Tell this process's live channels of committed inbox entries, if any."""
         if inboxed and self._inbox is not None:
             self._inbox.committed()
+
+    def due_count(self, by: datetime, limit: int) -> int:
+        """How many deliveries wait for a due time by ``by`` (up to ``limit``)."""
+        with self._store.read() as tx:
+            return tx.deliveries.due_count(by, limit)
 
     def beat(self, held: Sequence[str]) -> int:
         """Say this engine lives and renew the leases of ``held``; how many were renewed.

@@ -39,6 +39,10 @@ class DeliveryQueue(Protocol):
         of a quiet unless ``held`` is False)."""
         ...
 
+    def due_count(self, by: datetime, limit: int) -> int:
+        """How many PENDING deliveries are due by ``by``, counted up to ``limit``."""
+        ...
+
     def settle(
         self,
         delivery_id: str,

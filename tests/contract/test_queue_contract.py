@@ -871,6 +871,25 @@ def test_next_due_at_is_the_earliest_due_time_or_lease_end(store: Store) -> None
         assert tx.deliveries.next_due_at() == T0 + MINUTE
 
 
+def test_due_count_counts_pending_deliveries_due_by_a_time_up_to_a_limit(store: Store) -> None:
+    with store.read() as tx:
+        assert tx.deliveries.due_count(T0, 10) == 0
+    add_deliveries(
+        store,
+        make_delivery("dlv_01", device_id="dev_01", due_at=T0 - MINUTE),
+        make_delivery("dlv_02", device_id="dev_02", due_at=T0),  # due exactly then
+        make_delivery("dlv_03", "ntf_02", "dev_03", "acc_b", due_at=T0),  # any account's
+        make_delivery("dlv_04", device_id="dev_04", due_at=T0 + MS),  # later
+        # Claimed or settled: not waiting for a due time.
+        in_flight(make_delivery("dlv_05", device_id="dev_05", due_at=T0 - HOUR), "a", T0 + LEASE),
+        make_delivery("dlv_06", device_id="dev_06", due_at=T0 - HOUR, status=D.DELIVERED),
+    )
+    with store.read() as tx:
+        assert tx.deliveries.due_count(T0, 10) == 3
+        assert tx.deliveries.due_count(T0 + MS, 10) == 4
+        assert tx.deliveries.due_count(T0, 2) == 2  # counted no further than the limit
+
+
 def test_next_due_at_is_none_once_everything_is_settled(store: Store) -> None:
     add_deliveries(
         store,

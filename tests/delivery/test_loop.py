@@ -13,6 +13,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 import attrs
+import pytest
 
 from pushcore.bootstrap import build_engine
 from pushcore.delivery import DeliveryEngine
@@ -300,3 +301,39 @@ def test_batches_finishing_together_are_recorded_in_one_transaction(h: Harness) 
     records = asyncio.run(scenario())
     assert records in (1, 2)  # not one transaction each
     assert [h.status(n) for n in notes] == [N.DELIVERED] * 3
+
+
+@pytest.mark.parametrize(
+    ("claim_cost", "lead"),
+    [(0.001, timedelta(milliseconds=400)), (0.01, timedelta(seconds=1))],
+)
+def test_many_due_at_one_instant_are_claimed_as_far_ahead_as_claiming_them_takes(
+    h: Harness, claim_cost: float, lead: timedelta
+) -> None:
+    # 200 deliveries due together at twice 1 ms each: claimed 0.4 s early; at 10 ms
+    # each, 4 s: claimed the most, 1 s, early. Still sent at their due time, never
+    # before.
+    notes = []
+    for account in ("acc-a", "acc-b"):
+        for i in range(100):
+            h.device(f"{account}-{i:03}", account=account)
+        notes.append(h.notify(account))
+    engine = h.engine(tick=30.0, lead=LEAD, claim_cost=claim_cost, burst_lead=timedelta(seconds=1))
+
+    async def scenario() -> None:
+        task = engine.start()
+        await until(lambda: planned(engine) == DUE - lead)
+        h.clock.set(DUE - lead)
+        claimed = DeliveryStatus.IN_FLIGHT
+        await until(lambda: all(d.status is claimed for n in notes for d in h.deliveries(n)))
+        await until(lambda: DUE in h.clock.sleepers)
+        assert h.gateway.sent == []
+        h.clock.set(DUE)
+        await until(lambda: len(h.gateway.sent) == 200)
+        await engine.drain()
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert {s.at for s in h.gateway.sent} == {DUE}
+    assert [h.status(n, n.account_id) for n in notes] == [N.DELIVERED, N.DELIVERED]

@@ -1,0 +1,61 @@
+"""How far ahead of its due time the engine claims work (its claim lead).
+
+A claim before the due time takes the claim's database work out of how late a
+delivery arrives: the engine claims ``EngineConfig.lead`` early and sends at
+the due time. That suits deliveries that fall due a few at a time. Thousands
+falling due at one instant (a local-time send reaching a zone's 09:00, API.md)
+take longer to claim than that lead, and the last would go out late by the
+claims before them. So before it sleeps the engine counts what falls due
+together next, and claims early by as long as claiming it takes (twice its
+measured cost per delivery), up to ``EngineConfig.burst_lead``. The price, paid
+only by those large instants: a PATCH or cancel of them is refused, and their
+inbox entries are there, that much before their due time, as for any claimed
+delivery.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pushcore.delivery.config import EngineConfig
+
+# Claims of fewer deliveries say more about a claim's fixed cost than about a delivery's.
+CLAIM_SAMPLE = 64
+# The share of each new measurement in the running estimate.
+WEIGHT = 0.3
+# How much longer than the estimate the lead is: a claim waits for the writer too.
+MARGIN = 2.0
+
+
+class Lead:
+    """The current claim lead, and what it is made from."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self._config = config
+        self.cost = config.claim_cost  # seconds to claim one delivery, estimated
+        self.current = config.lead
+
+    def claimed(self, count: int, seconds: float) -> None:
+        """A claim took ``seconds`` for ``count`` deliveries."""
+        if count >= CLAIM_SAMPLE:
+            self.cost += WEIGHT * (seconds / count - self.cost)
+
+    def counts(self, next_due: datetime | None, now: datetime) -> bool:
+        """Whether what falls due at ``next_due`` is worth counting: it could need
+        more than the configured lead, and is not being claimed already. A lead of
+        0 says: claim nothing before its due time."""
+        config = self._config
+        if next_due is None or not timedelta(0) < config.lead < config.burst_lead:
+            return False
+        return next_due - now > config.lead
+
+    def plan(self, due_together: int | None) -> timedelta:
+        """Set the lead for ``due_together`` deliveries falling due next (None: the
+        configured lead); return it."""
+        config = self._config
+        lead = config.lead
+        if due_together is not None:
+            need = timedelta(seconds=due_together * self.cost * MARGIN)
+            lead = min(config.burst_lead, max(lead, need))
+        self.current = lead
+        return lead
