@@ -37,11 +37,12 @@ from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
+from pushcore.delivery.sending import send
 from pushcore.delivery.webhooks import EventSender
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
-from pushcore.ports import Clock, DeliveryObserver, EachGateway, Gateway, InboxSignal, Store
+from pushcore.domain.outcomes import Dispatch, Outcome
+from pushcore.ports import Clock, DeliveryObserver, Gateway, InboxSignal, Store
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
@@ -442,59 +443,16 @@ class DeliveryEngine:
             by_platform[dispatch.device.platform].append(dispatch)
         try:
             await asyncio.gather(
-                *(self._send(platform, group) for platform, group in by_platform.items())
+                *(
+                    send(self._gateways.get(platform), platform, group, self._settle)
+                    for platform, group in by_platform.items()
+                )
             )
         finally:
             # Recorded (each as it was, in _settle), or failed or cancelled: no longer
             # the gateway's.
             self._sending.difference_update(d.delivery.id for d in dispatches)
             self._handed.set()
-
-    async def _send(self, platform: Platform, group: Sequence[Dispatch]) -> None:
-        gateway = self._gateways.get(platform)
-        if gateway is None:
-            failed = Failed(f"No gateway for {platform.value} devices")
-            await self._settle([(d, failed) for d in group])
-            return
-        if isinstance(gateway, EachGateway):
-            await self._send_each(platform, gateway, group)
-            return
-        try:
-            outcomes: Sequence[Outcome] = await gateway.send(group)
-        except Exception as exc:
-            outcomes = [_gateway_error(platform, exc)] * len(group)
-        await self._settle(list(zip(group, outcomes, strict=True)))
-
-    async def _send_each(
-        self, platform: Platform, gateway: EachGateway, group: Sequence[Dispatch]
-    ) -> None:
-        """Record each delivery as soon as it is answered (those answered meanwhile
-        together): a receiver that hangs holds its own delivery, never its batch's."""
-        try:
-            answers = gateway.send_each(group)
-        except Exception as exc:
-            await self._settle([(d, _gateway_error(platform, exc)) for d in group])
-            return
-        answered: list[tuple[Dispatch, asyncio.Future[Outcome]]] = []
-        news = asyncio.Event()
-
-        def done(dispatch: Dispatch, answer: asyncio.Future[Outcome]) -> None:
-            answered.append((dispatch, answer))
-            news.set()
-
-        for dispatch, answer in zip(group, answers, strict=True):
-            answer.add_done_callback(functools.partial(done, dispatch))
-        left = len(group)
-        try:
-            while left:
-                await news.wait()
-                news.clear()
-                ready, answered[:] = answered[:], []
-                left -= len(ready)
-                await self._settle([(d, _answer(platform, a)) for d, a in ready])
-        finally:
-            for answer in answers:
-                answer.cancel()  # stopping: nothing left to wait for (no-op when done)
 
     async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
         """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
@@ -524,18 +482,3 @@ class DeliveryEngine:
 
     async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
         return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
-
-
-def _gateway_error(platform: Platform, exc: Exception) -> Outcome:
-    # A gateway bug or outage must not lose the deliveries: retry them.
-    log.error("gateway %s failed", platform.value, exc_info=exc)
-    return Retry(f"Gateway error: {type(exc).__name__}")
-
-
-def _answer(platform: Platform, answer: asyncio.Future[Outcome]) -> Outcome:
-    if answer.cancelled():
-        return Retry("Gateway send cancelled")
-    exc = answer.exception()
-    if isinstance(exc, Exception):
-        return _gateway_error(platform, exc)
-    return answer.result()
