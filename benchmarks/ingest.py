@@ -317,6 +317,7 @@ def measure(
             summary = ", ".join(
                 f"{c}: {done.create[c].rate:,.0f} (p99 {done.create[c].p99:.1f} ms)"
                 f" / {done.health[c].rate:,.0f}"
+                f" = {done.create[c].rate / max(done.health[c].rate, 1e-9):.2f}"
                 for c in connections
             )
             print(
