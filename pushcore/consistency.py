@@ -81,7 +81,8 @@ def reconcile(
         if updated != notification:
             changed.append(updated)
     if changed:
-        tx.notifications.update_many(changed)
+        # Read locked by the caller: as stored now, so the counts need no read again.
+        tx.notifications.update_many(changed, settling if locked else ())
         # notification.delivered / .failed, in this transaction (the outbox).
         record_events(tx, settled_changes({n.id: n.status for n in settling}, changed), now)
     return changed

@@ -113,13 +113,14 @@ def test_a_running_engine_rolls_up_a_dead_process_notes_once_a_lease_old(h: Harn
     assert h.gateway.sent == []  # the dead process's send, never this engine's
 
 
-def test_a_roll_up_of_notifications_none_withdrawn_writes_no_withdrawal_nor_locks_again(
+def test_a_roll_up_reads_and_locks_its_notifications_once_and_writes_no_withdrawal(
     db: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The roll-up's statements per transaction are most of the engine's CPU a delivery
     # (docs/benchmarks.md, "Engine: where a delivery's CPU goes"): nothing withdrawn
     # is one read, not two UPDATEs of deliveries, and the notifications the refresh
-    # read locked are not locked again by a statement of its own (PostgreSQL).
+    # read locked are neither locked again by a statement of its own (PostgreSQL) nor
+    # read again for the counts.
     for token in ("tok-a", "tok-b"):
         db.device(token)
     first, second = db.notify(), db.notify()
@@ -140,7 +141,11 @@ def test_a_roll_up_of_notifications_none_withdrawn_writes_no_withdrawal_nor_lock
 
     assert db.status(first) is N.DELIVERED
     assert db.status(second) is N.DELIVERED
+    # The counts follow from the notifications as the roll-up read them.
+    stats = db.services.notifications.stats(first.account_id)
+    assert (stats.by_status[N.DELIVERED], stats.by_status[N.QUEUED]) == (2, 0)
     assert [s for s in statements if "kind = 'withdrawal'" in s] == []
     assert [s for s in statements if s.startswith("SELECT 1 FROM notifications")] == []
+    assert [s for s in statements if "id, account_id, status, settled_at" in s] == []
     # The one read that says none is withdrawn.
     assert len([s for s in statements if "withdrawn_at IS NOT NULL" in s]) == 1
