@@ -2,7 +2,7 @@
 gateway that answers at once, on SQLite (or PostgreSQL), no HTTP and no receiver.
 
     .venv/bin/python -m benchmarks.engine_cpu [--count 5000] [--database URL]
-        [--tree DIR] [--lane 32] [--instructions]
+        [--tree DIR] [--lane 32] [--instructions] [--split] [--webhook]
 
 ``--count`` notifications (one account, its one device) are made due at once, then
 one engine (the server's: ``build_engine``) delivers them all. Printed: the CPU ms a
@@ -19,20 +19,26 @@ for A/B pairs: alternate the two (old, new, old, new), and say the load (uptime)
 valgrind's cachegrind counts a delivering process at ``count / 5`` and at ``count``
 notifications (the data made beforehand, outside it), and the difference is divided
 by the difference in count, so that starting and importing cancel out (slow: about
-a minute per 1,000 notifications).
+a minute per 1,000 notifications). ``--split``: the transactions' CPU split by step
+as well (benchmarks/engine_split.py). ``--webhook``: the device is a webhook and the
+engine's own webhook gateway sends over HTTP to benchmarks/receiver.py in a process of
+its own (its CPU not counted): the difference from the in-process gateway is what the
+gateway call costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -114,17 +120,23 @@ def services_for(data: Path, url: str | None) -> Any:
     """The services on ``data`` (SQLite) or ``url``."""
     from pushcore import build_services, load_settings
 
-    settings = load_settings(env={"PUSHCORE_RATE_LIMIT": "0"}, data_dir=data, database_url=url)
+    env = {"PUSHCORE_RATE_LIMIT": "0", "PUSHCORE_ALLOW_PRIVATE_NETWORKS": "true"}
+    settings = load_settings(env=env, data_dir=data, database_url=url)
     return build_services(settings)
 
 
-def prepare(data: Path, url: str | None, count: int) -> None:
-    """One device and ``count`` notifications due now: a notification is one delivery."""
+def prepare(data: Path, url: str | None, count: int, hook: str | None = None) -> None:
+    """One device (a webhook to ``hook`` when given) and ``count`` notifications due now:
+    a notification is one delivery."""
     from pushcore.converter import structure_request
     from pushcore.domain.inputs import NewDevice, NewNotification
 
     services = services_for(data, url)
-    body = {"token": "tok-bench", "platform": "android"}
+    body = (
+        {"token": hook, "platform": "webhook"}
+        if hook
+        else {"token": "tok-bench", "platform": "android"}
+    )
     services.devices.register(ACCOUNT, structure_request(NewDevice, body))
 
     async def create() -> None:
@@ -140,22 +152,41 @@ def prepare(data: Path, url: str | None, count: int) -> None:
     services.close()
 
 
-def deliver(data: Path, url: str | None, count: int, lane: int) -> str:
-    """Deliver what :func:`prepare` made with one engine; the figures, as a line."""
+def _split_module() -> Any:
+    """benchmarks/engine_split.py beside this file (``--tree``'s may have none)."""
+    path = Path(__file__).resolve().parent / "engine_split.py"
+    spec = importlib.util.spec_from_file_location("engine_split", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def deliver(
+    data: Path, url: str | None, count: int, lane: int, split: bool = False, hook: bool = False
+) -> str:
+    """Deliver what :func:`prepare` made with one engine; the figures, as a line (and,
+    with ``split``, the split by step)."""
     from pushcore.bootstrap import build_engine
     from pushcore.domain.model import Platform
 
     services = services_for(data, url)
     spent: dict[str, float] = {}
     calls: dict[str, int] = {}
-    timed(spent, calls)
+    steps = _split_module().Split()
+    if split:
+        steps.install()
+    else:
+        timed(spent, calls)
 
     def delivered() -> int:
         return int(services.notifications.stats(ACCOUNT).by_status.get("DELIVERED", 0))
 
     async def run() -> tuple[float, float]:
         gateway = InstantEach(lane) if lane else Instant()
-        engine = build_engine(services, dict.fromkeys(Platform, gateway))
+        # With ``hook``: the server's gateways (its webhook gateway, over HTTP).
+        engine = build_engine(services, None if hook else dict.fromkeys(Platform, gateway))
         cpu, wall = time.process_time(), time.monotonic()
         task = engine.start()
         while delivered() < count:
@@ -168,6 +199,10 @@ def deliver(data: Path, url: str | None, count: int, lane: int) -> str:
 
     cpu, wall = asyncio.run(run())
     services.close()
+    if split:
+        return f"{count} deliveries: {cpu / count * 1000:.3f} CPU ms a delivery," + (
+            f" {count / wall:,.0f}/s (wall {wall:.2f} s)\n{steps.report(count, cpu)}"
+        )
     phases = ", ".join(
         f"{n} {spent[n] / count * 1000:.3f} ({calls[n]} calls)" for n in PHASES if n in spent
     )
@@ -187,7 +222,16 @@ def child(args: argparse.Namespace, step: str, data: Path, count: int) -> list[s
     argv = [sys.executable, "-c", run, "--step", step, "--data", str(data)]
     argv += ["--count", str(count)]
     argv += ["--database", args.database] if args.database else []
+    argv += ["--split"] if args.split and step == "deliver" else []
+    argv += ["--hook", args.hook] if args.hook else []
     return [*argv, "--lane", str(args.lane)]
+
+
+def _in_tree(env: dict[str, str]) -> dict[str, Any]:
+    """A child's environment and working directory: the tree's (``python -c`` puts the
+    working directory first on sys.path, before PYTHONPATH: run from another checkout,
+    its pushcore was imported instead of the tree's)."""
+    return {"env": env, "cwd": env["PYTHONPATH"]}
 
 
 def instructions(args: argparse.Namespace, env: dict[str, str]) -> str:
@@ -196,12 +240,12 @@ def instructions(args: argparse.Namespace, env: dict[str, str]) -> str:
     counts = (args.count // 5, args.count)
     for count in counts:
         with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run(child(args, "prepare", Path(tmp), count), env=env, check=True)
+            subprocess.run(child(args, "prepare", Path(tmp), count), **_in_tree(env), check=True)
             valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no"]
             valgrind += ["--cachegrind-out-file=/dev/null"]
             run = subprocess.run(
                 valgrind + child(args, "deliver", Path(tmp), count),
-                env=env,
+                **_in_tree(env),
                 check=True,
                 capture_output=True,
                 text=True,
@@ -221,24 +265,59 @@ def main() -> None:
     parser.add_argument("--tree", default=None, help="another source tree's pushcore")
     parser.add_argument("--lane", type=int, default=32, help="answers at once (0: a batch gateway)")
     parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--split", action="store_true", help="the CPU split by step")
+    parser.add_argument("--webhook", action="store_true", help="the webhook gateway, over HTTP")
+    parser.add_argument("--hook", help=argparse.SUPPRESS)  # the receiver's URL
     parser.add_argument("--step", choices=("prepare", "deliver"), help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
-        prepare(args.data, args.database, args.count)
+        prepare(args.data, args.database, args.count, args.hook)
         return
     if args.step == "deliver":
-        print(deliver(args.data, args.database, args.count, args.lane), flush=True)
+        figures = deliver(
+            args.data, args.database, args.count, args.lane, args.split, bool(args.hook)
+        )
+        print(figures, flush=True)
         return
     tree = args.tree or str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": tree}
     print(f"pushcore of {tree}", flush=True)
+    if args.webhook:
+        with receiver() as args.hook:
+            run_steps(args, env)
+        return
+    run_steps(args, env)
+
+
+@contextlib.contextmanager
+def receiver() -> Iterator[str]:
+    """benchmarks/receiver.py in a process of its own (its CPU apart); its URL."""
+    here = str(Path(__file__).resolve().parent.parent)
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]);"
+        " from benchmarks.receiver import BenchReceiver; r = BenchReceiver().start();"
+        " print(r.port, flush=True); time.sleep(10**6)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, here], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield f"http://127.0.0.1:{int(process.stdout.readline())}/hook"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def run_steps(args: argparse.Namespace, env: dict[str, str]) -> None:
+    """Prepare, then deliver (or count the instructions of delivering)."""
     if args.instructions:
         print(instructions(args, env), flush=True)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(child(args, "prepare", Path(tmp), args.count), env=env, check=True)
-        subprocess.run(child(args, "deliver", Path(tmp), args.count), env=env, check=True)
+        for step in ("prepare", "deliver"):
+            subprocess.run(child(args, step, Path(tmp), args.count), **_in_tree(env), check=True)
 
 
 if __name__ == "__main__":

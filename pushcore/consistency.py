@@ -41,13 +41,18 @@ def reconcile(
     notifications: Iterable[Notification],
     now: datetime,
     failure_reasons: Mapping[str, str] | None = None,
+    *,
+    locked: bool = False,
 ) -> list[Notification]:
-    """Store each notification's status as its deliveries now imply; the changed ones."""
+    """Store each notification's status as its deliveries now imply; the changed ones.
+    ``locked``: the caller read them locked in this transaction (refresh(for_update=True))."""
     candidates = list(notifications)
     # The status is decided on the deliveries read below: two workers settling
     # the last two deliveries of one notification must not both see the
-    # other's as still open.
-    tx.locks.notifications([n.id for n in candidates])
+    # other's as still open. (Taken again, a lock held is free, but the statement
+    # is not: a roll-up's, already locked, skips it.)
+    if not locked:
+        tx.locks.notifications([n.id for n in candidates])
     # Still going (a queued notification with an open delivery): nothing to
     # change, and counting a large fan-out's deliveries after every batch
     # would cost more than the batch. One cheap query answers for all.
@@ -76,7 +81,8 @@ def reconcile(
         if updated != notification:
             changed.append(updated)
     if changed:
-        tx.notifications.update_many(changed)
+        # Read locked by the caller: as stored now, so the counts need no read again.
+        tx.notifications.update_many(changed, settling if locked else ())
         # notification.delivered / .failed, in this transaction (the outbox).
         record_events(tx, settled_changes({n.id: n.status for n in settling}, changed), now)
     return changed

@@ -281,7 +281,7 @@ class Ledger:
             unique = list({d.notification.id: d.notification for d, _ in mine}.values())
             current = tx.notifications.refresh(unique, for_update=True)
             _withdraw_late(tx, current, now)
-            reconcile(tx, current, now, reasons)
+            reconcile(tx, current, now, reasons, locked=True)
 
     def roll_up_leftovers(self, before: datetime | None) -> int:
         """Roll up the notes recorded before ``before`` (None: all) that nobody rolled up
@@ -296,7 +296,7 @@ class Ledger:
                 found = tx.notifications.by_ids(ids)
                 current = tx.notifications.refresh(found, for_update=True)
                 _withdraw_late(tx, current, now)
-                reconcile(tx, current, now)
+                reconcile(tx, current, now, locked=True)
                 done += len(ids)
 
     def _next_status(self, dispatch: Dispatch, outcome: Outcome) -> DeliveryStatus:

@@ -71,8 +71,12 @@ class NotificationRepository(Protocol):
         """Store an edited notification's content, timing, targets and revision."""
         ...
 
-    def update_many(self, notifications: Sequence[Notification]) -> None:
-        """:meth:`update` of several notifications at once."""
+    def update_many(
+        self, notifications: Sequence[Notification], stored: Sequence[Notification] = ()
+    ) -> None:
+        """:meth:`update` of several notifications at once; ``stored``: each of them as
+        this transaction read it locked (:meth:`refresh` with ``for_update``), when the
+        caller has that: their counts then change without reading them again."""
         ...
 
     def refresh(

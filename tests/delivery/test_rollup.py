@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
+
+import pytest
 
 from pushcore.delivery.ledger import Ledger
 from pushcore.domain.outcomes import Delivered, Failed
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
+from pushcore.storage.sql.dialect import Sql
 from tests.delivery.conftest import CONFIG, DUE, LEASE, Harness, advancing, half, until
 
 N = NotificationStatus
@@ -107,3 +111,41 @@ def test_a_running_engine_rolls_up_a_dead_process_notes_once_a_lease_old(h: Harn
     asyncio.run(scenario())
     assert h.status(n) is N.DELIVERED
     assert h.gateway.sent == []  # the dead process's send, never this engine's
+
+
+def test_a_roll_up_reads_and_locks_its_notifications_once_and_writes_no_withdrawal(
+    db: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The roll-up's statements per transaction are most of the engine's CPU a delivery
+    # (docs/benchmarks.md, "Engine: where a delivery's CPU goes"): nothing withdrawn
+    # is one read, not two UPDATEs of deliveries, and the notifications the refresh
+    # read locked are neither locked again by a statement of its own (PostgreSQL) nor
+    # read again for the counts.
+    for token in ("tok-a", "tok-b"):
+        db.device(token)
+    first, second = db.notify(), db.notify()
+    db.clock.set(DUE)
+    ledger = Ledger(db.services.store, db.clock, CONFIG, "engine", half)
+    pairs = [(d, Delivered()) for d in ledger.claim(DUE, 10).dispatches]
+    ledger.record(pairs)
+    statements: list[str] = []
+    run = Sql.run
+
+    def counted(sql: Sql, text: str, params: Any = ()) -> Any:
+        statements.append(text)
+        return run(sql, text, params)
+
+    monkeypatch.setattr(Sql, "run", counted)
+    ledger.roll_up(pairs)
+    monkeypatch.undo()
+
+    assert db.status(first) is N.DELIVERED
+    assert db.status(second) is N.DELIVERED
+    # The counts follow from the notifications as the roll-up read them.
+    stats = db.services.notifications.stats(first.account_id)
+    assert (stats.by_status[N.DELIVERED], stats.by_status[N.QUEUED]) == (2, 0)
+    assert [s for s in statements if "kind = 'withdrawal'" in s] == []
+    assert [s for s in statements if s.startswith("SELECT 1 FROM notifications")] == []
+    assert [s for s in statements if "id, account_id, status, settled_at" in s] == []
+    # The one read that says none is withdrawn.
+    assert len([s for s in statements if "withdrawn_at IS NOT NULL" in s]) == 1

@@ -155,32 +155,41 @@ class Notifications(Repository):
         """Store an edited notification's content, timing, targets and revision."""
         self._sql.run(_EDIT, CONTENT.codec(self._dialect).encode(notification))
 
-    def _count_changes(self, notifications: Sequence[Notification]) -> None:
+    def _count_changes(
+        self, notifications: Sequence[Notification], known: Sequence[Notification]
+    ) -> None:
         # The counts follow (status, settled_at) from what is stored now, read
-        # under the lock the caller's decision already holds (taken again: free).
-        lock = self._sql.lock("FOR NO KEY UPDATE")
-        stored = {
-            row[0]: row[1:]
-            for row in self._sql.select(
-                "id, account_id, status, settled_at",
-                "notifications",
-                "id = ANY(?) ORDER BY id" + lock,
-                self._dialect.array([n.id for n in notifications]),
-            )
-        }
+        # under the lock the caller's decision already holds (taken again: free),
+        # unless the caller read them so already (``known``: the engine's roll-up).
         read = self._dialect.opt_read_time
+        stored = {n.id: (n.account_id, n.status.value, n.settled_at) for n in known}
+        missing = [n.id for n in notifications if n.id not in stored]
+        if missing:
+            lock = self._sql.lock("FOR NO KEY UPDATE")
+            stored.update(
+                (row[0], (row[1], row[2], read(row[3])))
+                for row in self._sql.select(
+                    "id, account_id, status, settled_at",
+                    "notifications",
+                    "id = ANY(?) ORDER BY id" + lock,
+                    self._dialect.array(missing),
+                )
+            )
         for n in notifications:
             old = stored.get(n.id)
             if old is not None:
                 account_id, status, settled_at = old
-                new = (n.status.value, n.settled_at)
-                self._sql.tally.changed(account_id, (status, read(settled_at)), new)
+                self._sql.tally.changed(
+                    account_id, (status, settled_at), (n.status.value, n.settled_at)
+                )
 
-    def update_many(self, notifications: Sequence[Notification]) -> None:
-        """Store the changed state of several at once."""
+    def update_many(
+        self, notifications: Sequence[Notification], stored: Sequence[Notification] = ()
+    ) -> None:
+        """Store the changed state of several at once (``stored``: see the port)."""
         if not notifications:
             return
-        self._count_changes(notifications)
+        self._count_changes(notifications, stored)
         dialect = self._dialect
         # Only what changes: a whole row would encode the metadata again.
         encode = STATE.codec(dialect).encode

@@ -47,7 +47,12 @@ class Withdrawals(Repository):
         deliveries delivered since the withdrawal); how many were queued."""
         if not notification_ids:
             return 0
-        ids = self._dialect.array(sorted(notification_ids))
+        # Read first: the engine asks after every roll-up, and next to none of them is
+        # withdrawn; two UPDATEs that find nothing cost twice this one read.
+        withdrawn = self._sql.all(_WITHDRAWN, (self._dialect.array(sorted(notification_ids)),))
+        if not withdrawn:
+            return 0
+        ids = self._dialect.array(sorted(r[0] for r in withdrawn))
         live = self._sql.all(
             "UPDATE deliveries SET status = 'WITHDRAWN', kind = 'withdrawal'"  # noqa: S608
             f" WHERE notification_id IN ({_WITHDRAWN}) AND status = 'DELIVERED'"
