@@ -118,7 +118,9 @@ class DeliveryEngine:
         # claim lead can take a whole instant's deliveries ahead (API.md's local-time
         # sends: thousands due at one zone's 09:00) while the crash bound stays.
         self._ahead = 0
-        self._sending: set[str] = set()
+        # Each handed id with the hand that sent it: a deferred delivery may be claimed
+        # and handed again while the hand it was deferred from still sends the rest.
+        self._sending: dict[str, object] = {}
         # Set when handed ones are recorded (bound to a loop at its first wait).
         self._handed = asyncio.Event()
         # Outcomes that come within a few ms of each other go in one transaction.
@@ -429,15 +431,16 @@ class DeliveryEngine:
                     await self._handed.wait()
                     continue
                 hand, rest = rest[:room], rest[room:]
-                self._sending.update(d.delivery.id for d in hand)
-                hands.append(asyncio.ensure_future(self._hand(hand)))
+                token = object()
+                self._sending.update((d.delivery.id, token) for d in hand)
+                hands.append(asyncio.ensure_future(self._hand(hand, token)))
             await asyncio.gather(*hands)
         except asyncio.CancelledError:
             for task in hands:
                 task.cancel()  # stopping: what was handed goes back with the rest
             raise
 
-    async def _hand(self, dispatches: Sequence[Dispatch]) -> None:
+    async def _hand(self, dispatches: Sequence[Dispatch], token: object) -> None:
         by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
         for dispatch in dispatches:
             by_platform[dispatch.device.platform].append(dispatch)
@@ -450,8 +453,10 @@ class DeliveryEngine:
             )
         finally:
             # Recorded (each as it was, in _settle), or failed or cancelled: no longer
-            # the gateway's.
-            self._sending.difference_update(d.delivery.id for d in dispatches)
+            # the gateway's, unless handed again since.
+            for dispatch in dispatches:
+                if self._sending.get(dispatch.delivery.id) is token:
+                    del self._sending[dispatch.delivery.id]
             self._handed.set()
 
     async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
@@ -470,7 +475,7 @@ class DeliveryEngine:
                 pause = min(pause * 2, RECORD_RETRY[1])
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
-            self._sending.discard(dispatch.delivery.id)
+            self._sending.pop(dispatch.delivery.id, None)
         self._rollups.start(pairs)
         if self._room is not None:
             self._room.set()
