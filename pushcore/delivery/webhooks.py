@@ -22,6 +22,7 @@ import asyncio
 import functools
 import logging
 import ssl
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Coroutine
@@ -137,6 +138,10 @@ class EventSender:
         # connection early (a server that does not keep up: one at a time from then on).
         self._depth: dict[str, int] = {}
 
+    def start_thread(self) -> int:
+        """Start the database thread now, with this thread's priority; its native id."""
+        return self._thread.submit(threading.get_native_id).result()
+
     async def run(self) -> None:
         """Claim and post until cancelled; a failed round is logged and tried again."""
         try:
@@ -234,8 +239,13 @@ class EventSender:
                     if lane.claimed >= config.claimed_per_endpoint
                 ),
             )  # fmt: skip
-            if not attempts:
-                return []
+        if not attempts:
+            return []
+        # Read after the lease is committed, outside the write transaction: on SQLite its
+        # lock is the one the engine's outcome records wait for, and these reads (the
+        # events' data decoded, the endpoints) were most of its hold. An event does not
+        # change once written; an endpoint read now is the fresher for it.
+        with self._store.read() as tx:
             events = {e.id: e for e in tx.events.by_ids(sorted({a.event_id for a in attempts}))}
             ids = sorted({a.endpoint_id for a in attempts})
             endpoints = {e.id: e for e in tx.webhooks.by_ids(ids)}
