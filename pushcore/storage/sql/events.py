@@ -25,10 +25,10 @@ def _data_encoder() -> Callable[[Any], str]:
     """The events' data to compact JSON, as ``json.dumps(data, separators=(",", ":"))``.
 
     The C encoder made once: ``JSONEncoder.encode`` makes a new one per call (in
-    ``iterencode``), which was most of an event's encoding and a fifth of the engine's
+    ``iterencode``), which was most of an event's encoding and a seventh of the engine's
     Python work per event, inside its record transaction (docs/benchmarks.md). The
     data is a fresh dict of plain values, never circular: no markers."""
-    make = json.encoder.c_make_encoder
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in the typing stubs
     if make is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(separators=(",", ":")).encode
     unknown = json.JSONEncoder().default  # its TypeError for a value JSON has no form of
