@@ -185,11 +185,12 @@ def _lower_posting_priority(sender: EventSender) -> None:
     That thread holds the database's write lock through the sender's claims and records;
     on SQLite the engine's outcome records wait for that lock. Niced with the rest, it was
     preempted while holding it wherever the engine wanted the same core, and the engine
-    then waited for a nice-10 thread's turn (the sender's write transactions held the
-    lock 3-5 times as long as their CPU; docs/benchmarks.md). Linux keeps a niceness per
-    thread; elsewhere the whole process is niced, as before. The database thread still
-    takes the interpreter's lock from the niced one, but for a few statements, not for
-    the posting's whole turn.
+    then waited for a nice-10 thread's turn (beside the engine on a busy machine, the
+    sender's write transactions held the lock 13-44 ms for about 4 ms of CPU each;
+    docs/benchmarks.md). Linux keeps a niceness per thread; elsewhere the whole process
+    is niced, as before. The database thread still needs the interpreter's lock, which a
+    preempted posting thread may hold; sqlite3 lets it go while a statement runs, so that
+    wait is for Python's share between statements, not for the whole transaction.
     """
     sender.start_thread()
     if sys.platform != "linux":
