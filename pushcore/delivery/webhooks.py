@@ -332,7 +332,11 @@ class EventSender:
     async def _record_answers(self) -> None:
         """Record the answers that came, in one transaction, until none is left."""
         while self._answered:
-            wait = self._recorded_at + self.config.gather - time.monotonic()
+            # While claims come every ``gather`` (the last found attempts), the next one
+            # records these in its transaction: this waits for it, and records only if
+            # it is late.
+            pace = self.config.gather * (2 if self._busy else 1)
+            wait = self._recorded_at + pace - time.monotonic()
             if wait > 0 and len(self._answered) < self.config.batch:
                 await asyncio.sleep(wait)  # more answers come meanwhile
             answered, self._answered = self._answered, []
