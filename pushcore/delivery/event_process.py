@@ -33,12 +33,16 @@ import os
 import pickle
 import signal
 import sys
+import threading
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pushcore.config import Settings
 from pushcore.ports.stores import Store
 from pushcore.runtime.parent import stop_with
+
+if TYPE_CHECKING:
+    from pushcore.delivery.webhooks import EventSender
 
 log = logging.getLogger("pushcore.webhooks")
 
@@ -59,10 +63,12 @@ kept the events' p99 under 1 s (docs/benchmarks.md). None is lost: the outbox ke
 POOL_SIZE = 2  # the sender's database thread, and a spare for a PostgreSQL reconnect
 
 NICENESS = 10
-"""Added to the sender process's niceness: where the engine and the sender want the same
-core, the engine's deliveries come first (the scheduler gives a nice-10 process about a
-tenth of a contended core), and the events, which have a second to arrive, take the time
-the engine leaves (docs/benchmarks.md, "Event webhooks: beside the engine")."""
+"""Added to the niceness of the sender's posting (its event loop's thread, and the threads
+it starts): where the engine and the sender want the same core, the engine's deliveries
+come first (the scheduler gives a nice-10 thread about a tenth of a contended core), and
+the events, which have a second to arrive, take the time the engine leaves
+(docs/benchmarks.md, "Event webhooks: beside the engine"). Not its database thread (see
+:func:`_lower_posting_priority`)."""
 
 Child = asyncio.subprocess.Process
 _CHILD = f"from {__name__} import main; main()"
@@ -144,7 +150,6 @@ async def _stop(process: Child) -> None:
 def serve_events(settings: Settings, parent: int) -> None:
     """The child's body: post events until SIGTERM (or the parent's end)."""
     stop_with(parent)
-    os.nice(NICENESS)
     # A terminal's Ctrl-C reaches the whole process group: the parent stops this one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(
@@ -167,9 +172,32 @@ def serve_events(settings: Settings, parent: int) -> None:
             # The system's roots are loaded at the first https endpoint's POST.
             tls=tls_context(settings.ca_file) if settings.ca_file is not None else None,
         )
+        _lower_posting_priority(sender)
         asyncio.run(_until_terminated(sender.run()))
     finally:
         store.close()
+
+
+def _lower_posting_priority(sender: EventSender) -> None:
+    """:data:`NICENESS` added to this thread's niceness (and so to the threads it starts
+    from now on), after the sender's database thread has started at the engine's.
+
+    That thread holds the database's write lock through the sender's claims and records;
+    on SQLite the engine's outcome records wait for that lock. Niced with the rest, it was
+    preempted while holding it wherever the engine wanted the same core, and the engine
+    then waited for a nice-10 thread's turn (beside the engine on a busy machine, the
+    sender's write transactions held the lock 13-44 ms for about 4 ms of CPU each;
+    docs/benchmarks.md). Linux keeps a niceness per thread; elsewhere the whole process
+    is niced, as before. The database thread still needs the interpreter's lock, which a
+    preempted posting thread may hold; sqlite3 lets it go while a statement runs, so that
+    wait is for Python's share between statements, not for the whole transaction.
+    """
+    sender.start_thread()
+    if sys.platform != "linux":
+        os.nice(NICENESS)
+        return
+    thread = threading.get_native_id()
+    os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + NICENESS)
 
 
 async def _until_terminated(work: Coroutine[Any, Any, None]) -> None:

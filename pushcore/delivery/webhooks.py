@@ -22,15 +22,22 @@ import asyncio
 import functools
 import logging
 import ssl
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import attrs
 
+from pushcore.delivery.event_answers import (
+    Answered,
+    Decided,
+    decide_all,
+    say_disabled,
+)
 from pushcore.delivery.event_body import event_body, signed_headers
 from pushcore.delivery.event_http import BadAnswer, Connection, Pool, Target
 from pushcore.delivery.retention import finish_in_thread
@@ -38,19 +45,14 @@ from pushcore.domain.events import (
     ANSWER_WITHIN,
     Attempt,
     AttemptResult,
-    AttemptStatus,
     Event,
     WebhookEndpoint,
-    gives_up,
-    next_attempt_delay,
 )
 from pushcore.gateways._answer import Answer, guarded_address, retry_after_seconds
 from pushcore.outbound.guard import NetworkGuard, pin
-from pushcore.ports import Clock, Store
+from pushcore.ports import Clock, Store, Transaction
 
 log = logging.getLogger("pushcore.webhooks")
-GONE = "The endpoint answered 410 Gone"
-GAVE_UP = "No successful answer for 3 days"
 T = TypeVar("T")
 
 
@@ -125,7 +127,7 @@ class EventSender:
         self._tasks: set[asyncio.Task[None]] = set()
         # Answers not yet recorded; one recorder task writes whatever came meanwhile in
         # one transaction, while the lanes go on posting.
-        self._answered: list[_Answered] = []
+        self._answered: list[Answered] = []
         self._recorder: asyncio.Task[None] | None = None
         self._recorded_at = 0.0  # monotonic, the last record's start
         # Set when an endpoint has room for more: the next claim may feed it.
@@ -136,6 +138,10 @@ class EventSender:
         # POSTs to pipeline next, by endpoint (absent: 1); 0 once one ended a pipelined
         # connection early (a server that does not keep up: one at a time from then on).
         self._depth: dict[str, int] = {}
+
+    def start_thread(self) -> int:
+        """Start the database thread now, with this thread's priority; its native id."""
+        return self._thread.submit(threading.get_native_id).result()
 
     async def run(self) -> None:
         """Claim and post until cancelled; a failed round is logged and tried again."""
@@ -168,9 +174,20 @@ class EventSender:
             woken.cancel()
 
     async def round(self) -> int:
-        """Claim what is due and start posting it (in the background); how many."""
+        """Record the answers gathered since the last record, claim what is due and start
+        posting it (in the background); how many were claimed."""
         self._pool.close_idle(time.monotonic() - self.config.keep_idle)
-        claimed = await self._db(self._claim)
+        # The answers waiting for the recorder are recorded in the claim's transaction:
+        # one write transaction for both, which on SQLite is one turn of the lock the
+        # engine's outcome records wait for, not two (claims and records both come
+        # every ``gather`` while events flow).
+        answered, self._answered = self._answered, []
+        if answered:
+            self._recorded_at = time.monotonic()
+        try:
+            claimed = await self._db(functools.partial(self._claim, answered))
+        finally:
+            self._account(answered)  # recorded or not (then their leases stand)
         self._busy = bool(claimed)
         for attempt, event, endpoint in claimed:
             lane = self._lanes.get(endpoint.id)
@@ -210,10 +227,11 @@ class EventSender:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _claim(self) -> list[tuple[Attempt, Event, WebhookEndpoint]]:
+    def _claim(self, answered: list[Answered]) -> list[tuple[Attempt, Event, WebhookEndpoint]]:
         now = self._clock.now()
         config = self.config
-        if not self._busy:
+        decided = decide_all(answered, now)
+        if not self._busy and not decided:
             with self._store.read() as tx:
                 # A look first: most rounds find nothing, and an idle round must not take
                 # the write lock four times a second (on SQLite the engine's outcome
@@ -222,6 +240,7 @@ class EventSender:
             if due is None or due > now:
                 return []
         with self._store.transaction() as tx:
+            disabled = self._record_in(tx, decided)
             attempts = tx.events.claim(
                 now,
                 self.owner,
@@ -234,8 +253,14 @@ class EventSender:
                     if lane.claimed >= config.claimed_per_endpoint
                 ),
             )  # fmt: skip
-            if not attempts:
-                return []
+        say_disabled(disabled)
+        if not attempts:
+            return []
+        # Read after the lease is committed, outside the write transaction: on SQLite its
+        # lock is the one the engine's outcome records wait for, and these reads (the
+        # events' data decoded, the endpoints) were most of its hold. An event does not
+        # change once written; an endpoint read now is the fresher for it.
+        with self._store.read() as tx:
             events = {e.id: e for e in tx.events.by_ids(sorted({a.event_id for a in attempts}))}
             ids = sorted({a.endpoint_id for a in attempts})
             endpoints = {e.id: e for e in tx.webhooks.by_ids(ids)}
@@ -307,21 +332,31 @@ class EventSender:
     async def _record_answers(self) -> None:
         """Record the answers that came, in one transaction, until none is left."""
         while self._answered:
-            wait = self._recorded_at + self.config.gather - time.monotonic()
+            # While claims come every ``gather`` (the last found attempts), the next one
+            # records these in its transaction: this waits for it, and records only if
+            # it is late.
+            pace = self.config.gather * (2 if self._busy else 1)
+            wait = self._recorded_at + pace - time.monotonic()
             if wait > 0 and len(self._answered) < self.config.batch:
                 await asyncio.sleep(wait)  # more answers come meanwhile
             answered, self._answered = self._answered, []
+            if not answered:
+                break  # a claim took them meanwhile, into its transaction
             self._recorded_at = time.monotonic()
             try:
                 await self._db(functools.partial(self._record, answered))
             except Exception:
                 # Their leases stand: they are posted again when those run out.
                 log.exception("recording %d webhook answers failed", len(answered))
-            counts = Counter(endpoint.id for _, endpoint, _ in answered)
-            for endpoint_id, n in counts.items():
-                lane = self._lanes.get(endpoint_id)
-                if lane is not None:
-                    self._settled(lane, n)
+            self._account(answered)
+
+    def _account(self, answered: list[Answered]) -> None:
+        """The answered attempts are done with, in their lanes."""
+        counts = Counter(endpoint.id for _, endpoint, _ in answered)
+        for endpoint_id, n in counts.items():
+            lane = self._lanes.get(endpoint_id)
+            if lane is not None:
+                self._settled(lane, n)
 
     def _settled(self, lane: _Lane, n: int) -> None:
         """``n`` of the lane's attempts are done with; wake the claimer when it has room."""
@@ -376,47 +411,24 @@ class EventSender:
         missed = AttemptResult(False, None, took(), reason=reason)
         return results + [missed] * (len(chunk) - len(results))
 
-    def _record(self, answered: list[_Answered]) -> None:
-        now = self._clock.now()
-        decided = [
-            (endpoint, *_decide(attempt, result, now)) for attempt, endpoint, result in answered
-        ]
+    def _record(self, answered: list[Answered]) -> None:
+        decided = decide_all(answered, self._clock.now())
         with self._store.transaction() as tx:
-            # One statement for the answers that disable nothing (nearly all of them).
-            tx.events.record_many([tried for _, tried, off in decided if off is None], self.owner)
-            for endpoint, tried, disable in decided:
-                if disable is not None and tx.events.record(tried, self.owner):
-                    tx.webhooks.disable(endpoint.id, disable)
-        for endpoint, _, disable in decided:
-            if disable is not None:
-                log.warning("webhook endpoint %s disabled: %s", endpoint.id, disable)
+            disabled = self._record_in(tx, decided)
+        say_disabled(disabled)
+
+    def _record_in(self, tx: Transaction, decided: list[Decided]) -> list[tuple[str, str]]:
+        """Store the decided attempts in ``tx``; the endpoints it disabled, and why."""
+        if not decided:
+            return []
+        # One statement for the answers that disable nothing (nearly all of them).
+        tx.events.record_many([tried for _, tried, off in decided if off is None], self.owner)
+        disabled = []
+        for endpoint, tried, disable in decided:
+            if disable is not None and tx.events.record(tried, self.owner):
+                tx.webhooks.disable(endpoint.id, disable)
+                disabled.append((endpoint.id, disable))
+        return disabled
 
     async def _db(self, work: Callable[[], T]) -> T:
         return await finish_in_thread(self._thread, work)
-
-
-_Answered = tuple[Attempt, WebhookEndpoint, AttemptResult]
-
-
-def _decide(attempt: Attempt, result: AttemptResult, now: datetime) -> tuple[Attempt, str | None]:
-    """The attempt after this try, and why its endpoint is to be disabled (if it is)."""
-    tries = attempt.attempts + 1
-    status, due, disable = attempt.status, None, None
-    if result.ok:
-        status = AttemptStatus.SUCCEEDED
-    elif result.gone:
-        status, disable = AttemptStatus.FAILED, GONE
-    else:
-        due = now + next_attempt_delay(tries, result.retry_after)
-        if gives_up(attempt.created_at, due):
-            status, due, disable = AttemptStatus.FAILED, None, GAVE_UP
-    tried = attrs.evolve(
-        attempt,
-        status=status,
-        attempts=tries,
-        attempted_at=now,
-        response_status=result.status,
-        duration_ms=result.duration_ms,
-        next_attempt_at=due,
-    )
-    return tried, disable

@@ -1,6 +1,7 @@
 """The sender's body and signature, written without the view and with a signing key
 made once per secret: the same bytes as the API's view of the event, and signatures the
-reference library verifies, whatever was signed with the secret before."""
+reference library verifies, whatever was signed with the secret before; and the outbox
+row's data, encoded by a C encoder made once, is what ``json.dumps`` makes."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pushcore.converter import to_json
 from pushcore.converter.events import EventView
 from pushcore.delivery.event_body import event_body, signed_headers
 from pushcore.domain.events import Event
+from pushcore.storage.sql.events import _encode
 
 KEYS = [
     "notificationId", "deviceId", "deliveryId", "scheduleId", "endpointId", "status",
@@ -58,3 +60,16 @@ def test_during_a_rotation_the_reference_verifies_with_either_secret() -> None:
     assert len(headers["webhook-signature"].split()) == 2
     for secret in SECRETS[:2]:
         assert Webhook(secret).verify(body, headers) is not None
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), JSON, max_size=6))
+def test_the_stored_data_is_json_dumps_compact(data: dict[str, object]) -> None:
+    # The outbox row's data, by the encoder made once (storage/sql/events.py).
+    assert _encode(data) == json.dumps(data, separators=(",", ":"))

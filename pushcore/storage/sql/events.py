@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,8 +19,25 @@ _ATTEMPT = (
     " attempted_at, response_status, duration_ms"
 )
 _EVENT = "id, account_id, type, created_at, data, notification_id"
-# One encoder for every event's data (json.dumps with separators makes one per call).
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _data_encoder() -> Callable[[Any], str]:
+    """The events' data to compact JSON, as ``json.dumps(data, separators=(",", ":"))``.
+
+    The C encoder made once: ``JSONEncoder.encode`` makes a new one per call (in
+    ``iterencode``), which was most of an event's encoding and a seventh of the engine's
+    Python work per event, inside its record transaction (docs/benchmarks.md). The
+    data is a fresh dict of plain values, never circular: no markers."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in the typing stubs
+    if make is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(separators=(",", ":")).encode
+    unknown = json.JSONEncoder().default  # its TypeError for a value JSON has no form of
+    encode = make(None, unknown, json.encoder.encode_basestring_ascii, None, ":", ",",
+                  False, False, True)  # fmt: skip
+    return lambda data: "".join(encode(data, 0))
+
+
+_encode = _data_encoder()
 _EVENT_KINDS = (
     ("id", "text"), ("account_id", "text"), ("type", "text"), ("created_at", "time"),
     ("data", "text"), ("notification_id", "text"),
