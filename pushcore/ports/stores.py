@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -294,6 +294,23 @@ class Store(Protocol):
         ...
 
 
+class Together(NamedTuple):
+    """How a work of a group may run with the group's others of its kind.
+
+    The writer runs a group's works with the same ``prepare`` one after
+    another, at the place of the first of them (any order of a group's works
+    is one their callers may see: none is answered before the COMMIT), after
+    one ``prepare(tx, keys)`` of all their keys, in their order: one read of
+    the rows they will lock, say, which each work then finds instead of
+    reading its own. ``prepare`` only reads; the works still decide and fail
+    one by one, and run alone (no ``prepare``) when the group runs again with
+    a savepoint per work.
+    """
+
+    prepare: Callable[[Transaction, Sequence[Any]], None]
+    key: Any
+
+
 class Writes(Protocol):
     """Group commit: short writes of many callers committed together (one writer).
 
@@ -320,8 +337,11 @@ class Writes(Protocol):
         committing."""
         ...
 
-    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
-        """:meth:`submit` for a caller on a running event loop, which awaits the answer."""
+    def submit_async(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> asyncio.Future[T]:
+        """:meth:`submit` for a caller on a running event loop, which awaits the answer;
+        ``together``: see :class:`Together`."""
         ...
 
     def run(self, work: Callable[[Transaction], T]) -> T:

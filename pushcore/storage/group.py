@@ -16,6 +16,11 @@ wrote anything needs no undoing; when one fails after it wrote, or a
 statement of it failed, the group is rolled back and run again with a
 savepoint per work, so the others still commit without it.
 
+Works of one kind (:class:`~pushcore.ports.Together`: a group's PATCHes) run
+one after another, after one read for all of them that each then finds, and
+their writes go out together as the creates' do: one locked read, one
+UPDATE of many rows, not three statements each.
+
 A group is bounded in works and in time, so the
 delivery engine's claims, which queue for the same write lock, wait for at
 most one short group and never behind a long stream of ingest.
@@ -41,7 +46,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from pushcore.domain.errors import PushcoreError, Unavailable
-from pushcore.ports import Store, Transaction
+from pushcore.ports import Store, Together, Transaction
 
 T = TypeVar("T")
 
@@ -55,17 +60,19 @@ MAX_GROUP_SECONDS = 0.005
 class _Job:
     """A work and how its caller waits: a thread on a Future, or a task on an event loop."""
 
-    __slots__ = ("error", "future", "loop", "result", "work")
+    __slots__ = ("error", "future", "loop", "result", "together", "work")
 
     def __init__(
         self,
         work: Callable[[Transaction], Any],
         future: Future[Any] | asyncio.Future[Any],
         loop: asyncio.AbstractEventLoop | None,
+        together: Together | None = None,
     ) -> None:
         self.work = work
         self.future = future
         self.loop = loop
+        self.together = together
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -96,6 +103,42 @@ def _held(tx: Transaction, parts: bool) -> Iterator[None]:
         raise
     except BaseException as exc:
         raise _Replay from exc
+
+
+def _kind(job: _Job) -> object:
+    return None if job.together is None else job.together.prepare
+
+
+def _gathered(group: list[_Job]) -> list[_Job]:
+    """The group with each kind of :class:`Together` work moved up to the first of
+    its kind, in their order; the others stay where they were."""
+    if all(job.together is None for job in group):
+        return group
+    runs: dict[object, list[_Job]] = {}
+    order: list[list[_Job]] = []
+    for job in group:
+        kind = _kind(job)
+        if kind is None:
+            order.append([job])
+        elif kind in runs:
+            runs[kind].append(job)
+        else:
+            order.append(runs.setdefault(kind, [job]))
+    return [job for run in order for job in run]
+
+
+def _prepare(tx: Transaction, group: list[_Job], index: int) -> None:
+    """Before the first of a run of :class:`Together` works: their one ``prepare``."""
+    together = group[index].together
+    if together is None or (index and _kind(group[index - 1]) is together.prepare):
+        return
+    keys = []
+    for job in group[index:]:
+        if _kind(job) is not together.prepare:
+            break
+        assert job.together is not None
+        keys.append(job.together.key)
+    together.prepare(tx, keys)
 
 
 def _settle(jobs: list[_Job]) -> None:
@@ -140,14 +183,17 @@ class GroupWriter:
         self._put(_Job(work, future, None))
         return future
 
-    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
+    def submit_async(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> asyncio.Future[T]:
         """:meth:`submit` for a caller on an event loop: await the answer, no thread held.
 
         A group's answers reach each loop in one call, not one wake-up per work.
+        ``together``: run with the group's others of its kind (see the module).
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._put(_Job(work, future, loop))
+        self._put(_Job(work, future, loop, together))
         return future
 
     def run(self, work: Callable[[Transaction], T]) -> T:
@@ -196,7 +242,7 @@ class GroupWriter:
                 if job.start():
                     group.append(job)
             if group:
-                settled, failure = self._commit(group)
+                settled, failure = self._commit(_gathered(group))
                 if isinstance(failure, Unavailable):
                     stopping = self._fail_waiting(settled, failure) or stopping
                 self._answer(settled)
@@ -263,6 +309,11 @@ class GroupWriter:
                         except BaseException as exc:  # raised again in the caller, not here
                             job.error = exc
                         continue
+                    try:
+                        # Reads only: a failure runs the group again, with no prepare.
+                        _prepare(tx, group, index)
+                    except BaseException as exc:
+                        raise _Replay from exc
                     before = tx.changes()
                     try:
                         job.result = job.work(tx)
