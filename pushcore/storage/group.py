@@ -40,7 +40,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -60,7 +60,7 @@ MAX_GROUP_SECONDS = 0.005
 class _Job:
     """A work and how its caller waits: a thread on a Future, or a task on an event loop."""
 
-    __slots__ = ("error", "future", "loop", "result", "together", "work")
+    __slots__ = ("error", "future", "loop", "prepare", "result", "together", "work")
 
     def __init__(
         self,
@@ -73,6 +73,8 @@ class _Job:
         self.future = future
         self.loop = loop
         self.together = together
+        # The keys to prepare before this work, the first of its round (_rounds).
+        self.prepare: list[Any] | None = None
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -109,14 +111,37 @@ def _kind(job: _Job) -> object:
     return None if job.together is None else job.together.prepare
 
 
+def _rounds(run: list[_Job]) -> list[_Job]:
+    """Works of one kind in rounds of distinct keys, the first of each round with
+    the round's keys to prepare: a key's n-th work is in the n-th round, so works
+    of one key keep their order, each after the one before wrote."""
+    rounds: list[list[_Job]] = []
+    keys: list[list[Any]] = []
+    seen: Counter[Any] = Counter()
+    for job in run:
+        assert job.together is not None
+        key = job.together.key
+        at = seen[key]
+        seen[key] += 1
+        if at == len(rounds):
+            rounds.append([])
+            keys.append([])
+        rounds[at].append(job)
+        keys[at].append(key)
+    for round_, round_keys in zip(rounds, keys, strict=True):
+        round_[0].prepare = round_keys
+    return [job for round_ in rounds for job in round_]
+
+
 def _gathered(group: list[_Job]) -> list[_Job]:
     """The group with each kind of :class:`Together` work moved up to the first of
-    its kind, in their order; the others stay where they were."""
+    its kind, in rounds (:func:`_rounds`); the others stay where they were."""
     if all(job.together is None for job in group):
         return group
     runs: dict[object, list[_Job]] = {}
     order: list[list[_Job]] = []
     for job in group:
+        job.prepare = None  # a carried work's round is made again
         kind = _kind(job)
         if kind is None:
             order.append([job])
@@ -124,21 +149,7 @@ def _gathered(group: list[_Job]) -> list[_Job]:
             runs[kind].append(job)
         else:
             order.append(runs.setdefault(kind, [job]))
-    return [job for run in order for job in run]
-
-
-def _prepare(tx: Transaction, group: list[_Job], index: int) -> None:
-    """Before the first of a run of :class:`Together` works: their one ``prepare``."""
-    together = group[index].together
-    if together is None or (index and _kind(group[index - 1]) is together.prepare):
-        return
-    keys = []
-    for job in group[index:]:
-        if _kind(job) is not together.prepare:
-            break
-        assert job.together is not None
-        keys.append(job.together.key)
-    together.prepare(tx, keys)
+    return [job for run in order for job in (_rounds(run) if _kind(run[0]) else run)]
 
 
 def _settle(jobs: list[_Job]) -> None:
@@ -309,11 +320,12 @@ class GroupWriter:
                         except BaseException as exc:  # raised again in the caller, not here
                             job.error = exc
                         continue
-                    try:
-                        # Reads only: a failure runs the group again, with no prepare.
-                        _prepare(tx, group, index)
-                    except BaseException as exc:
-                        raise _Replay from exc
+                    if job.together is not None and job.prepare is not None:
+                        try:
+                            # Reads only: a failure runs the group again, with no prepare.
+                            job.together.prepare(tx, job.prepare)
+                        except BaseException as exc:
+                            raise _Replay from exc
                     before = tx.changes()
                     try:
                         job.result = job.work(tx)

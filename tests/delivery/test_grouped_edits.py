@@ -93,22 +93,27 @@ def in_one_group(h: Harness, edits: Sequence[Edit]) -> list[Any]:
 
 
 def test_two_patches_of_one_notification_in_one_group_behave_as_one_after_the_other(
-    db: Harness, prepared: list[list[str]]
+    db: Harness, prepared: list[list[str]], single_reads: list[str]
 ) -> None:
     h = db
     h.device("tok-a")
-    n = h.notify_in(60, body="old body")
+    n, other = h.notify_in(60, body="old body"), h.notify_in(60)
 
-    first, second, third = in_one_group(
+    first, second, third, beside = in_one_group(
         h,
         [
             patch(h, n, 1, title="first"),
             patch(h, n, 1, title="second"),  # revision 1 is gone: 412
             patch(h, n, 2, body="third"),  # on top of the first
+            patch(h, other, 1, title="beside"),
         ],
     )
 
-    assert prepared == [[n.id, n.id, n.id]]
+    # Rounds of distinct notifications, each read after the round before wrote.
+    assert prepared == [[n.id, other.id], [n.id], [n.id]]
+    assert single_reads == []
+    assert isinstance(beside, NotificationDetail)
+    assert beside.notification.revision == 2
     assert isinstance(first, NotificationDetail)
     assert (first.notification.revision, first.notification.title) == (2, "first")
     assert isinstance(second, RevisionMismatch)
