@@ -109,9 +109,6 @@ def test_two_patches_of_one_notification_in_one_group_behave_as_one_after_the_ot
         ],
     )
 
-    # Rounds of distinct notifications, each read after the round before wrote.
-    assert prepared == [[n.id, other.id], [n.id], [n.id]]
-    assert single_reads == []
     assert isinstance(beside, NotificationDetail)
     assert beside.notification.revision == 2
     assert isinstance(first, NotificationDetail)
@@ -123,6 +120,9 @@ def test_two_patches_of_one_notification_in_one_group_behave_as_one_after_the_ot
     stored = h.get(n)
     assert stored.notification == edited
     assert stored.deliveries == third.deliveries
+    # Rounds of distinct notifications, each read after the round before wrote.
+    assert prepared == [[n.id, other.id], [n.id], [n.id]]
+    assert single_reads == []
 
 
 def test_a_failing_patch_in_a_group_fails_no_other(
