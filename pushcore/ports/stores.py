@@ -319,7 +319,7 @@ class Writes(Protocol):
     (that would wait for ever) and should be short: a group is bounded in time.
 
     Which path a write takes: the writes that come in floods and answer one
-    request each go here (creating, batch-creating and cancelling
+    request each go here (creating, batch-creating, editing and cancelling
     notifications, and a key's best-effort ``lastUsedAt``), so that a
     thousand of them a second cost a few COMMITs (one WAL flush each) instead
     of a thousand. Everything else uses :meth:`Store.transaction` directly:
