@@ -331,10 +331,12 @@ class Writes(Protocol):
     frequent, per-request write.
     """
 
-    def submit(self, work: Callable[[Transaction], T]) -> Future[T]:
+    def submit(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> Future[T]:
         """Queue ``work``; the future holds its result once the group committed, or
         its own error (its writes undone), or the error that kept the group from
-        committing."""
+        committing. ``together``: see :class:`Together`."""
         ...
 
     def submit_async(

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pushcore.ports import Together, Transaction
-from pushcore.storage.group import _gathered, _Job
+from pushcore.storage.group import MAX_ROUND, _gathered, _Job
 
 
 def edits(tx: Transaction, keys: Any) -> None:
@@ -29,7 +29,7 @@ KINDS = {"e": edits, "c": cancels}
 
 # A work: its kind ("e", "c", or None for an ordinary work) and key.
 works = st.lists(
-    st.tuples(st.sampled_from(["e", "c", None]), st.integers(0, 3)), min_size=1, max_size=20
+    st.tuples(st.sampled_from(["e", "c", None]), st.integers(0, 24)), min_size=1, max_size=64
 )
 
 
@@ -86,6 +86,7 @@ def test_a_group_runs_every_work_once_in_an_order_its_callers_may_see(
         for begin, end in itertools.pairwise(starts):
             keys = [j.together.key for j in mine[begin:end] if j.together]
             assert mine[begin].prepare == keys
+            assert len(keys) <= MAX_ROUND
             assert len(set(keys)) == len(keys)
 
 
