@@ -114,9 +114,11 @@ class Notifications(Repository):
     def lock_for_edit(self, notification_ids: Sequence[str]) -> None:
         """In a group commit: lock these notifications and read their delivery counts,
         two statements for all, for the group's edits to find (:meth:`editable`)."""
-        if self._sql.held is None:
-            return
         ids = sorted(set(notification_ids))
+        if self._sql.held is None or len(ids) < 2:
+            # One alone reads as it did (editable): a list parameter, its JSON and
+            # the GROUP BY of several cost a lone PATCH more than they save.
+            return
         # Locked in id order like every notification lock: see Locks.notifications.
         found = {
             n.id: n
