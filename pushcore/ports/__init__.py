@@ -27,7 +27,7 @@ from pushcore.ports.people import (
 )
 from pushcore.ports.queue import DeliveryQueue, DeliverySchedule
 from pushcore.ports.recurrence import RuleExpander
-from pushcore.ports.stores import EngineRepository, Locks, Store, Transaction, Writes
+from pushcore.ports.stores import EngineRepository, Locks, Store, Together, Transaction, Writes
 from pushcore.ports.streams import StreamRepository, SubscriptionRepository
 from pushcore.ports.system import Clock, IdGenerator, Random
 from pushcore.ports.web import IconProbe, UrlGuard
@@ -62,6 +62,7 @@ __all__ = [
     "Store",
     "StreamRepository",
     "SubscriptionRepository",
+    "Together",
     "Transaction",
     "UrlGuard",
     "Waker",

@@ -38,6 +38,20 @@ class NotificationRepository(Protocol):
         """
         ...
 
+    def lock_for_edit(self, notification_ids: Sequence[str]) -> None:
+        """In a group commit (the writer's ``prepare`` of its edits): lock these
+        notifications as ``get(for_update=True)`` does, all at once, and read their
+        delivery counts after the locks, for :meth:`editable` to return."""
+        ...
+
+    def editable(
+        self, account_id: str, notification_id: str
+    ) -> tuple[Notification | None, DeliveryCounts]:
+        """The notification locked as ``get(for_update=True)`` locks it (None: none in
+        this account) and its delivery counts: what :meth:`lock_for_edit` read while
+        nothing else was written since, else read now."""
+        ...
+
     def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
         """The notifications with these ids (any account; for the engine), in id order."""
         ...

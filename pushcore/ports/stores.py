@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pushcore.ports.accounts import AccountRepository, ApiKeyRepository, DeviceRepository
@@ -294,6 +294,23 @@ class Store(Protocol):
         ...
 
 
+class Together(NamedTuple):
+    """How a work of a group may run with the group's others of its kind.
+
+    The writer runs a group's works with the same ``prepare`` one after
+    another, at the place of the first of them (any order of a group's works
+    is one their callers may see: none is answered before the COMMIT), after
+    one ``prepare(tx, keys)`` of all their keys, in their order: one read of
+    the rows they will lock, say, which each work then finds instead of
+    reading its own. ``prepare`` only reads; the works still decide and fail
+    one by one, and run alone (no ``prepare``) when the group runs again with
+    a savepoint per work.
+    """
+
+    prepare: Callable[[Transaction, Sequence[Any]], None]
+    key: Any
+
+
 class Writes(Protocol):
     """Group commit: short writes of many callers committed together (one writer).
 
@@ -302,7 +319,7 @@ class Writes(Protocol):
     (that would wait for ever) and should be short: a group is bounded in time.
 
     Which path a write takes: the writes that come in floods and answer one
-    request each go here (creating, batch-creating and cancelling
+    request each go here (creating, batch-creating, editing and cancelling
     notifications, and a key's best-effort ``lastUsedAt``), so that a
     thousand of them a second cost a few COMMITs (one WAL flush each) instead
     of a thousand. Everything else uses :meth:`Store.transaction` directly:
@@ -314,14 +331,19 @@ class Writes(Protocol):
     frequent, per-request write.
     """
 
-    def submit(self, work: Callable[[Transaction], T]) -> Future[T]:
+    def submit(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> Future[T]:
         """Queue ``work``; the future holds its result once the group committed, or
         its own error (its writes undone), or the error that kept the group from
-        committing."""
+        committing. ``together``: see :class:`Together`."""
         ...
 
-    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
-        """:meth:`submit` for a caller on a running event loop, which awaits the answer."""
+    def submit_async(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> asyncio.Future[T]:
+        """:meth:`submit` for a caller on a running event loop, which awaits the answer;
+        ``together``: see :class:`Together`."""
         ...
 
     def run(self, work: Callable[[Transaction], T]) -> T:

@@ -32,7 +32,16 @@ from pushcore.domain.revisions import NOT_EDITABLE_HINT
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
-from pushcore.ports import Clock, IconProbe, IdGenerator, Store, Transaction, Waker, Writes
+from pushcore.ports import (
+    Clock,
+    IconProbe,
+    IdGenerator,
+    Store,
+    Together,
+    Transaction,
+    Waker,
+    Writes,
+)
 from pushcore.services.collapse import supersede_in_batch, supersede_older
 from pushcore.services.icons import probe_icons
 from pushcore.services.localtime import request_due, timing_errors
@@ -125,6 +134,11 @@ class WakeRelay:
         """Pass ``at`` on to the engine, if any."""
         if self.engine is not None:
             self.engine.wake(at)
+
+
+def lock_edited(tx: Transaction, notification_ids: Sequence[str]) -> None:
+    """The group writer's one read for a group's edits (see ``Together``)."""
+    tx.notifications.lock_for_edit(notification_ids)
 
 
 def cancel_in(
@@ -413,7 +427,9 @@ class NotificationService:
                 counts = tx.progress.counts(notification_id)
             return NotificationDetail(edited, counts)
 
-        detail = await self._writes.submit_async(write)
+        # The group's edits lock their notifications and read their counts in one
+        # go, and their UPDATEs go out together.
+        detail = await self._writes.submit_async(write, Together(lock_edited, notification_id))
         self._waker.wake(detail.notification.scheduled_at)
         return detail
 
@@ -427,7 +443,7 @@ class NotificationService:
     ) -> tuple[Notification, DeliveryCounts | None]:
         """The edited notification, and its delivery counts when the edit left them as
         they were (None: read them again, its targets changed)."""
-        found = tx.notifications.get(account_id, notification_id, for_update=True)
+        found, counts = tx.notifications.editable(account_id, notification_id)
         if found is None:
             raise NotFound("Notification not found")
         if if_revision is not None and found.revision != if_revision:
@@ -437,7 +453,6 @@ class NotificationService:
         hint = NOT_EDITABLE_HINT.format(notification_id)
         if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
             raise NotEditable(f"Notification is {found.status.value}: {hint}")
-        counts = tx.progress.counts(notification_id)
         if counts.handed:
             raise NotEditable(f"Notification is being delivered; {hint}")
         request = apply(found)

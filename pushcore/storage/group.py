@@ -16,6 +16,11 @@ wrote anything needs no undoing; when one fails after it wrote, or a
 statement of it failed, the group is rolled back and run again with a
 savepoint per work, so the others still commit without it.
 
+Works of one kind (:class:`~pushcore.ports.Together`: a group's PATCHes) run
+one after another, after one read for all of them that each then finds, and
+their writes go out together as the creates' do: one locked read, one
+UPDATE of many rows, not three statements each.
+
 A group is bounded in works and in time, so the
 delivery engine's claims, which queue for the same write lock, wait for at
 most one short group and never behind a long stream of ingest.
@@ -41,7 +46,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from pushcore.domain.errors import PushcoreError, Unavailable
-from pushcore.ports import Store, Transaction
+from pushcore.ports import Store, Together, Transaction
 
 T = TypeVar("T")
 
@@ -50,22 +55,30 @@ T = TypeVar("T")
 # for at most about this).
 MAX_GROUP = 64
 MAX_GROUP_SECONDS = 0.005
+# At most this many works of one kind to a round (one prepare): a round, its
+# rows read, runs to its end past the time bound (at ~0.1 ms a PATCH, ~1.6 ms),
+# since a round cut short would have the next group read its rest again.
+MAX_ROUND = 16
 
 
 class _Job:
     """A work and how its caller waits: a thread on a Future, or a task on an event loop."""
 
-    __slots__ = ("error", "future", "loop", "result", "work")
+    __slots__ = ("error", "future", "loop", "prepare", "result", "together", "work")
 
     def __init__(
         self,
         work: Callable[[Transaction], Any],
         future: Future[Any] | asyncio.Future[Any],
         loop: asyncio.AbstractEventLoop | None,
+        together: Together | None = None,
     ) -> None:
         self.work = work
         self.future = future
         self.loop = loop
+        self.together = together
+        # The keys to prepare before this work, the first of its round (_rounds).
+        self.prepare: list[Any] | None = None
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -96,6 +109,54 @@ def _held(tx: Transaction, parts: bool) -> Iterator[None]:
         raise
     except BaseException as exc:
         raise _Replay from exc
+
+
+def _kind(job: _Job) -> object:
+    return None if job.together is None else job.together.prepare
+
+
+def _rounds(run: list[_Job]) -> list[_Job]:
+    """Works of one kind in rounds of distinct keys (at most :data:`MAX_ROUND`), the
+    first of each round with the round's keys to prepare: a key's next work is in
+    a later round than its last, so works of one key keep their order, each after
+    the one before wrote."""
+    rounds: list[list[_Job]] = []
+    keys: list[list[Any]] = []
+    after: dict[Any, int] = {}  # the first round a key's next work may join
+    for job in run:
+        assert job.together is not None
+        key = job.together.key
+        at = after.get(key, 0)
+        while at < len(rounds) and len(rounds[at]) >= MAX_ROUND:
+            at += 1
+        if at == len(rounds):
+            rounds.append([])
+            keys.append([])
+        rounds[at].append(job)
+        keys[at].append(key)
+        after[key] = at + 1
+    for round_, round_keys in zip(rounds, keys, strict=True):
+        round_[0].prepare = round_keys
+    return [job for round_ in rounds for job in round_]
+
+
+def _gathered(group: list[_Job]) -> list[_Job]:
+    """The group with each kind of :class:`Together` work moved up to the first of
+    its kind, in rounds (:func:`_rounds`); the others stay where they were."""
+    if all(job.together is None for job in group):
+        return group
+    runs: dict[object, list[_Job]] = {}
+    order: list[list[_Job]] = []
+    for job in group:
+        job.prepare = None  # a carried work's round is made again
+        kind = _kind(job)
+        if kind is None:
+            order.append([job])
+        elif kind in runs:
+            runs[kind].append(job)
+        else:
+            order.append(runs.setdefault(kind, [job]))
+    return [job for run in order for job in (_rounds(run) if _kind(run[0]) else run)]
 
 
 def _settle(jobs: list[_Job]) -> None:
@@ -130,24 +191,30 @@ class GroupWriter:
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def submit(self, work: Callable[[Transaction], T]) -> Future[T]:
+    def submit(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> Future[T]:
         """Run ``work`` in a group's transaction; the future is done once that committed.
 
         Its result is ``work``'s result, or the error ``work`` raised (its
         writes undone), or the error that kept the group from committing.
+        ``together``: run with the group's others of its kind (see the module).
         """
         future: Future[T] = Future()
-        self._put(_Job(work, future, None))
+        self._put(_Job(work, future, None, together))
         return future
 
-    def submit_async(self, work: Callable[[Transaction], T]) -> asyncio.Future[T]:
+    def submit_async(
+        self, work: Callable[[Transaction], T], together: Together | None = None
+    ) -> asyncio.Future[T]:
         """:meth:`submit` for a caller on an event loop: await the answer, no thread held.
 
         A group's answers reach each loop in one call, not one wake-up per work.
+        ``together``: run with the group's others of its kind (see the module).
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._put(_Job(work, future, loop))
+        self._put(_Job(work, future, loop, together))
         return future
 
     def run(self, work: Callable[[Transaction], T]) -> T:
@@ -196,7 +263,7 @@ class GroupWriter:
                 if job.start():
                     group.append(job)
             if group:
-                settled, failure = self._commit(group)
+                settled, failure = self._commit(_gathered(group))
                 if isinstance(failure, Unavailable):
                     stopping = self._fail_waiting(settled, failure) or stopping
                 self._answer(settled)
@@ -251,7 +318,9 @@ class GroupWriter:
             with self._store.transaction() as tx, _held(tx, parts):
                 started = time.perf_counter()
                 for index, job in enumerate(group):
-                    if index and time.perf_counter() - started >= self._max_seconds:
+                    # A round of Together works, its rows read, is not cut (_rounds).
+                    within = job.together is not None and job.prepare is None
+                    if index and not within and time.perf_counter() - started >= self._max_seconds:
                         # Out of time: the rest go first in the next group.
                         rest = group[index:]
                         break
@@ -263,6 +332,12 @@ class GroupWriter:
                         except BaseException as exc:  # raised again in the caller, not here
                             job.error = exc
                         continue
+                    if job.together is not None and job.prepare is not None:
+                        try:
+                            # Reads only: a failure runs the group again, with no prepare.
+                            job.together.prepare(tx, job.prepare)
+                        except BaseException as exc:
+                            raise _Replay from exc
                     before = tx.changes()
                     try:
                         job.result = job.work(tx)

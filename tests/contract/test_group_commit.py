@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 from pushcore.domain.errors import NotFound, Unavailable
-from pushcore.ports import Store, Transaction
+from pushcore.ports import Store, Together, Transaction
 from pushcore.storage.group import GroupWriter
 from tests.contract.test_queue_contract import make_notification
 from tests.contract.test_store_contract import T0
@@ -297,6 +297,33 @@ def test_groups_are_bounded_in_works_and_in_time(watched: Watched) -> None:
             f.result(5)
         # The slow work used up its group's time: the rest went in the next.
         assert watched.transactions == 3
+    finally:
+        watched.hold = None
+        writer.close()
+
+
+def test_a_round_of_works_of_one_kind_is_prepared_once_and_never_cut(watched: Watched) -> None:
+    # No time at all: every group is cut after its first work, but for a round.
+    writer = GroupWriter(watched, max_group_seconds=0)  # type: ignore[arg-type]
+    prepared: list[list[str]] = []
+
+    def prepare(tx: Transaction, keys: Sequence[Any]) -> None:
+        prepared.append(list(keys))
+
+    try:
+        watched.hold = threading.Event()
+        writer.submit(add("ntf_first"))
+        assert watched.at_commit.wait(5)
+        keys = ["a", "b", "a", "c"]
+        futures = [
+            writer.submit(add(f"ntf_{i}"), Together(prepare, key)) for i, key in enumerate(keys)
+        ]
+        watched.hold.set()
+        assert [f.result(5) for f in futures] == [f"ntf_{i}" for i in range(4)]
+        watched.hold = None
+        # "a" again in a second round, which the time bound carried to a group of its own.
+        assert prepared == [["a", "b", "c"], ["a"]]
+        assert watched.transactions == 1 + 2
     finally:
         watched.hold = None
         writer.close()

@@ -11,8 +11,10 @@ from pushcore.domain.states import NotificationStatus
 from pushcore.storage.records import DELIVERIES, NOTIFICATIONS, delivery_counts
 from pushcore.storage.sql.accounts import Repository
 from pushcore.storage.sql.counters import read_stats
+from pushcore.storage.sql.dialect import Sql
 
 OPEN = "status IN ('PENDING', 'IN_FLIGHT', 'HELD')"
+_NONE = delivery_counts([])
 # What changes of a notification after it is created (update_many, refresh), its
 # id last, as positional values: SQLite binds them quicker than dicts, after
 # every batch.
@@ -49,6 +51,14 @@ _EDIT = f"UPDATE notifications SET {', '.join(f'{c} = ?' for c in CONTENT.names[
 
 
 class Notifications(Repository):
+    def __init__(self, sql: Sql) -> None:
+        super().__init__(sql)
+        # What lock_for_edit read (None: no row), good while the transaction's
+        # changes stay at _locked_at: its own edits move that on, any other write
+        # (a cancel, a reschedule, a held insert of deliveries) ends it.
+        self._locked: dict[str, tuple[Notification | None, DeliveryCounts]] = {}
+        self._locked_at = -1
+
     def add(self, notification: Notification) -> None:
         """Insert a new notification; KeyError if its id is taken (in a group commit:
         held, inserted with the group's others, see Transaction.grouped)."""
@@ -101,6 +111,43 @@ class Notifications(Repository):
         found = self._select("id = ? AND account_id = ?" + lock, notification_id, account_id)
         return found[0] if found else None
 
+    def lock_for_edit(self, notification_ids: Sequence[str]) -> None:
+        """In a group commit: lock these notifications and read their delivery counts,
+        two statements for all, for the group's edits to find (:meth:`editable`)."""
+        ids = sorted(set(notification_ids))
+        if self._sql.held is None or len(ids) < 2:
+            # One alone reads as it did (editable): a list parameter, its JSON and
+            # the GROUP BY of several cost a lone PATCH more than they save.
+            return
+        # Locked in id order like every notification lock: see Locks.notifications.
+        found = {
+            n.id: n
+            for n in self._select(
+                "id = ANY(?) ORDER BY id" + self._sql.lock("FOR UPDATE"), self._dialect.array(ids)
+            )
+        }
+        # Read after the locks (on PostgreSQL a new statement sees every claim
+        # committed before them; none can come after until the COMMIT).
+        counts = Progress(self._sql).counts_many(ids)
+        self._locked = {i: (found.get(i), counts.get(i, _NONE)) for i in ids}
+        self._locked_at = self._sql.changes
+
+    def editable(
+        self, account_id: str, notification_id: str
+    ) -> tuple[Notification | None, DeliveryCounts]:
+        """The notification locked as :meth:`get` ``for_update`` locks it (None: not
+        found), and its delivery counts: as :meth:`lock_for_edit` read them while
+        nothing else wrote since, else read now."""
+        if self._sql.held is not None and self._sql.changes == self._locked_at:
+            known = self._locked.get(notification_id)
+            if known is not None:
+                found, counts = known
+                if found is None or found.account_id != account_id:
+                    return None, counts
+                return found, counts
+        found = self.get(account_id, notification_id, for_update=True)
+        return found, Progress(self._sql).counts(notification_id)
+
     def by_ids(self, notification_ids: Sequence[str]) -> Sequence[Notification]:
         """The notifications with these ids (any account), in id order."""
         return self._select("id = ANY(?) ORDER BY id", self._dialect.array(notification_ids))
@@ -152,8 +199,22 @@ class Notifications(Repository):
         self.update_many([notification])
 
     def edit(self, notification: Notification) -> None:
-        """Store an edited notification's content, timing, targets and revision."""
-        self._sql.run(_EDIT, CONTENT.codec(self._dialect).encode(notification))
+        """Store an edited notification's content, timing, targets and revision (in a
+        group commit: held, sent with the group's others, see Transaction.grouped)."""
+        row = CONTENT.codec(self._dialect).encode(notification)
+        fresh = self._sql.changes == self._locked_at
+        if not self._sql.hold(self._send_edits, (row,)):
+            self._sql.run(_EDIT, row)
+        if fresh:
+            # This one is read again if edited again (after this UPDATE went out);
+            # what was read of the others stands.
+            self._locked.pop(notification.id, None)
+            self._locked_at = self._sql.changes
+
+    def _send_edits(self, rows: Sequence[Sequence[object]]) -> None:
+        # One row per notification at most: a second edit of one reads it again
+        # first (editable), which sends the first edit's UPDATE.
+        self._sql.many(_EDIT, rows)
 
     def _count_changes(
         self, notifications: Sequence[Notification], known: Sequence[Notification]
