@@ -30,6 +30,7 @@ from pushcore.gateways._http import (
     BatchResolver,
     Limits,
     Poster,
+    checked,
     post_pinned,
     status_reason,
 )
@@ -101,7 +102,7 @@ class WebhookGateway:
         signed: dict[str, str],
     ) -> Outcome:
         try:
-            address = await asyncio.shield(resolving)
+            address = await checked(resolving)
         except ValueError as exc:
             return Failed(f"Webhook refused: {exc}")
         headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **signed}
