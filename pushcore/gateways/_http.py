@@ -34,23 +34,11 @@ class BatchResolver:
         self._tasks: dict[tuple[str, str, int | None], asyncio.Task[IPAddress]] = {}
 
     def __call__(self, url: str) -> asyncio.Task[IPAddress]:
-        """The (shared) check of ``url``'s host; await it through :func:`checked`."""
+        """The (shared) check of ``url``'s host; await it through asyncio.shield."""
         key = _origin(url)
         if key not in self._tasks:
             self._tasks[key] = asyncio.ensure_future(guarded_address(self._guard, url))
         return self._tasks[key]
-
-
-async def checked(resolving: asyncio.Task[IPAddress]) -> IPAddress:
-    """The address a :class:`BatchResolver` check found (ValueError: refused).
-
-    Shielded while the check runs (it is shared by the batch: one post cancelled
-    must not cancel the others' check); once it is done, as it is for all but a
-    batch's first post to a host, its result at once, without the shield's future.
-    """
-    if resolving.done():
-        return resolving.result()
-    return await asyncio.shield(resolving)
 
 
 # Parsing a URL is a noticeable share of a post's CPU (several urlsplit calls a

@@ -30,7 +30,6 @@ from pushcore.gateways._http import (
     BatchResolver,
     Limits,
     Poster,
-    checked,
     post_pinned,
     status_reason,
 )
@@ -102,7 +101,7 @@ class WebhookGateway:
         signed: dict[str, str],
     ) -> Outcome:
         try:
-            address = await checked(resolving)
+            address = await asyncio.shield(resolving)
         except ValueError as exc:
             return Failed(f"Webhook refused: {exc}")
         headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **signed}

@@ -37,7 +37,6 @@ from pushcore.gateways._http import (
     BatchResolver,
     Limits,
     Poster,
-    checked,
     post_pinned,
     status_reason,
 )
@@ -153,7 +152,7 @@ class WebPushGateway:
         if keys is None:
             return Failed("Web Push subscription has no keys (p256dh, auth)")
         try:
-            address = await checked(resolving)
+            address = await asyncio.shield(resolving)
         except ValueError as exc:
             return Failed(f"Web Push endpoint refused: {exc}")
         url = dispatch.device.token
