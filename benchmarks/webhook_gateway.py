@@ -76,19 +76,20 @@ def main() -> None:
         return
     tree = args.tree or str(Path(__file__).resolve().parent.parent)
     # The child runs in the tree, for `python -c` puts its working directory first.
-    options = {"env": {**os.environ, "PYTHONPATH": tree, "PUSHCORE_RATE_LIMIT": "0"}, "cwd": tree}
+    env = {**os.environ, "PYTHONPATH": tree, "PUSHCORE_RATE_LIMIT": "0"}
     print(f"pushcore of {tree}", flush=True)
     with receiver() as hook:
         if not args.instructions:
-            subprocess.run(child(hook, args.count, args.batch), **options, check=True)  # type: ignore[call-overload]
+            subprocess.run(child(hook, args.count, args.batch), env=env, cwd=tree, check=True)
             return
         counts, counted = (args.count // 5, args.count), []
         for count in counts:
             valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no"]
             valgrind += ["--cachegrind-out-file=/dev/null"]
-            run = subprocess.run(  # type: ignore[call-overload]
+            run = subprocess.run(
                 valgrind + child(hook, count, args.batch),
-                **options,
+                env=env,
+                cwd=tree,
                 check=True,
                 capture_output=True,
                 text=True,
