@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -263,6 +264,7 @@ class Lanes:
         return lane
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function; parsed for every dispatch
 def host_of(url: str) -> str:
     """The destination a URL names: scheme, host and port, lowercase."""
     try:

@@ -376,6 +376,32 @@ def test_refusals_do_not_stop_the_other_dispatches(receiver: Receiver) -> None:
     assert [r.path for r in receiver.requests] == ["/ok"]
 
 
+def test_every_dispatch_to_a_refused_host_is_refused() -> None:
+    # One check for the batch's host; the posts after the first take its refusal
+    # once it is done.
+    outcomes = send([dispatch("gopher://127.0.0.1/", suffix=str(n)) for n in range(3)])
+
+    assert outcomes == [Failed("Webhook refused: must be an http or https URL")] * 3
+
+
+def test_a_receivers_cookies_are_not_sent_back(receiver: Receiver) -> None:
+    # The session is shared by every account's webhooks: a cookie one receiver
+    # sets must never travel with the next post (to it or to another URL there).
+    gateway = make_gateway()
+    receiver.answer("/a", 200, Set_Cookie="session=secret; Path=/")
+
+    async def go() -> None:
+        try:
+            for path in ("/a", "/a", "/b"):
+                assert list(await gateway.send([dispatch(receiver.url(path))])) == [Delivered()]
+        finally:
+            await gateway.aclose()
+
+    asyncio.run(go())
+    assert [r.path for r in receiver.requests] == ["/a", "/a", "/b"]
+    assert all("cookie" not in r.headers for r in receiver.requests)
+
+
 # -- many at once ---------------------------------------------------------------
 
 
