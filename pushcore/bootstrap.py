@@ -460,6 +460,7 @@ def build_engine(
         heartbeat=min(timedelta(seconds=2), timedelta(seconds=settings.delivery_lease_seconds) / 5),
         tick=settings.scheduler_tick_seconds,
         lead=timedelta(seconds=settings.scheduler_lead_seconds),
+        burst_lead=timedelta(seconds=settings.scheduler_burst_lead_seconds),
         max_in_flight=settings.delivery_max_in_flight,
         retry=retry_policy(settings),
     )

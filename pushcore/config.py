@@ -73,6 +73,8 @@ class Settings:
     delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
+    # Off unless set: see pushcore/delivery/lead.py for what it costs.
+    scheduler_burst_lead_seconds: float = 0.0
     # Settled notifications older than this are deleted; 0 keeps everything.
     retention: timedelta = timedelta(days=30)
     rate_limit: int = 100
@@ -299,6 +301,8 @@ def _validate_delivery(settings: Settings) -> None:
         raise ConfigError("PUSHCORE_SCHEDULER_TICK_SECONDS: must be from 0.01 to 60")
     if not 0 <= settings.scheduler_lead_seconds <= 1:
         raise ConfigError("PUSHCORE_SCHEDULER_LEAD_SECONDS: must be from 0 to 1")
+    if not 0 <= settings.scheduler_burst_lead_seconds <= 5:
+        raise ConfigError("PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: must be from 0 to 5")
 
 
 def _validate_limits(settings: Settings) -> None:

@@ -39,9 +39,8 @@ class EngineConfig:
     lead: timedelta = timedelta(0)
     # More falls due at one instant than a lead's claims can take (a local-time
     # send's zone at 09:00: thousands): the lead grows to what claiming them all
-    # takes, at the cost of claiming just these early (a PATCH is refused and the
-    # inbox entry is there that much before the due time). Never past this.
-    burst_lead: timedelta = timedelta(seconds=1)
+    # takes, never past this (delivery/lead.py). 0, the default: it never grows.
+    burst_lead: timedelta = timedelta(0)
     # What claiming a delivery costs, in seconds, until the engine has measured
     # it on claims of at least CLAIM_SAMPLE deliveries (engine.py).
     claim_cost: float = 0.0003

@@ -5,12 +5,17 @@ delivery arrives: the engine claims ``EngineConfig.lead`` early and sends at
 the due time. That suits deliveries that fall due a few at a time. Thousands
 falling due at one instant (a local-time send reaching a zone's 09:00, API.md)
 take longer to claim than that lead, and the last would go out late by the
-claims before them. So before it sleeps the engine counts what falls due
-together next, and claims early by as long as claiming it takes (twice its
-measured cost per delivery), up to ``EngineConfig.burst_lead``. The price, paid
-only by those large instants: a PATCH or cancel of them is refused, and their
-inbox entries are there, that much before their due time, as for any claimed
-delivery.
+claims before them. So, with ``EngineConfig.burst_lead`` set
+(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS), before it sleeps the engine counts what
+falls due together next, and claims early by as long as claiming it takes (twice
+its measured cost per delivery), up to that lead. The price, paid only by those
+large instants: a PATCH or cancel of them is refused, and their inbox entries are
+there, that much before their due time, as for any claimed delivery. And the burst
+then goes out at the engine's full rate, every delivery of it writing: on SQLite
+the event webhooks' sender, a process of its own, hardly gets the database's one
+writer until the burst is out, so the events of a burst of 5,000 came 1.6-1.9 s
+late against 0.3-0.4 s without (docs/benchmarks.md, "Local-time sends"). Off by
+default.
 """
 
 from __future__ import annotations

@@ -63,8 +63,15 @@ class Lane:
 
     def pace(self, now: float) -> float | None:
         """Seconds one request takes here: the moving average of answer times, or
-        longer while the running ones have gone that long unanswered; None unknown."""
+        longer while the running ones have gone that long unanswered (a second or
+        more); None unknown."""
         stalled = now - self._progress_at if self.running else 0.0
+        if stalled < UNKNOWN_LATENCY:
+            # Shorter unanswered times say as much of this process's event loop as of
+            # the host: thousands handed at one instant keep the loop from reading the
+            # first answers for a while, and that wait, taken for the host's pace,
+            # deferred the rest of the burst by tens of seconds.
+            stalled = 0.0
         if self.latency is None and stalled <= 0:
             return None
         return max(self.latency or 0.0, stalled)

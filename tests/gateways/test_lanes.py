@@ -182,6 +182,23 @@ def test_requests_that_hang_tell_the_pace_before_any_answer() -> None:
     run(scenario)
 
 
+def test_a_short_wait_for_answers_is_not_taken_for_the_hosts_pace() -> None:
+    # Thousands handed at one instant keep the event loop from reading the first
+    # answers for a while: that wait is this process's, not the host's, and taken for
+    # the host's pace it deferred the rest of the burst by tens of seconds.
+    lane = Lane(2)
+
+    async def scenario() -> None:
+        assert await lane.enter(0.1)
+        answered = asyncio.get_running_loop().time()
+        lane.observe(0.005, answered, failed=False)  # it answers in 5 ms
+        assert lane.pace(answered + 0.5) == pytest.approx(0.005)
+        # A second and more without an answer: the host is slow, or hangs.
+        assert lane.pace(answered + 2.0) == pytest.approx(2.0)
+
+    run(scenario)
+
+
 def test_a_slot_that_does_not_come_within_max_wait_defers_the_delivery() -> None:
     slow = "http://slow.test/"
     sender = Sender({host_of(slow): 1.0})

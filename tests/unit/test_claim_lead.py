@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from pushcore.delivery.config import EngineConfig
 from pushcore.delivery.lead import CLAIM_SAMPLE, MARGIN, Lead
 
-CONFIG = EngineConfig(lead=timedelta(milliseconds=20), claim_cost=0.0005)
+CONFIG = EngineConfig(
+    lead=timedelta(milliseconds=20), burst_lead=timedelta(seconds=1), claim_cost=0.0005
+)
 NOW = datetime(2026, 11, 27, 9, tzinfo=UTC)
 
 
@@ -50,8 +52,10 @@ def test_it_counts_only_what_is_further_away_than_the_configured_lead() -> None:
     assert not lead.counts(None, NOW)
     assert not lead.counts(NOW + CONFIG.lead, NOW)  # being claimed already
     assert lead.counts(NOW + CONFIG.lead + timedelta(milliseconds=1), NOW)
-    # A burst lead no longer than the lead, or a lead of 0 (claim at the due time):
-    # nothing to decide.
+    # No burst lead (the default), one no longer than the lead, or a lead of 0 (claim
+    # at the due time): nothing to decide.
     far = NOW + timedelta(hours=1)
-    assert not Lead(EngineConfig(lead=timedelta(seconds=1))).counts(far, NOW)
-    assert not Lead(EngineConfig(lead=timedelta(0))).counts(far, NOW)
+    assert not Lead(EngineConfig(lead=timedelta(milliseconds=20))).counts(far, NOW)
+    second = timedelta(seconds=1)
+    assert not Lead(EngineConfig(lead=second, burst_lead=second)).counts(far, NOW)
+    assert not Lead(EngineConfig(lead=timedelta(0), burst_lead=second)).counts(far, NOW)
