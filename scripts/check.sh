@@ -55,7 +55,7 @@ fi
 status=0
 if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
   # The whole suite: the parallel pass, then the tests that bound timings (marked
-  # serial) alone in one process. PUSHCORE_SERIAL=beside runs them at the normal
+  # serial), one worker a core. PUSHCORE_SERIAL=beside runs them at the normal
   # priority beside the parallel pass niced (1.5 minutes less), but on 2 cores that
   # failed three timing bounds in a clean-clone run (2026-11-27: a /readyz at 1.13 s,
   # the hammering ratio, the sign-in timing): the parallel pass has timing-sensitive
@@ -68,9 +68,14 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
     wait "$lint" || status=$?
     cat "$lint_log"
     if [ "$status" -eq 0 ]; then
-      echo "== pytest (timing bounds, alone)"
+      # One worker a core, and only these: most of them wait (on a stopped PostgreSQL, a
+      # kill, a worker's poll) and use a tenth of a core, so two at once fit in the two
+      # cores where the parallel pass beside them did not. The two floods that each keep
+      # a core busy are one xdist group, one after the other. 115 s alone, 65-74 s so.
+      echo "== pytest (timing bounds, one worker a core)"
       # shellcheck disable=SC2086  # one file name a word
-      .venv/bin/pytest -p no:xdist -m serial $serial_files || status=$?
+      .venv/bin/pytest -n "${PUSHCORE_SERIAL_WORKERS:-$(nproc)}" --dist loadgroup \
+        -m serial $serial_files || status=$?
     fi
   else
     serial_log=$(mktemp)

@@ -21,7 +21,7 @@ from tests.e2e.server import Server
 from tests.fakes.receiver import Receiver, running_receiver
 from tests.pg import Cluster
 
-# A bound on time (100 ms and slack): run alone, after the parallel pass (scripts/check.sh).
+# A bound on time (100 ms and slack): run after the parallel pass (scripts/check.sh).
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 COUNT = 3000

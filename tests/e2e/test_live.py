@@ -114,7 +114,7 @@ def api_only(tmp_path: Path) -> Iterator[Server]:
         server.stop()
 
 
-# Timing bounds (arrivals within 1 s): run alone, after the parallel pass (scripts/check.sh).
+# Timing bounds (arrivals within 1 s): run after the parallel pass (scripts/check.sh).
 @pytest.mark.serial
 def test_a_worker_s_entries_reach_channels_of_an_api_only_server_on_sqlite(
     api_only: Server,

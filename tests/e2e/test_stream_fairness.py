@@ -22,7 +22,7 @@ from tests.e2e.server import Server
 from tests.fakes.blackhole import BlackHole, black_hole
 from tests.fakes.receiver import Receiver, running_receiver
 
-# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
+# Timing bounds: run after the parallel pass (scripts/check.sh).
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 HEALTHY = 5

@@ -24,8 +24,9 @@ import pytest
 from benchmarks.scheduling import percentile
 from tests.e2e.server import Server
 
-# Timing bounds: run alone, after the parallel pass (scripts/check.sh).
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+# Timing bounds: run after the parallel pass (scripts/check.sh); a flood that keeps a core
+# busy, so never beside the other flood (one xdist group).
+pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.xdist_group("floods")]
 
 RATE = 400
 BURST = 500

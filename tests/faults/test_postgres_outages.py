@@ -28,7 +28,7 @@ from tests.faults.conftest import (
 if TYPE_CHECKING:
     from tests.pg import Cluster
 
-# Each bounds a time (a 503 or /readyz within its bound): alone, after the parallel pass.
+# Each bounds a time (a 503 or /readyz within its bound): after the parallel pass.
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.serial]
 
 # The first request after the server stops finds the pool's connections gone
