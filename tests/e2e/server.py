@@ -18,6 +18,7 @@ import httpx
 
 from pushcore import load_settings
 from pushcore.bootstrap import build_token_issuer
+from tests import forkserver
 
 
 def free_port() -> int:
@@ -50,21 +51,24 @@ class Server:
             "PUSHCORE_LOG_LEVEL": "warning",
             **(env or {}),
         }
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: forkserver.Process | None = None
         self.log = data_dir / "server.log"
 
     def start(self, timeout: float = 20.0) -> None:
         """Start and wait until /healthz answers."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [*command, *self.command, "--port", str(self.port)],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                preexec_fn=self.preexec_fn,  # noqa: PLW1509 (sets a limit, starts no thread)
-            )
+        args = ["--data-dir", str(self.data_dir), *self.command, "--port", str(self.port)]
+        if self.preexec_fn is None:
+            self.process = forkserver.start(args, self.env, self.log)
+        else:
+            with self.log.open("ab") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "pushcore_cli.main", *args],
+                    env=self.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=self.preexec_fn,  # noqa: PLW1509 (sets a limit, starts no thread)
+                )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -91,13 +95,11 @@ class Server:
         finally:
             server.stop()
 
-    def start_worker(self, *args: str) -> subprocess.Popen[bytes]:
+    def start_worker(self, *args: str) -> forkserver.Process:
         """A `pushctl worker` (with ``args``) on the same data directory."""
-        command = [sys.executable, "-m", "pushcore_cli.main", "--data-dir", str(self.data_dir)]
-        with self.log.open("ab") as log:
-            return subprocess.Popen(
-                [*command, "worker", *args], env=self.env, stdout=log, stderr=subprocess.STDOUT
-            )
+        return forkserver.start(
+            ["--data-dir", str(self.data_dir), "worker", *args], self.env, self.log
+        )
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, as a crash."""

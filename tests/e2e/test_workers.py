@@ -8,7 +8,6 @@ each notification exactly once, and a stopped worker hands nothing over twice.
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import forkserver
 from tests.e2e.server import Server
 from tests.e2e.test_delivery import iso
 from tests.e2e.test_signed_webhooks import children
@@ -44,7 +44,7 @@ def api(tmp_path: Path) -> Iterator[Server]:
         s.stop()
 
 
-def stop(worker: subprocess.Popen[bytes]) -> int:
+def stop(worker: forkserver.Process) -> int:
     worker.send_signal(signal.SIGTERM)
     return worker.wait(20)
 
