@@ -2,7 +2,7 @@
 how late the events of that rate reach a fast endpoint.
 
     .venv/bin/python -m benchmarks.events_engine [--count 5000] [--runs 2]
-        [--modes off,apart,in] [--before TREE] [--quick] [--write]
+        [--modes off,apart,in] [--before TREE] [--burst-lead S] [--quick] [--write]
 
 One `pushctl serve` on SQLite (benchmarks/processes.py, rate limiting off); one
 account with one webhook device on a raw-asyncio receiver in this process
@@ -16,9 +16,11 @@ its own ("apart", the default: PUSHCORE_EVENTS_PROCESS=true; "nice0": the same w
 that process set back to the engine's priority, as before it ran at niceness 10) or in
 the engine's ("in", PUSHCORE_EVENTS_PROCESS=false); ``--before TREE`` adds "before", events on
 with the `pushctl serve` of another source tree (a checkout of the commit before
-the change). Reported too: the events acknowledged, their latency from the event's
-timestamp (the settled notification's roll-up) to arrival, p50 / p99 / max, and
-the CPU seconds of the server's process and of its children (the sender's) from
+the change). ``--burst-lead S`` starts every mode's server with
+PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS=S (its default otherwise). Reported too: the
+events acknowledged, their latency from the event's timestamp (the settled
+notification's roll-up) to arrival, p50 / p99 / max, and the CPU seconds of the
+server's process and of its children (the sender's) from
 the batch's creation to the last arrival. Each round runs every mode once, in
 turn. ``--write`` puts the table in docs/benchmarks.md ("Event webhooks: beside
 the engine").
@@ -117,15 +119,24 @@ def _burst(
     return burst.stop(), time.monotonic() - started
 
 
-def run(count: int, mode: str, before: Path | None = None, cold: bool = False) -> dict[str, float]:
+def run(
+    count: int,
+    mode: str,
+    before: Path | None = None,
+    cold: bool = False,
+    burst_lead: float | None = None,
+) -> dict[str, float]:
     """One run; its figures (``cold``: the endpoint made just before the batch, its
-    sender not waited for)."""
+    sender not waited for; ``burst_lead``: the engine's, if given)."""
     device = BenchReceiver().start()
     endpoint = EventReceiver() if mode != "off" else None
     tree = before if mode == "before" else None
+    settings = dict(MODES[mode])
+    if burst_lead is not None:
+        settings["PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS"] = f"{burst_lead:g}"
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Deployment(Path(tmp), settings=MODES[mode], cwd=tree) as deployment,
+        Deployment(Path(tmp), settings=settings, cwd=tree) as deployment,
     ):
         token = subprocess.run(
             [*pushctl(deployment.data_dir), "token", "issue", "bench"],
@@ -213,6 +224,12 @@ def main() -> None:
         action="store_true",
         help="make the endpoint just before the batch (the sender's start in the window)",
     )
+    parser.add_argument(
+        "--burst-lead",
+        type=float,
+        default=None,
+        help="PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS for the server (default: the setting's)",
+    )
     parser.add_argument("--quick", action="store_true", help="1,000 notifications, 1 round")
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
@@ -226,7 +243,7 @@ def main() -> None:
     for n in range(args.runs):
         for label in modes:
             load = os.getloadavg()[0]
-            f = run(args.count, label, args.before, args.cold)
+            f = run(args.count, label, args.before, args.cold, args.burst_lead)
             print(f"run {n + 1} events {label} (load {load:.1f}): "
                   + ", ".join(f"{k} {v:,.{3 if v < 10 else 1}f}" for k, v in f.items()),
                   flush=True)  # fmt: skip
@@ -240,6 +257,7 @@ def main() -> None:
             f" --runs {args.runs} --modes {args.modes}"
             + (" --before TREE" if args.before else "")
             + (" --cold" if args.cold else "")
+            + (f" --burst-lead {args.burst_lead:g}" if args.burst_lead is not None else "")
             + " --write`\n\n"
             f"Run on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC:"
             f" {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()}"

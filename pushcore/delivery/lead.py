@@ -11,11 +11,14 @@ falls due together next, and claims early by as long as claiming it takes (twice
 its measured cost per delivery), up to that lead. The price, paid only by those
 large instants: a PATCH or cancel of them is refused, and their inbox entries are
 there, that much before their due time, as for any claimed delivery. And the burst
-then goes out at the engine's full rate, every delivery of it writing: on SQLite
-the event webhooks' sender, a process of its own, hardly gets the database's one
-writer until the burst is out, so the events of a burst of 5,000 came 1.6-1.9 s
-late against 0.3-0.4 s without (docs/benchmarks.md, "Local-time sends"). Off by
-default.
+then goes out at the engine's full rate, its records back to back: on SQLite they
+kept the roll-ups, which write the event webhooks' outbox, waiting for the whole
+burst, and the sender then took the events 512 a third of a second (a burst of
+5,000: events p99 1.6-1.7 s, against 0.3-0.8 s without). The writer's turns
+(storage/sqlite/locks.py, ``PATIENCE``) and the sender's claims
+(delivery/webhooks.py) brought that to 0.5-1.15 s, not yet within the second
+events have (docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28):
+off by default.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -140,3 +141,30 @@ def test_the_sender_s_database_thread_keeps_the_engine_s_priority() -> None:
     assert found["posting"] == min(19, base + event_process.NICENESS)
     assert found["later"] == found["posting"]
     assert found["database"] == base
+
+
+def test_a_claim_takes_more_for_an_endpoint_whose_share_the_answers_it_records_free(
+    world: World, receiver: Receiver
+) -> None:
+    # An endpoint's share (4 here) claimed, posted and answered, the answers waiting for
+    # the recorder: the next round records them and, their share freed, claims the next
+    # 4 in the same transaction. Before, it passed the endpoint over (its share still
+    # counted as claimed until the record committed), found nothing and the sender rested.
+    world.create(receiver.url(), ["delivery.*"])
+    config = SenderConfig(timeout=2.0, per_endpoint=4, claimed_per_endpoint=4, gather=30.0)
+    sender = EventSender(world.services.store, world.clock, world.guard, "sender-3", config)
+
+    async def rounds() -> list[int]:
+        record(world, 10)
+        sender._recorded_at = time.monotonic()  # as if it just recorded: only claims record
+        taken = [await sender.round()]
+        await until(lambda: len(sender._answered) == 4)
+        taken.append(await sender.round())
+        await until(lambda: len(sender._answered) == 4)
+        taken.append(await sender.round())
+        await until(lambda: len(sender._answered) == 2)
+        await sender.aclose()
+        return taken
+
+    assert asyncio.run(rounds()) == [4, 4, 2]
+    assert len(receiver.requests) == 10

@@ -11,7 +11,19 @@ from __future__ import annotations
 
 import fcntl
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
+
+# How long a waiter that is not urgent lets the urgent ones go first. A burst keeps an
+# urgent record waiting at every release (one per recorder thread), and the others then
+# waited for the whole burst: the roll-ups, which write the event webhooks' outbox (with
+# the burst lead, a burst of 5,000 to one webhook had most of its events written only
+# once it was out: 1.4-1.7 s late at the 99th percentile), the claims (1.1 s) and an
+# API's writes (in a long enough burst, past LOCK_WAIT_SECONDS: a 503). Past this wait
+# such a waiter goes next, and a record waits for one more transaction (a roll-up's
+# 5-20 ms) (docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28).
+PATIENCE = 0.05
 
 
 class FairLock:
@@ -21,49 +33,66 @@ class FairLock:
     once (the group writer under a steady load) nearly always gets it back,
     and the engine's claims, waiting for the same lock, could wait for ever.
     Here a release hands the lock to the longest waiter, urgent ones first (the
-    engine's record of answers, which a crash would otherwise send again).
+    engine's record of answers, which a crash would otherwise send again), unless
+    the longest waiter that is not urgent has waited :data:`PATIENCE` already.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._mutex = threading.Lock()
         self._held = False
-        self._waiters: deque[threading.Lock] = deque()
+        # Each waiter's turn (a lock its hand-over releases), and when it began to wait.
+        self._waiters: deque[tuple[threading.Lock, float]] = deque()
         self._urgent = 0  # the first this many waiters are urgent ones
+        self._clock = clock
+
+    @property
+    def waiting(self) -> int:
+        """How many wait for the lock now."""
+        with self._mutex:
+            return len(self._waiters)
 
     def acquire(self, timeout: float, *, urgent: bool = False) -> bool:
         """Take the lock within ``timeout`` seconds (``urgent``: before the other waiters
-        who are not); False (not taken) when it did not come."""
+        who are not, for :data:`PATIENCE`); False (not taken) when it did not come."""
         with self._mutex:
             if not self._held:
                 self._held = True
                 return True
             turn = threading.Lock()
             turn.acquire()
+            waiter = (turn, self._clock())
             if urgent:
-                self._waiters.insert(self._urgent, turn)
+                self._waiters.insert(self._urgent, waiter)
                 self._urgent += 1
             else:
-                self._waiters.append(turn)
+                self._waiters.append(waiter)
         # Released by the holder that hands the lock over to this waiter.
         if turn.acquire(timeout=timeout):
             return True
         with self._mutex:
-            if turn in self._waiters:
-                if self._waiters.index(turn) < self._urgent:
+            if waiter in self._waiters:
+                if self._waiters.index(waiter) < self._urgent:
                     self._urgent -= 1
-                self._waiters.remove(turn)
+                self._waiters.remove(waiter)
                 return False
         # Handed over between the timeout and the mutex: it is ours after all.
         return True
 
     def release(self) -> None:
-        """Hand the lock to the longest waiter, or free it."""
+        """Hand the lock to the longest waiter (urgent first, within :data:`PATIENCE`),
+        or free it."""
         with self._mutex:
-            if self._waiters:
-                self._urgent = max(0, self._urgent - 1)
-                self._waiters.popleft().release()  # still held: by the next in line
-            else:
+            if not self._waiters:
                 self._held = False
+                return
+            patient = self._urgent < len(self._waiters)
+            if patient and self._clock() - self._waiters[self._urgent][1] >= PATIENCE:
+                turn, _ = self._waiters[self._urgent]
+                del self._waiters[self._urgent]
+            else:
+                turn, _ = self._waiters.popleft()
+                self._urgent = max(0, self._urgent - 1)
+            turn.release()  # still held: by the next in line
 
 
 class FileLock:
