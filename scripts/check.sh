@@ -70,8 +70,9 @@ if [ ${#tests[@]} -eq 0 ] && [ $# -eq 0 ]; then
     if [ "$status" -eq 0 ]; then
       # One worker a core, and only these: most of them wait (on a stopped PostgreSQL, a
       # kill, a worker's poll) and use a tenth of a core, so two at once fit in the two
-      # cores where the parallel pass beside them did not. The two floods that each keep
-      # a core busy are one xdist group, one after the other. 115 s alone, 65-74 s so.
+      # cores where the parallel pass beside them did not. The tests that each keep a core
+      # busy (two floods, two kills mid-run) are one xdist group, `busy`, one after the
+      # other. 115 s alone, about 60-70 s so.
       echo "== pytest (timing bounds, one worker a core)"
       # shellcheck disable=SC2086  # one file name a word
       .venv/bin/pytest -n "${PUSHCORE_SERIAL_WORKERS:-$(nproc)}" --dist loadgroup \

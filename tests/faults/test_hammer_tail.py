@@ -25,8 +25,8 @@ from benchmarks.scheduling import percentile
 from tests.e2e.server import Server
 
 # Timing bounds: run after the parallel pass (scripts/check.sh); a flood that keeps a core
-# busy, so never beside the other flood (one xdist group).
-pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.xdist_group("floods")]
+# busy, so never beside another test that does (the xdist group `busy`).
+pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.xdist_group("busy")]
 
 RATE = 400
 BURST = 500
