@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -97,9 +98,16 @@ def enabled() -> bool:
     return os.environ.get("PUSHCORE_TEST_FORK", "1") != "0"
 
 
-def start(args: list[str], env: dict[str, str], log: Path, cwd: Path | None = None) -> Process:
-    """`pushctl *args` with ``env``, its output appended to ``log``."""
-    if not enabled():
+def start(
+    args: list[str],
+    env: dict[str, str],
+    log: Path,
+    cwd: Path | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> Process:
+    """`pushctl *args` with ``env``, its output appended to ``log``; started cold (`python
+    -m`) when ``preexec_fn`` is given (run in the child first, e.g. to lower a limit)."""
+    if not enabled() or preexec_fn is not None:
         with log.open("ab") as sink:
             return subprocess.Popen(
                 [sys.executable, "-m", "pushcore_cli.main", *args],
@@ -107,6 +115,7 @@ def start(args: list[str], env: dict[str, str], log: Path, cwd: Path | None = No
                 cwd=cwd,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
+                preexec_fn=preexec_fn,  # noqa: PLW1509 (sets a limit, starts no thread)
             )
     return _zygote().spawn(args, env, log, cwd or Path.cwd())
 

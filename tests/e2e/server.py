@@ -58,17 +58,7 @@ class Server:
         """Start and wait until /healthz answers."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = ["--data-dir", str(self.data_dir), *self.command, "--port", str(self.port)]
-        if self.preexec_fn is None:
-            self.process = forkserver.start(args, self.env, self.log)
-        else:
-            with self.log.open("ab") as log:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-m", "pushcore_cli.main", *args],
-                    env=self.env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    preexec_fn=self.preexec_fn,  # noqa: PLW1509 (sets a limit, starts no thread)
-                )
+        self.process = forkserver.start(args, self.env, self.log, preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
