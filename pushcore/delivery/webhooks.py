@@ -99,6 +99,7 @@ class _Lane:
         self.workers = 0
         self.in_flight = 0  # posted and not yet answered, over its workers
         self.claimed = 0  # claimed here and not yet recorded
+        self.answered = 0  # of those, answered and waiting for their record
         # Its address checked once a claim (not once a POST): a claim per few hundred
         # events still sees a name that moved to a forbidden address.
         self.target: Target | None = None
@@ -155,17 +156,27 @@ class EventSender:
                     started = 0
                 if not started:
                     await self._rest()
+                elif self._capped():
+                    # An endpoint took its whole share, so more of its events are due:
+                    # claim again once it has answered half of it (a fast one's backlog
+                    # goes out at its own pace), or at the gather if that comes first.
+                    await self._rest(claimed_at + self.config.gather)
                 elif started < self.config.batch:  # more may come due meanwhile
                     await asyncio.sleep(claimed_at + self.config.gather - time.monotonic())
         finally:
             await self.aclose()
             self._thread.shutdown(wait=False)
 
-    async def _rest(self) -> None:
-        """Until an endpoint has room again or ``idle`` passes (work may have come, from
-        this process or another)."""
-        self._progress.clear()
-        sleep = asyncio.ensure_future(self._clock.sleep_until(self._clock.now() + self.config.idle))
+    async def _rest(self, until: float | None = None) -> None:
+        """Until an endpoint has room again, or ``idle`` passes (work may have come, from
+        this process or another), or the monotonic ``until``. Room made since the round
+        began counts (:meth:`round` clears it): cleared here, room made while the claim
+        ran was missed, and a sender whose answers were recorded meanwhile rested."""
+        if until is None:
+            waited = self._clock.sleep_until(self._clock.now() + self.config.idle)
+        else:
+            waited = asyncio.sleep(until - time.monotonic())
+        sleep = asyncio.ensure_future(waited)
         woken = asyncio.ensure_future(self._progress.wait())
         try:
             await asyncio.wait([sleep, woken], return_when=asyncio.FIRST_COMPLETED)
@@ -190,6 +201,7 @@ class EventSender:
         # which found nothing and rested (``idle``): 512 events a third of a second, and
         # the events of a burst (5,000 written at once) waited for it (docs/benchmarks.md).
         self._account(answered)
+        self._progress.clear()
         cap = self.config.claimed_per_endpoint
         # Endpoints with their share claimed here take no more until some ends.
         busy = sorted(e for e, lane in self._lanes.items() if lane.claimed >= cap)
@@ -301,6 +313,7 @@ class EventSender:
                 self._staff(lane)  # one at a time again: as many workers as before
                 for (attempt, _), result in zip(chunk, results, strict=False):
                     self._answered.append((attempt, lane.endpoint, result))
+                self._unanswered(lane, len(results))
                 if any(result.gone for result in results):
                     # The endpoint is being disabled: its other claimed events stay unsent
                     # (the disabling fails them, or their lease runs out).
@@ -360,7 +373,22 @@ class EventSender:
         for endpoint_id, n in counts.items():
             lane = self._lanes.get(endpoint_id)
             if lane is not None:
+                lane.answered = max(0, lane.answered - n)
                 self._settled(lane, n)
+
+    def _capped(self) -> bool:
+        """Whether an endpoint has its whole share claimed here."""
+        cap = self.config.claimed_per_endpoint
+        return any(lane.claimed >= cap for lane in self._lanes.values())
+
+    def _unanswered(self, lane: _Lane, n: int) -> None:
+        """``n`` more of the lane's attempts are answered (recorded at the next claim):
+        wake a claimer waiting for its share once half of it is answered."""
+        half = self.config.claimed_per_endpoint // 2
+        before = lane.claimed - lane.answered
+        lane.answered += n
+        if lane.claimed - lane.answered <= half < before:
+            self._progress.set()
 
     def _settled(self, lane: _Lane, n: int) -> None:
         """``n`` of the lane's attempts are done with; wake the claimer when it has room."""

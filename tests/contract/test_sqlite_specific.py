@@ -10,14 +10,17 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlite_utils
 
 from pushcore.domain.model import Account, Plan
+from pushcore.domain.states import NotificationStatus
 from pushcore.storage.records import TABLES
 from pushcore.storage.sqlite import Migration, SqliteStore, load_migrations, split_statements
 from pushcore.storage.sqlite import store as sqlite_module
+from tests.contract.test_queue_contract import add_notifications, make_notification
 from tests.contract.test_store_contract import T0, make_device, make_key
 from tests.contract.threads import race
 
@@ -334,3 +337,37 @@ def test_close_waits_for_a_transaction_running_in_another_thread(path: Path) -> 
             assert tx.accounts.get("late") is not None
     finally:
         reopened.close()
+
+
+def test_update_many_is_one_statement_whatever_the_count(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The engine's roll-up stores up to 128 notifications' states in one call. As an
+    # executemany that was a step a row, and each step let the interpreter lock go: with
+    # the event loop busy, each took up to 5 ms to get it back, while holding SQLite's one
+    # writer (a roll-up held it 0.3-1.1 s during a burst; docs/benchmarks.md).
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = connect(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    store = SqliteStore(path)
+    try:
+        ids = [f"ntf_{i:03}" for i in range(200)]
+        add_notifications(store, *(make_notification(i) for i in ids))
+        delivered = [
+            make_notification(i, status=NotificationStatus.DELIVERED, settled_at=T0) for i in ids
+        ]
+        with store.transaction() as tx:
+            statements.clear()
+            tx.notifications.update_many(delivered)
+            updates = [s for s in statements if s.lstrip().startswith("UPDATE notifications")]
+        assert len(updates) == 1
+        with store.read() as tx:
+            assert list(tx.notifications.by_ids(ids)) == delivered
+    finally:
+        store.close()

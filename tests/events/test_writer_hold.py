@@ -168,3 +168,30 @@ def test_a_claim_takes_more_for_an_endpoint_whose_share_the_answers_it_records_f
 
     assert asyncio.run(rounds()) == [4, 4, 2]
     assert len(receiver.requests) == 10
+
+
+def test_an_endpoint_with_its_share_claimed_is_claimed_for_again_once_half_is_answered(
+    world: World, receiver: Receiver
+) -> None:
+    # A fast endpoint with a backlog (a burst's events, written at its end) goes at its own
+    # pace: with its whole share (4) claimed, the sender claims again once 2 are answered,
+    # not a ``gather`` (30 s here) later. Before, each share waited for the gather: 5,120
+    # events a second at most with the defaults (512 a tenth of a second), and a burst's
+    # 4,000 events went out 0.7 s after the burst (docs/benchmarks.md). The fake clock
+    # never moves, so an idle rest never ends either: a wake-up lost (room made while a
+    # claim ran, then cleared by the rest) fails this too.
+    world.create(receiver.url(), ["delivery.*"])
+    config = SenderConfig(timeout=2.0, per_endpoint=4, claimed_per_endpoint=4, gather=30.0)
+    sender = EventSender(world.services.store, world.clock, world.guard, "sender-4", config)
+
+    async def run() -> None:
+        record(world, 10)
+        task = asyncio.get_running_loop().create_task(sender.run())
+        try:
+            await until(lambda: len(receiver.requests) == 10, within=10.0)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(run())
+    assert len(receiver.requests) == 10
