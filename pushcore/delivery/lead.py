@@ -6,7 +6,8 @@ the due time. That suits deliveries that fall due a few at a time. Thousands
 falling due at one instant (a local-time send reaching a zone's 09:00, API.md)
 take longer to claim than that lead, and the last would go out late by the
 claims before them. So, with ``EngineConfig.burst_lead`` set
-(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS), before it sleeps the engine counts what
+(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: 1 s unless set, 0 turns it off; the
+library's EngineConfig leaves it at 0), before it sleeps the engine counts what
 falls due together next, and claims early by as long as claiming it takes (twice
 its measured cost per delivery), up to that lead. The price, paid only by those
 large instants: a PATCH or cancel of them is refused, and their inbox entries are
@@ -16,9 +17,9 @@ kept the roll-ups, which write the event webhooks' outbox, waiting for the whole
 burst, and the sender then took the events 512 a third of a second (a burst of
 5,000: events p99 1.6-1.7 s, against 0.3-0.8 s without). The writer's turns
 (storage/sqlite/locks.py, ``PATIENCE``) and the sender's claims
-(delivery/webhooks.py) brought that to 0.5-1.15 s, not yet within the second
-events have (docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28):
-off by default.
+(delivery/webhooks.py) brought that to 0.5-1.15 s on a loaded machine
+(docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28): on by
+default once a quiet run has it within the second events have.
 """
 
 from __future__ import annotations

@@ -337,3 +337,39 @@ def test_many_due_at_one_instant_are_claimed_as_far_ahead_as_claiming_them_takes
     asyncio.run(scenario())
     assert {s.at for s in h.gateway.sent} == {DUE}
     assert [h.status(n, n.account_id) for n in notes] == [N.DELIVERED, N.DELIVERED]
+
+
+def test_the_service_claims_an_instant_of_many_ahead_by_default(h: Harness) -> None:
+    # PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS unset: 1 s. 200 deliveries due together take
+    # longer to claim than the 20 ms lead, so the service's engine claims them earlier
+    # than that (twice its estimate of 0.3 ms each: 120 ms) and sends them at DUE.
+    notes = []
+    for account in ("acc-a", "acc-b"):
+        for i in range(100):
+            h.device(f"{account}-{i:03}", account=account)
+        notes.append(h.notify(account))
+    gateways: dict[Platform, Gateway] = dict.fromkeys(Platform, h.gateway)
+    engine = build_engine(h.services, gateways=gateways, owner="test")
+    h.engines.append(engine)
+    assert engine.config.burst_lead == timedelta(seconds=1)
+    engine.config = attrs.evolve(engine.config, tick=30.0)
+
+    async def scenario() -> datetime:
+        task = engine.start()
+        await until(lambda: (planned(engine) or DUE) < DUE)
+        woke = planned(engine)
+        assert woke is not None
+        h.clock.set(woke)
+        claimed = DeliveryStatus.IN_FLIGHT
+        await until(lambda: all(d.status is claimed for n in notes for d in h.deliveries(n)))
+        assert h.gateway.sent == []
+        h.clock.set(DUE)
+        await until(lambda: len(h.gateway.sent) == 200)
+        await engine.drain()
+        await engine.stop()
+        await task
+        return woke
+
+    woke = asyncio.run(scenario())
+    assert woke < DUE - engine.config.lead
+    assert {s.at for s in h.gateway.sent} == {DUE}
