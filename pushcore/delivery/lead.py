@@ -17,9 +17,11 @@ kept the roll-ups, which write the event webhooks' outbox, waiting for the whole
 burst, and the sender then took the events 512 a third of a second (a burst of
 5,000: events p99 1.6-1.7 s, against 0.3-0.8 s without). The writer's turns
 (storage/sqlite/locks.py, ``PATIENCE``) and the sender's claims
-(delivery/webhooks.py) brought that to 0.5-1.15 s on a loaded machine
-(docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28): on by
-default once a quiet run has it within the second events have.
+(delivery/webhooks.py) brought that to 0.5-1.15 s; the roll-up's notifications
+stored in one statement and a fast endpoint's backlog claimed as it is answered
+(not a share a tenth of a second) to 0.46-0.74 s on a quiet 2-core machine
+(docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28): within the
+second events have, so on by default.
 """
 
 from __future__ import annotations
