@@ -69,4 +69,8 @@ def test_an_account_over_its_limit_does_not_slow_another_down(server: Server) ->
     busy_p50 = statistics.median(busy)
     assert busy_p50 < 2 * idle_p50 + 20, (idle_p50, busy_p50)
     assert set(codes) == {200}
-    assert statuses.get("429", 0) > statuses.get("200", 0)
+    # Held to its limit (a burst of 500, then 100 a second), however much this machine let
+    # it ask: "more refused than answered" failed on a busy machine, where the hammer
+    # asked less (955 answered within its limit, 855 refused).
+    assert statuses.get("200", 0) <= 500 + 100 * (HAMMER_SECONDS + 1), statuses
+    assert statuses.get("429", 0) > 0, statuses
