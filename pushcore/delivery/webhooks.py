@@ -156,7 +156,7 @@ class EventSender:
                     started = 0
                 if not started:
                     await self._rest()
-                elif self._capped():
+                elif self._full():
                     # An endpoint took its whole share, so more of its events are due:
                     # claim again once it has answered half of it (a fast one's backlog
                     # goes out at its own pace), or at the gather if that comes first.
@@ -202,10 +202,8 @@ class EventSender:
         # the events of a burst (5,000 written at once) waited for it (docs/benchmarks.md).
         self._account(answered)
         self._progress.clear()
-        cap = self.config.claimed_per_endpoint
         # Endpoints with their share claimed here take no more until some ends.
-        busy = sorted(e for e, lane in self._lanes.items() if lane.claimed >= cap)
-        claimed = await self._db(functools.partial(self._claim, answered, busy))
+        claimed = await self._db(functools.partial(self._claim, answered, self._full()))
         self._busy = bool(claimed)
         for attempt, event, endpoint in claimed:
             lane = self._lanes.get(endpoint.id)
@@ -376,10 +374,10 @@ class EventSender:
                 lane.answered = max(0, lane.answered - n)
                 self._settled(lane, n)
 
-    def _capped(self) -> bool:
-        """Whether an endpoint has its whole share claimed here."""
+    def _full(self) -> list[str]:
+        """The endpoints with their whole share claimed here, in id order."""
         cap = self.config.claimed_per_endpoint
-        return any(lane.claimed >= cap for lane in self._lanes.values())
+        return sorted(e for e, lane in self._lanes.items() if lane.claimed >= cap)
 
     def _unanswered(self, lane: _Lane, n: int) -> None:
         """``n`` more of the lane's attempts are answered (recorded at the next claim):

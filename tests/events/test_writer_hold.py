@@ -36,6 +36,14 @@ def record(world: World, n: int) -> list[str]:
         return [e.id for e in record_events(tx, [change] * n, world.clock.now())]
 
 
+def sender_of_four(world: World, receiver: Receiver, owner: str) -> EventSender:
+    """A sender whose endpoint (on ``receiver``) has a share of 4 claimed at once, and whose
+    ``gather`` (30 s) never ends within a test."""
+    world.create(receiver.url(), ["delivery.*"])
+    config = SenderConfig(timeout=2.0, per_endpoint=4, claimed_per_endpoint=4, gather=30.0)
+    return EventSender(world.services.store, world.clock, world.guard, owner, config)
+
+
 @contextlib.contextmanager
 def write_transactions(world: World, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """The store's write transactions counted: [open now, begun so far]."""
@@ -150,9 +158,7 @@ def test_a_claim_takes_more_for_an_endpoint_whose_share_the_answers_it_records_f
     # the recorder: the next round records them and, their share freed, claims the next
     # 4 in the same transaction. Before, it passed the endpoint over (its share still
     # counted as claimed until the record committed), found nothing and the sender rested.
-    world.create(receiver.url(), ["delivery.*"])
-    config = SenderConfig(timeout=2.0, per_endpoint=4, claimed_per_endpoint=4, gather=30.0)
-    sender = EventSender(world.services.store, world.clock, world.guard, "sender-3", config)
+    sender = sender_of_four(world, receiver, "sender-3")
 
     async def rounds() -> list[int]:
         record(world, 10)
@@ -180,9 +186,7 @@ def test_an_endpoint_with_its_share_claimed_is_claimed_for_again_once_half_is_an
     # 4,000 events went out 0.7 s after the burst (docs/benchmarks.md). The fake clock
     # never moves, so an idle rest never ends either: a wake-up lost (room made while a
     # claim ran, then cleared by the rest) fails this too.
-    world.create(receiver.url(), ["delivery.*"])
-    config = SenderConfig(timeout=2.0, per_endpoint=4, claimed_per_endpoint=4, gather=30.0)
-    sender = EventSender(world.services.store, world.clock, world.guard, "sender-4", config)
+    sender = sender_of_four(world, receiver, "sender-4")
 
     async def run() -> None:
         record(world, 10)

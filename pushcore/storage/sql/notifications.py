@@ -261,7 +261,8 @@ class Notifications(Repository):
         # Several: one statement on SQLite as well. An executemany steps once a row, and
         # each step lets the interpreter lock go: with the event loop busy, taking it back
         # waits up to a switch interval (5 ms), and a roll-up of 128 held the writer for
-        # 0.3-1.1 s during a burst (docs/benchmarks.md, "Local-time sends").
+        # 86-196 ms during a burst (docs/benchmarks.md, "Event webhooks: beside the
+        # engine", 2026-11-28).
         self._sql.run(
             f"UPDATE notifications SET {_SET_FROM_V} FROM {dialect.table(STATE.kinds)}"  # noqa: S608
             " WHERE notifications.id = v.id",
