@@ -6,22 +6,19 @@ the due time. That suits deliveries that fall due a few at a time. Thousands
 falling due at one instant (a local-time send reaching a zone's 09:00, API.md)
 take longer to claim than that lead, and the last would go out late by the
 claims before them. So, with ``EngineConfig.burst_lead`` set
-(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: 1 s unless set, 0 turns it off; the
-library's EngineConfig leaves it at 0), before it sleeps the engine counts what
-falls due together next, and claims early by as long as claiming it takes (twice
-its measured cost per delivery), up to that lead. The price, paid only by those
-large instants: a PATCH or cancel of them is refused, and their inbox entries are
-there, that much before their due time, as for any claimed delivery. And the burst
-then goes out at the engine's full rate, its records back to back: on SQLite they
-kept the roll-ups, which write the event webhooks' outbox, waiting for the whole
-burst, and the sender then took the events 512 a third of a second (a burst of
-5,000: events p99 1.6-1.7 s, against 0.3-0.8 s without). The writer's turns
-(storage/sqlite/locks.py, ``PATIENCE``) and the sender's claims
-(delivery/webhooks.py) brought that to 0.5-1.15 s; the roll-up's notifications
-stored in one statement and a fast endpoint's backlog claimed as it is answered
-(not a share a tenth of a second) to 0.46-0.74 s on a quiet 2-core machine
-(docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28): within the
-second events have, so on by default.
+(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: off unless set), before it sleeps the
+engine counts what falls due together next, and claims early by as long as
+claiming it takes (twice its measured cost per delivery), up to that lead. The
+price, paid only by those large instants: a PATCH or cancel of them is refused,
+and their inbox entries are there, that much before their due time, as for any
+claimed delivery. And the burst then goes out at the engine's full rate, faster
+than SQLite records its answers: the writer's every transaction (claims, records,
+roll-ups) waits, at each statement, up to a switch interval for the interpreter
+lock the busy event loop holds. A burst's event webhooks came later (p99 0.46-0.74 s
+for 5,000, docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28),
+and a kill -9 during 3,000 falling due at one instant repeated answers up to
+0.42 s old (0.06-0.42 s in 18 runs, past 0.25 s in 8; 0.07-0.18 s in 16 without: API.md allows
+100 ms; docs/benchmarks.md, "Crash repeats"). That is why it is off by default.
 """
 
 from __future__ import annotations
