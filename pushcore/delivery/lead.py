@@ -17,8 +17,8 @@ roll-ups) waits, at each statement, up to a switch interval for the interpreter
 lock the busy event loop holds. A burst's event webhooks came later (p99 0.46-0.74 s
 for 5,000, docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28),
 and a kill -9 during 3,000 falling due at one instant repeated answers up to
-0.42 s old (0.06-0.42 s in 18 runs, past 0.25 s in 8; 0.07-0.18 s in 16 without: API.md allows
-100 ms; docs/benchmarks.md, "Crash repeats"). That is why it is off by default.
+0.42 s old (0.06-0.42 s in 18 runs, past 0.25 s in 8; 0.07-0.18 s in 21 without;
+API.md allows 100 ms; docs/benchmarks.md, "Crash repeats"). So it is off by default.
 """
 
 from __future__ import annotations

@@ -341,19 +341,18 @@ def test_many_due_at_one_instant_are_claimed_as_far_ahead_as_claiming_them_takes
 
 
 def test_the_service_claims_an_instant_of_many_ahead_when_set(h: Harness) -> None:
-    # Off unless set (delivery/lead.py says why); PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS=1:
-    # the service's engine takes it. 200 deliveries due together take
-    # longer to claim than the 20 ms lead, so the service's engine claims them earlier
-    # than that (twice its estimate of 0.3 ms each: 120 ms) and sends them at DUE.
+    # Off unless set (delivery/lead.py says why). With PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS=1,
+    # 200 deliveries due together take longer to claim than the 20 ms lead, so the
+    # service's engine claims them earlier than that (twice its estimate of 0.3 ms each:
+    # 120 ms) and sends them at DUE.
     notes = []
     for account in ("acc-a", "acc-b"):
         for i in range(100):
             h.device(f"{account}-{i:03}", account=account)
         notes.append(h.notify(account))
     gateways: dict[Platform, Gateway] = dict.fromkeys(Platform, h.gateway)
-    assert build_engine(h.services, gateways=gateways, owner="off").config.burst_lead == timedelta(
-        0
-    )
+    default = build_engine(h.services, gateways=gateways, owner="off")
+    assert default.config.burst_lead == timedelta(0)
     settings = load_settings(
         env={"PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS": "1"},
         data_dir=h.services.settings.data_dir,
