@@ -4,7 +4,7 @@ A loop in the engine's process (``serve`` or ``worker``). Each round claims due
 attempts under a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several
 workers never take one attempt twice), at most ``claimed_per_endpoint`` per
 endpoint, of which ``per_endpoint`` are posted at once, each of those workers on a
-kept-alive connection of its own (delivery/event_http.py), a few pipelined on it
+kept-alive connection of its own (outbound/http1.py), a few pipelined on it
 when the endpoint answers quickly: a slow endpoint holds only its own events,
 never the others' (as the gateway lanes keep one host's slowness to itself). A 410
 stops the endpoint's POSTs not yet written; at most ``per_endpoint`` were in
@@ -39,7 +39,6 @@ from pushcore.delivery.event_answers import (
     say_disabled,
 )
 from pushcore.delivery.event_body import event_body, signed_headers
-from pushcore.delivery.event_http import BadAnswer, Connection, Pool, Target
 from pushcore.delivery.retention import finish_in_thread
 from pushcore.domain.events import (
     ANSWER_WITHIN,
@@ -50,6 +49,7 @@ from pushcore.domain.events import (
 )
 from pushcore.gateways._answer import Answer, guarded_address, retry_after_seconds
 from pushcore.outbound.guard import NetworkGuard, pin
+from pushcore.outbound.http1 import BadAnswer, Connection, Pool, Target
 from pushcore.ports import Clock, Store, Transaction
 
 log = logging.getLogger("pushcore.webhooks")

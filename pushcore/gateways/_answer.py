@@ -1,7 +1,7 @@
 """What an HTTP answer says and where a request may go, without an HTTP client.
 
 Shared by the gateways (through ``_http``) and the event sender, whose process
-posts with its own HTTP/1.1 (delivery/event_http.py): importing aiohttp for these
+posts with its own HTTP/1.1 (outbound/http1.py): importing aiohttp for these
 cost that process about a third of a CPU second at each start.
 """
 

@@ -1,4 +1,4 @@
-"""The sender's own HTTP/1.1 (delivery/event_http.py) against a scripted server: https
+"""The sender's own HTTP/1.1 (outbound/http1.py) against a scripted server: https
 with the certificate checked, answers chunked or with a Retry-After, an answer too
 large to read. On SQLite only: what is tested is the HTTP, not the storage."""
 

@@ -1,4 +1,4 @@
-"""The sender's pipelining (delivery/webhooks.py, delivery/event_http.py): an endpoint that
+"""The sender's pipelining (delivery/webhooks.py, outbound/http1.py): an endpoint that
 answers quickly gets several POSTs in one write, each event still answered and recorded
 once; one that ends a pipelined connection early gets the unanswered ones again, one at a
 time from then on; one that stops answering times out every POST written to it. On

@@ -1,22 +1,26 @@
-"""The event sender's HTTP/1.1: one kept-alive connection per lane worker, one POST at a
-time on it or a few pipelined, written and read with asyncio streams.
+"""pushcore's own HTTP/1.1 for the URLs accounts give it: one kept-alive connection per
+POST in flight, written and read with asyncio streams. The event sender posts through it
+(one connection per lane worker, a few requests pipelined), and so does the webhook
+gateway (a connection per request in flight, the answer taken at its head).
 
-Why not aiohttp, as the gateways use: an event is one small POST of one known
-shape whose answer is only a status (and a Retry-After), and aiohttp's request
-and response machinery (its session, request and response objects, header
-multidicts, timers and payload writers) was about 60% of the sender's CPU per
-event (py-spy, 5,000 events). Here a request is one bytes write of a head built
-by string formatting, and an answer is a head split on CRLF and a body read
-and dropped, about a third of that.
+Why not aiohttp, as the other gateways use: a webhook or an event is one small POST of
+one known shape whose answer is only a status (and a Retry-After), and aiohttp's
+request and response machinery (its session, request and response objects, header
+multidicts, timers and payload writers) was about 60% of the sender's CPU per event
+(py-spy, 5,000 events), and half of the engine's event-loop CPU per webhook delivery
+(docs/benchmarks.md, "Webhooks over pushcore's own HTTP/1.1"). Here a request is one
+bytes write of a head built by string formatting, and an answer is a head split on
+CRLF and a body read and dropped, about a third of that.
 
 What it takes of a server is only HTTP/1.1 as RFC 9112 says: a status line,
 headers, a body sized by Content-Length, chunked, or the connection's end;
 interim 1xx answers skipped. Bounds, as an endpoint is the account's and may
 answer anything: a head of at most :data:`MAX_HEAD_BYTES` (the whole answer's,
 or the connection is dropped), a body read up to :data:`MAX_ANSWER_BYTES` (past
-that the connection is closed rather than drained), and the caller's deadline
-over connecting, writing and reading. Redirects are never followed (a 3xx is
-an answer like any other non-2xx).
+that the connection is closed rather than drained), a deadline for connecting
+when the pool is given one, and the caller's deadline over connecting, writing
+and reading. Redirects are never followed (a 3xx is an answer like any other
+non-2xx).
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ import asyncio
 import contextlib
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 from urllib.parse import quote, urlsplit
 
 import attrs
 
 from pushcore.gateways._answer import MAX_ANSWER_BYTES, Answer
 from pushcore.outbound.guard import Pinned, tls_context
+
+_T = TypeVar("_T")
 
 MAX_HEAD_BYTES = 16 * 1024
 """Status line and headers of one answer (and a chunk-size or trailer line) at most."""
@@ -68,12 +75,29 @@ class Target:
         return cls(host, port, pinned.server_name if https else None, head)
 
 
+@attrs.frozen
+class Head:
+    """An answer's status line and headers (names in lowercase), its body not yet read."""
+
+    version: str
+    status: int
+    fields: dict[str, str]
+
+    @property
+    def retry_after(self) -> str | None:
+        """The Retry-After header, if any."""
+        return self.fields.get("retry-after")
+
+
 class Connection:
     """One connection to a target; POSTs one after another, reopened when it breaks."""
 
-    def __init__(self, target: Target, tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self, target: Target, tls: ssl.SSLContext | None, connect_timeout: float | None = None
+    ) -> None:
         self.target = target
         self._tls = tls
+        self._connect_timeout = connect_timeout
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
@@ -116,40 +140,82 @@ class Connection:
             count += 1
             answered(answer)
 
+        await self._reopening(lambda: self._exchange(requests, note), lambda: count > 0)
+        return count
+
+    async def post_head(self, headers: str, body: bytes) -> Head:
+        """POST ``body`` with ``headers``; the answer's head, as soon as it is read.
+
+        For a caller to whom the status is the answer: a receiver that sends its
+        status at once and then trickles a body must not hold it. Then either
+        :meth:`drop_body` (the connection may carry the next POST after it) or
+        :meth:`close`. Raises as :meth:`post` does.
+        """
+        heads: list[Head] = []
+
+        async def exchange() -> None:
+            reader = await self._write(self.request(headers, body))
+            heads.append(await self._read(_read_head(reader)))
+
+        await self._reopening(exchange, lambda: bool(heads))
+        return heads[0]
+
+    async def drop_body(self, head: Head) -> None:
+        """Read and drop the body of the answer ``head`` began; the connection is closed
+        when it may not carry another request (raises as :meth:`post` does)."""
+        assert self._reader is not None
+        _, keep = await self._read(_read_body(self._reader, head))
+        if not keep:
+            self.close()
+
+    async def _reopening(
+        self, exchange: Callable[[], Awaitable[None]], answered: Callable[[], bool]
+    ) -> None:
+        """Run ``exchange``; once more on a new connection when a kept-alive one was found
+        closed before anything was ``answered``."""
         for again in (False, True):
             reused = self._writer is not None
             try:
-                await self._exchange(requests, note)
-                break
+                await exchange()
+                return
             except (OSError, asyncio.IncompleteReadError) as exc:
                 self.close()
-                if count:
-                    break  # the rest unanswered
+                if answered():
+                    return  # the rest unanswered
                 stale = not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial
                 # Nothing came back on a connection that had served before: it was closed
                 # while idle (a keep-alive timeout); no request reached a server that answers.
                 if again or not (reused and stale):
                     raise
-        return count
 
-    async def _exchange(self, requests: list[bytes], answered: Callable[[Answer], None]) -> None:
+    async def _write(self, data: bytes) -> asyncio.StreamReader:
+        """Write ``data`` (opening the connection first if need be); the reader."""
         if self._writer is None:
             target = self.target
-            self._reader, self._writer = await asyncio.open_connection(
-                target.host,
-                target.port,
-                ssl=self._tls if target.server_name is not None else None,
-                server_hostname=target.server_name,
-                limit=MAX_HEAD_BYTES,
-            )
+            async with asyncio.timeout(self._connect_timeout):
+                self._reader, self._writer = await asyncio.open_connection(
+                    target.host,
+                    target.port,
+                    ssl=self._tls if target.server_name is not None else None,
+                    server_hostname=target.server_name,
+                    limit=MAX_HEAD_BYTES,
+                )
         assert self._reader is not None
-        self._writer.write(requests[0] if len(requests) == 1 else b"".join(requests))
+        self._writer.write(data)
+        return self._reader
+
+    async def _read(self, reading: Awaitable[_T]) -> _T:
+        """What ``reading`` reads; an answer it cannot read closes the connection."""
+        try:
+            return await reading
+        except (BadAnswer, asyncio.LimitOverrunError) as exc:
+            self.close()
+            raise BadAnswer(str(exc)) from exc
+
+    async def _exchange(self, requests: list[bytes], answered: Callable[[Answer], None]) -> None:
+        reader = await self._write(requests[0] if len(requests) == 1 else b"".join(requests))
         for _ in requests:
-            try:
-                answer, keep = await _read_answer(self._reader)
-            except (BadAnswer, asyncio.LimitOverrunError) as exc:
-                self.close()
-                raise BadAnswer(str(exc)) from exc
+            answer, keep = await self._read(_read_answer(reader))
             if not keep:
                 self.close()  # any requests after it are not answered on this connection
             answered(answer)
@@ -175,8 +241,9 @@ class Pool:
     target for the next worker posting there (a connection per claim of a few events
     cost a fifth of the sender's CPU), closed once idle too long or with the pool."""
 
-    def __init__(self, tls: ssl.SSLContext | None) -> None:
+    def __init__(self, tls: ssl.SSLContext | None, connect_timeout: float | None = None) -> None:
         self._tls = tls  # None: the system's roots, loaded at the first https target
+        self._connect_timeout = connect_timeout
         self._open: set[Connection] = set()
         self._idle: dict[Target, list[tuple[float, Connection]]] = {}
 
@@ -195,7 +262,7 @@ class Pool:
             if self._tls is None:
                 self._tls = tls_context(None)
             tls = self._tls
-        held[:] = [Connection(target, tls)]
+        held[:] = [Connection(target, tls, self._connect_timeout)]
         self._open.add(held[0])
         return held[0]
 
@@ -230,8 +297,16 @@ class Pool:
 
 async def _read_answer(reader: asyncio.StreamReader) -> tuple[Answer, bool]:
     """The answer, and whether the connection may carry another request."""
-    version, status, fields = await _read_head(reader)
-    keep = version == "HTTP/1.1" and "close" not in fields.get("connection", "").lower()
+    head = await _read_head(reader)
+    body, keep = await _read_body(reader, head)
+    return Answer(head.status, head.retry_after, body), keep
+
+
+async def _read_body(reader: asyncio.StreamReader, head: Head) -> tuple[bytes, bool]:
+    """The body of the answer ``head`` began (up to MAX_ANSWER_BYTES), and whether the
+    connection may carry another request."""
+    fields, status = head.fields, head.status
+    keep = head.version == "HTTP/1.1" and "close" not in fields.get("connection", "").lower()
     if "transfer-encoding" in fields:
         if fields["transfer-encoding"].lower().rsplit(",", 1)[-1].strip() == "chunked":
             body, whole = await _chunked(reader)
@@ -249,10 +324,10 @@ async def _read_answer(reader: asyncio.StreamReader) -> tuple[Answer, bool]:
         body = b""
     else:
         body, keep = await reader.read(MAX_ANSWER_BYTES), False
-    return Answer(status, fields.get("retry-after"), body), keep
+    return body, keep
 
 
-async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, str]]:
+async def _read_head(reader: asyncio.StreamReader) -> Head:
     """The final answer's version, status and headers (names in lowercase); interim
     1xx answers are passed over."""
     while True:
@@ -278,7 +353,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[str, int, dict[str, 
         if name in fields and name in ("content-length", "transfer-encoding"):
             raise BadAnswer(f"{name} twice")
         fields[name] = value
-    return version, status, fields
+    return Head(version, status, fields)
 
 
 async def _chunked(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
