@@ -69,7 +69,9 @@ class InstantEach(Instant):
         self._waiting: asyncio.Queue[asyncio.Future[Any]] | None = None
         self._workers: list[asyncio.Task[None]] = []
 
-    def send_each(self, dispatches: Sequence[Any]) -> Sequence[asyncio.Future[Any]]:
+    def send_each(
+        self, dispatches: Sequence[Any], ready: Any = None
+    ) -> Sequence[asyncio.Future[Any]]:
         """A future each, answered Delivered in turn."""
         loop = asyncio.get_running_loop()
         if self._waiting is None:

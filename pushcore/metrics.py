@@ -26,6 +26,7 @@ from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Ret
 from pushcore.domain.retry import RetryPolicy
 from pushcore.live import LiveHub
 from pushcore.ports import Clock, EachGateway, Gateway, Store
+from pushcore.ports.delivery import Ready
 from pushcore.version import __version__
 
 log = logging.getLogger("pushcore.metrics")
@@ -179,11 +180,13 @@ class TimedEachGateway(TimedGateway):
 
     _inner: EachGateway
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: Ready | None = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
         """The inner gateway's futures; the send is timed until its last answer (as a
         batch send is), one observation per send, not one per delivery."""
         start = time.perf_counter()
-        answers = self._inner.send_each(dispatches)
+        answers = self._inner.send_each(dispatches, ready)
         if dispatches:
             seconds = self._seconds.labels(dispatches[0].device.platform.value)
             left = [len(answers)]

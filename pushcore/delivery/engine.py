@@ -32,6 +32,7 @@ from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.event_process import EventProcess
 from pushcore.delivery.lead import Lead
 from pushcore.delivery.ledger import Claim, Ledger
+from pushcore.delivery.pace import RecordPace
 from pushcore.delivery.recorder import PARALLEL, GroupRecorder
 from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
@@ -123,6 +124,8 @@ class DeliveryEngine:
         self._sending: dict[str, object] = {}
         # Set when handed ones are recorded (bound to a loop at its first wait).
         self._handed = asyncio.Event()
+        # Sends wait while answers go unrecorded too long (delivery/pace.py).
+        self._pace = RecordPace()
         # Outcomes that come within a few ms of each other go in one transaction.
         self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
             self._record_in_thread
@@ -447,7 +450,7 @@ class DeliveryEngine:
         try:
             await asyncio.gather(
                 *(
-                    send(self._gateways.get(platform), platform, group, self._settle)
+                    send(self._gateways.get(platform), platform, group, self._settle, self._pace)
                     for platform, group in by_platform.items()
                 )
             )
@@ -462,17 +465,23 @@ class DeliveryEngine:
     async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
         """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
         pause = RECORD_RETRY[0]
-        while True:
-            try:
-                due = await self._records.submit(pairs)
-                break
-            except Exception:
-                if self._stopping:
-                    raise
-                # Forgetting them would send them again once their leases ran out.
-                log.warning("recording %d outcomes failed; trying again", len(pairs), exc_info=True)
-                await self._clock.sleep_until(self._clock.now() + timedelta(seconds=pause))
-                pause = min(pause * 2, RECORD_RETRY[1])
+        try:
+            while True:
+                try:
+                    due = await self._records.submit(pairs)
+                    break
+                except Exception:
+                    if self._stopping:
+                        raise
+                    # Forgetting them would send them again once their leases ran out.
+                    log.warning(
+                        "recording %d outcomes failed; trying again", len(pairs), exc_info=True
+                    )
+                    await self._clock.sleep_until(self._clock.now() + timedelta(seconds=pause))
+                    pause = min(pause * 2, RECORD_RETRY[1])
+        finally:
+            # Recorded, or given up (stopping): no longer what sends wait for.
+            self._pace.recorded(d.delivery.id for d, _ in pairs)
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
             self._sending.pop(dispatch.delivery.id, None)

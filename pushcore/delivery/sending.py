@@ -13,6 +13,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
+from pushcore.delivery.pace import RecordPace
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Dispatch, Failed, Outcome, Retry
 from pushcore.ports import EachGateway, Gateway
@@ -23,30 +24,45 @@ Settle = Callable[[list[tuple[Dispatch, Outcome]]], Awaitable[None]]
 
 
 async def send(
-    gateway: Gateway | None, platform: Platform, group: Sequence[Dispatch], settle: Settle
+    gateway: Gateway | None,
+    platform: Platform,
+    group: Sequence[Dispatch],
+    settle: Settle,
+    pace: RecordPace | None = None,
 ) -> None:
-    """Send ``group`` (all of ``platform``) through ``gateway``; settle each outcome."""
+    """Send ``group`` (all of ``platform``) through ``gateway``; settle each outcome.
+    With ``pace``, each answer is noted there as it comes, and requests (a batch
+    gateway's batch) wait for it to be ready (delivery/pace.py)."""
     if gateway is None:
         failed = Failed(f"No gateway for {platform.value} devices")
         await settle([(d, failed) for d in group])
         return
     if isinstance(gateway, EachGateway):
-        await _send_each(platform, gateway, group, settle)
+        await _send_each(platform, gateway, group, settle, pace)
         return
+    if pace is not None:
+        await pace.ready()
     try:
         outcomes: Sequence[Outcome] = await gateway.send(group)
     except Exception as exc:
         outcomes = [_gateway_error(platform, exc)] * len(group)
+    if pace is not None:
+        for dispatch in group:
+            pace.answered(dispatch.delivery.id)
     await settle(list(zip(group, outcomes, strict=True)))
 
 
 async def _send_each(
-    platform: Platform, gateway: EachGateway, group: Sequence[Dispatch], settle: Settle
+    platform: Platform,
+    gateway: EachGateway,
+    group: Sequence[Dispatch],
+    settle: Settle,
+    pace: RecordPace | None,
 ) -> None:
     """Record each delivery as soon as it is answered (those answered meanwhile
     together): a receiver that hangs holds its own delivery, never its batch's."""
     try:
-        answers = gateway.send_each(group)
+        answers = gateway.send_each(group, None if pace is None else pace.ready)
     except Exception as exc:
         await settle([(d, _gateway_error(platform, exc)) for d in group])
         return
@@ -54,6 +70,8 @@ async def _send_each(
     news = asyncio.Event()
 
     def done(dispatch: Dispatch, answer: asyncio.Future[Outcome]) -> None:
+        if pace is not None:
+            pace.answered(dispatch.delivery.id)
         answered.append((dispatch, answer))
         news.set()
 

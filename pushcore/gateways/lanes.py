@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
 from pushcore.domain.outcomes import Deferred, Dispatch, Outcome, Retry
+from pushcore.ports.delivery import Ready
 
 # Answer time assumed, for admitting, of a host not heard from yet: a first
 # burst to a new host admits about max_wait / UNKNOWN_LATENCY rounds of its
@@ -182,8 +183,10 @@ class Lanes:
         self,
         dispatches: Sequence[Dispatch],
         send: Callable[[Dispatch], Awaitable[Outcome]],
+        ready: Ready | None = None,
     ) -> list[asyncio.Future[Outcome]]:
-        """Start ``send`` for each dispatch its lanes admit; defer the others at once."""
+        """Start ``send`` for each dispatch its lanes admit; defer the others at once.
+        Each awaits ``ready``, when given, once it holds its slots and before it sends."""
         loop = asyncio.get_running_loop()
         answers: list[asyncio.Future[Outcome]] = []
         for dispatch in dispatches:
@@ -202,7 +205,7 @@ class Lanes:
             else:
                 host.admitted += 1
                 account.admitted += 1
-                answer = asyncio.ensure_future(self._send(dispatch, host, account, send))
+                answer = asyncio.ensure_future(self._send(dispatch, host, account, send, ready))
             answers.append(answer)
         return answers
 
@@ -212,6 +215,7 @@ class Lanes:
         host: Lane,
         account: Lane,
         send: Callable[[Dispatch], Awaitable[Outcome]],
+        ready: Ready | None,
     ) -> Outcome:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.max_wait
@@ -226,6 +230,8 @@ class Lanes:
                     # It was ahead of what was deferred meanwhile: due again before those.
                     return self._defer(host, account, loop.time(), behind_deferred=False)
                 held.append(lane)
+            if ready is not None:
+                await ready()  # not the host's time: not timed, not counted against it
             started = loop.time()
             try:
                 outcome = await send(dispatch)

@@ -37,6 +37,7 @@ from pushcore.gateways.receipts import Stamped
 from pushcore.outbound.guard import NetworkGuard, Pinned, pin
 from pushcore.outbound.http1 import BadAnswer, Connection, Head, Pool, Target
 from pushcore.ports import Clock
+from pushcore.ports.delivery import Ready
 
 USER_AGENT = "pushcore-webhook/1"
 # A request's deadline ran out, or the host refused the connection: the
@@ -87,8 +88,11 @@ class WebhookGateway:
         """Post every dispatch concurrently (bounded); one outcome each."""
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
-        """Start posting every dispatch its lanes admit (the others are Deferred)."""
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: Ready | None = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
+        """Start posting every dispatch its lanes admit (the others are Deferred); each
+        post awaits ``ready`` first, when given."""
         # A fan-out batch is one payload to many URLs on few hosts: encode each
         # payload once and check each host once per batch.
         bodies: Stamped[bytes] = Stamped(_encode)
@@ -106,7 +110,7 @@ class WebhookGateway:
             )
             return await self._send_one(url, resolve(url), body, signed)
 
-        return self.lanes.send_each(dispatches, post)
+        return self.lanes.send_each(dispatches, post, ready)
 
     async def _send_one(
         self,

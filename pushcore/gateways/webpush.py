@@ -52,6 +52,7 @@ from pushcore.gateways.vapid import (
 )
 from pushcore.outbound.guard import NetworkGuard, pin, tls_context
 from pushcore.ports import Clock
+from pushcore.ports.delivery import Ready
 
 log = logging.getLogger("pushcore.delivery")
 
@@ -128,8 +129,11 @@ class WebPushGateway:
         """Encrypt and post every dispatch concurrently (bounded); one outcome each."""
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
-        """Start sending every dispatch its lanes admit (the others are Deferred)."""
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: Ready | None = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
+        """Start sending every dispatch its lanes admit (the others are Deferred); each
+        request awaits ``ready`` first, when given."""
         # A fan-out batch is one notification to many endpoints on a few push
         # services: encode each payload once and check each host once.
         plaintexts: Stamped[None] = Stamped(
@@ -141,7 +145,7 @@ class WebPushGateway:
             url = dispatch.device.token
             return await self._send_one(dispatch, resolve(url), plaintexts(dispatch))
 
-        return self._poster.lanes.send_each(dispatches, post)
+        return self._poster.lanes.send_each(dispatches, post, ready)
 
     async def _send_one(
         self, dispatch: Dispatch, resolving: asyncio.Task[IPAddress], plaintext: bytes | None

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pushcore.domain.outcomes import Dispatch, Outcome
     from pushcore.domain.retry import RetryPolicy
+
+# Awaited before a request starts: returns once the engine may send (delivery/pace.py).
+Ready = Callable[[], Awaitable[None]]
 
 
 class Gateway(Protocol):
@@ -30,10 +33,13 @@ class EachGateway(Gateway, Protocol):
     """A gateway whose deliveries are answered one by one (a webhook is a request of
     its own to a host of its own): the engine records each as it is answered."""
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: Ready | None = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
         """Start sending every dispatch; one future outcome per dispatch, in order.
         Neither this nor the futures raise for a delivery's failure; cancelling a
-        future gives its send up."""
+        future gives its send up. ``ready``, when given, is awaited before each
+        request starts (the engine's records keeping up: delivery/pace.py)."""
         ...
 
 

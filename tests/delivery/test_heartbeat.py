@@ -95,7 +95,9 @@ class OneByOne:
     async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
         return await asyncio.gather(*self.send_each(dispatches))
 
-    def send_each(self, dispatches: Sequence[Dispatch]) -> Sequence[asyncio.Future[Outcome]]:
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: object = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
         answers: list[asyncio.Future[Outcome]] = []
         for d in dispatches:
             answer = asyncio.get_running_loop().create_future()

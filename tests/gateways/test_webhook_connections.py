@@ -1,11 +1,13 @@
 """The webhook gateway's connections (outbound/http1.py): kept alive from one post to the
 next, opened again when the receiver closed one while idle, never reused after an answer
-that did not come. Against a real asyncio server on loopback that counts its connections."""
+that did not come; and no post while the engine's records lag (delivery/pace.py). Against
+a real asyncio server on loopback that counts its connections."""
 
 from __future__ import annotations
 
 import asyncio
 
+from pushcore.delivery.pace import RecordPace
 from pushcore.domain.outcomes import Delivered, Outcome, Retry
 from pushcore.gateways.webhook import TIMED_OUT, WebhookGateway
 from pushcore.outbound.guard import NetworkGuard
@@ -109,3 +111,28 @@ def test_a_post_that_timed_out_leaves_its_connection_to_no_one() -> None:
     assert hung == [Retry(TIMED_OUT)]
     assert then == [Delivered()]
     assert connections == 2
+
+
+def test_a_post_waits_for_the_engines_records_to_catch_up() -> None:
+    # delivery/pace.py: with an answer unrecorded past the limit, nothing is posted.
+    async def go() -> tuple[list[str], list[Outcome]]:
+        receiver = CountingReceiver()
+        server = await receiver.start()
+        hooks = gateway()
+        pace = RecordPace(late=0.02, longest_wait=10.0)
+        try:
+            pace.answered("dlv_earlier")
+            await asyncio.sleep(0.05)
+            [answer] = hooks.send_each([dispatch(receiver.url("/a"))], pace.ready)
+            await asyncio.sleep(0.2)
+            before = list(receiver.posts)
+            pace.recorded(["dlv_earlier"])
+            return before, [await asyncio.wait_for(answer, 5.0)]
+        finally:
+            await hooks.aclose()
+            server.close()
+
+    before, outcomes = asyncio.run(go())
+
+    assert before == []
+    assert outcomes == [Delivered()]
