@@ -68,8 +68,11 @@ async def _send_each(
         return
     answered: list[tuple[Dispatch, asyncio.Future[Outcome]]] = []
     news = asyncio.Event()
+    ended = False
 
     def done(dispatch: Dispatch, answer: asyncio.Future[Outcome]) -> None:
+        if ended:
+            return  # given up below (its cancel comes here after)
         if pace is not None:
             pace.answered(dispatch.delivery.id)
         answered.append((dispatch, answer))
@@ -86,6 +89,10 @@ async def _send_each(
             left -= len(ready)
             await settle([(d, _answer(platform, a)) for d, a in ready])
     finally:
+        ended = True
+        if pace is not None and answered:
+            # Noted and never passed on (stopping): not what the next sends wait for.
+            pace.recorded(d.delivery.id for d, _ in answered)
         for answer in answers:
             answer.cancel()  # stopping: nothing left to wait for (no-op when done)
 

@@ -1,12 +1,20 @@
 """The engine's pace (delivery/pace.py): requests wait while an answer goes unrecorded
-longer than the limit, and go as soon as it is recorded; never longer than the bound."""
+longer than the limit, and go as soon as it is recorded; never longer than the bound;
+and an answer whose record was given up holds nothing."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Sequence
 
 from pushcore.delivery.pace import RecordPace
+from pushcore.delivery.sending import send
+from pushcore.domain.model import Platform
+from pushcore.domain.outcomes import Delivered, Dispatch, Outcome
+from pushcore.ports.delivery import Ready
+from tests.gateways.support import dispatch
 
 
 async def ready_within(pace: RecordPace, seconds: float) -> bool:
@@ -59,3 +67,47 @@ def test_a_wait_is_bounded_when_records_stall() -> None:
         return time.monotonic() - started
 
     assert 0.15 <= asyncio.run(go()) < 3.0
+
+
+class HangingGateway:
+    """Answers nothing by itself: the test sets each future."""
+
+    def __init__(self) -> None:
+        self.answers: list[asyncio.Future[Outcome]] = []
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        return await asyncio.gather(*self.send_each(dispatches))
+
+    def send_each(
+        self, dispatches: Sequence[Dispatch], ready: Ready | None = None
+    ) -> Sequence[asyncio.Future[Outcome]]:
+        loop = asyncio.get_running_loop()
+        self.answers = [loop.create_future() for _ in dispatches]
+        return self.answers
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_send_given_up_leaves_nothing_for_later_requests_to_wait_for() -> None:
+    # Stopping cancels a batch's send between an answer and its record: the pace must
+    # not keep that answer (every later request would wait its longest for it).
+    async def go() -> tuple[bool, list[str]]:
+        pace = RecordPace(late=0.01, longest_wait=10.0)
+        gateway = HangingGateway()
+        settled: list[str] = []
+
+        async def settle(pairs: list[tuple[Dispatch, Outcome]]) -> None:
+            settled.extend(d.delivery.id for d, _ in pairs)
+
+        group = [dispatch("https://a.example/hook", suffix=str(i)) for i in range(3)]
+        task = asyncio.ensure_future(send(gateway, Platform.WEBHOOK, group, settle, pace))
+        await asyncio.sleep(0)
+        gateway.answers[0].set_result(Delivered())
+        task.cancel()  # the answer is noted; its record never starts
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)
+        return pace.behind(), settled
+
+    assert asyncio.run(go()) == (False, [])
