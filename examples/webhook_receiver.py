@@ -3,6 +3,9 @@
     PUSHCORE_URL=http://127.0.0.1:8080 PUSHCORE_API_KEY=psk_... \\
         python examples/webhook_receiver.py [--port 8099]
 
+The key needs two scopes; on the server's machine, ``pushctl keys create --account alice
+--name demo --scope notifications:write --scope devices:write`` prints one (once).
+
 It listens on 127.0.0.1, registers itself as a webhook device (the answer holds
 the device's secret, shown once), sends itself one notification, and prints what
 arrived once its signature verified; a POST without a valid signature is refused
