@@ -39,8 +39,8 @@ class EngineConfig:
     lead: timedelta = timedelta(0)
     # More falls due at one instant than a lead's claims can take (a local-time
     # send's zone at 09:00: thousands): the lead grows to what claiming them all
-    # takes, never past this (delivery/lead.py). 0, the default here: it never grows
-    # (the service's engine takes PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS, 1 s by default).
+    # takes, never past this (delivery/lead.py). 0, the default: it never grows
+    # (the service's engine takes PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS, off by default).
     burst_lead: timedelta = timedelta(0)
     # What claiming a delivery costs, in seconds, until the engine has measured
     # it on claims of at least CLAIM_SAMPLE deliveries (engine.py).

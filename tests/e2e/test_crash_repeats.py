@@ -34,8 +34,8 @@ LEASE = 5
 # versus the kill on a shared machine. Alone on a quiet machine the oldest repeat here was
 # 0.07-0.18 s in 21 runs (2026-11-28, morning); in CI's timing pass, beside another test,
 # 0.276 and 0.356 s once each in five runs. Since the engine's pace (delivery/pace.py),
-# 0.029-0.048 s in 12 runs, half of them with the burst lead (now the default) and half
-# without (2026-11-28, afternoon). The 100 ms itself is measured by benchmarks/crash.py
+# 0.029-0.048 s in 12 runs, half of them with the burst lead and half without (2026-11-28,
+# afternoon). The 100 ms itself is measured by benchmarks/crash.py
 # (docs/benchmarks.md, "Crash repeats"); this catches records that fall further behind
 # than they did before they were grouped (that benchmark's oldest: 0.28-0.47 s).
 SLACK = 0.5
