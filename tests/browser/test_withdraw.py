@@ -64,24 +64,29 @@ def test_a_withdrawal_closes_the_notification_the_worker_showed(
     first, kept = by_title["Build 41 running"], by_title["Kept"]
     cdp, registration = worker_registration(context, page)
 
-    def deliver(message: PushMessage) -> None:
-        # What the browser does with a push: wake the worker with the decrypted message.
-        cdp.send(
-            "ServiceWorker.deliverPushMessage",
-            {
-                "origin": server.base,
-                "registrationId": registration,
-                "data": message.plaintext.decode(),
-            },
-        )
+    def deliver(message: PushMessage, check: Any) -> Any:
+        """Hands ``message`` to the worker as the browser does with a push, again every 2 s
+        until ``check`` holds for what is shown: a push handed to DevTools while the worker
+        is starting can be dropped (CI showed it three times under load, first two back to
+        back, then one alone), and a repeat is harmless, as the worker shows each
+        notification under its own tag and a withdrawal only closes."""
+        deadline = time.monotonic() + 20
+        while True:
+            cdp.send(
+                "ServiceWorker.deliverPushMessage",
+                {
+                    "origin": server.base,
+                    "registrationId": registration,
+                    "data": message.plaintext.decode(),
+                },
+            )
+            shown = shown_within(page, check, seconds=min(2.0, deadline - time.monotonic()))
+            if check(shown) or time.monotonic() >= deadline:
+                return shown
 
-    # One push at a time, each shown before the next, as a push service hands them: two
-    # handed to DevTools back to back while the worker was still starting showed only
-    # the second once (a loaded CI run, 4 workers on 2 cores).
-    deliver(first)
-    shown_within(page, lambda s: len(s) == 1)
-    deliver(kept)
-    shown = shown_within(page, lambda s: len(s) == 2)
+    # One push at a time, each shown before the next, as a push service hands them.
+    deliver(first, lambda s: len(s) == 1)
+    shown = deliver(kept, lambda s: len(s) == 2)
     assert sorted((n["title"], n["tag"]) for n in shown) == [
         ("Build 41 running", first.payload["notificationId"]),
         ("Kept", kept.payload["notificationId"]),
@@ -98,8 +103,6 @@ def test_a_withdrawal_closes_the_notification_the_worker_showed(
         "notificationId": first.payload["notificationId"],
         "collapseKey": None,
     }
-    deliver(withdrawal)
-
-    left = shown_within(page, lambda s: len(s) == 1)
+    left = deliver(withdrawal, lambda s: len(s) == 1)
     assert [n["title"] for n in left] == ["Kept"]
     assert not problems(page)
