@@ -11,6 +11,7 @@ are made (``sql/rows.py``, ``storage/records.py``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -44,6 +45,13 @@ class Dialect:
     # rows (SQLite: in process, one prepared statement); else (PostgreSQL: a
     # round trip each) the repositories use one statement over :meth:`table`.
     executemany_is_bulk: bool
+    # Whether each row a statement gives back is a step of its own in which the
+    # driver lets go of the interpreter (SQLite's). A thread reading thousands of rows
+    # then waits for a busy event loop's thread thousands of times: a claim of 2,500
+    # took 0.65-18 s beside a thread running Python, against 18 ms alone, and 80-92 ms
+    # as one JSON value (20 ms alone; docs/benchmarks.md, "Local-time sends"). Where
+    # True, :meth:`Sql.changed` asks for such rows as one JSON value.
+    steps_per_row: bool = False
     # The statement that tells listeners, at COMMIT, of inbox entries written or
     # changed (PostgreSQL's NOTIFY, its one parameter the payload), or None where
     # readers look by themselves.
@@ -234,6 +242,54 @@ class Sql:
         if key not in self.seen:
             self.seen[key] = read()
         return cast("T", self.seen[key])
+
+    def changed(
+        self,
+        change: str,
+        where: str,
+        returning: str,
+        params: Sequence[object] = (),
+        where_params: Sequence[object] = (),
+        *,
+        key: str | None = None,
+    ) -> list[Sequence[Any]]:
+        """The rows of ``{change} WHERE {where} RETURNING {returning}`` (``change`` an
+        UPDATE's or a DELETE's start; ``params`` its own, then ``where_params``).
+
+        Where the driver steps a row at a time (:attr:`Dialect.steps_per_row`), the rows
+        come in one step as one JSON array instead: ``returning`` read first where the
+        change leaves it as it was (``key`` None), else the changed rows' ``key`` first and
+        ``returning`` after the change, by key. The transaction is the database's one
+        writer there, so what ``where`` picks cannot move in between."""
+        if not self.dialect.steps_per_row:
+            return cast(
+                "list[Sequence[Any]]",
+                self.all(f"{change} WHERE {where} RETURNING {returning}", (*params, *where_params)),
+            )
+        table = change.split()[2 if change.startswith("DELETE") else 1]
+        if key is None:
+            (found,) = self.one(
+                f"SELECT json_group_array(json_array({returning})) FROM {table}"  # noqa: S608
+                f" WHERE {where}",
+                where_params,
+            )
+            rows: list[Sequence[Any]] = json.loads(found)
+            if rows:
+                self.run(f"{change} WHERE {where}", (*params, *where_params))
+            return rows
+        (keys,) = self.one(
+            f"SELECT json_group_array({key}) FROM {table} WHERE {where}",  # noqa: S608
+            where_params,
+        )
+        if keys == "[]":
+            return []
+        self.run(f"{change} WHERE {key} = ANY(?)", (*params, keys))
+        (found,) = self.one(
+            f"SELECT json_group_array(json_array({returning})) FROM {table}"  # noqa: S608
+            f" WHERE {key} = ANY(?)",
+            (keys,),
+        )
+        return cast("list[Sequence[Any]]", json.loads(found))
 
     def one(self, text: str, params: Params = ()) -> Any:
         """The one row of ``text`` (an aggregate's), as a tuple."""

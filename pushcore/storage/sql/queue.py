@@ -25,7 +25,7 @@ from pushcore.storage.sql.inbox_replace import audience
 
 _LEASE = (
     "UPDATE deliveries SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = ?,"
-    " attempts = attempts + 1 WHERE id"
+    " attempts = attempts + 1"
 )
 _SETTLE = (
     "UPDATE deliveries SET status = ?, failure_reason = ?, settled_at = ?,"
@@ -60,7 +60,7 @@ class Queue(Repository):
     def queue_depth(self, now: datetime) -> QueueDepth:
         """Queue counts for monitoring, from the scheduler's partial indexes."""
         # One subquery per number, each on a partial index. SQLite's planner,
-        # left to itself, counts through deliveries_account, i.e. the whole
+        # left to itself, counted through an index of all deliveries, i.e. the whole
         # settled history, hence its pins (~60 ms a scrape at a million pending).
         pending, due, in_flight, oldest = self._sql.one(
             "SELECT (SELECT COUNT(*) FROM deliveries INDEXED BY deliveries_due"
@@ -103,12 +103,15 @@ class Queue(Repository):
         # Only this module's literals reach the text; values are bound. SKIP
         # LOCKED: rows another scheduler is claiming right now are passed over
         # instead of waited for, and never taken twice.
-        rows = self._sql.all(
-            f"{_LEASE} IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
+        rows = self._sql.changed(
+            _LEASE,
+            f"id IN (SELECT id FROM deliveries WHERE status = '{status}'"  # noqa: S608
             f" AND {column} <= ? ORDER BY {order or column}, id LIMIT ?"
-            f" FOR UPDATE SKIP LOCKED){guard}"
-            f" RETURNING {DELIVERIES.columns}",
-            (owner, lease, self._dialect.time(now), room),
+            f" FOR UPDATE SKIP LOCKED){guard}",
+            DELIVERIES.columns,
+            (owner, lease),
+            (self._dialect.time(now), room),
+            key="id",
         )
         decode = DELIVERIES.codec(self._dialect).decode
         return [decode(r) for r in rows]
@@ -187,15 +190,12 @@ class Queue(Repository):
         at: datetime,
     ) -> set[str]:
         """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
-        rows = self._sql.all(
-            f"{_SETTLE} WHERE id = ANY(?) {_HELD} RETURNING account_id, id",
-            (
-                status.value,
-                reason,
-                *_settled_times(self._dialect.time(at), status),
-                self._dialect.array(delivery_ids),
-                owner,
-            ),
+        rows = self._sql.changed(
+            _SETTLE,
+            f"id = ANY(?) {_HELD}",
+            "account_id, id",
+            (status.value, reason, *_settled_times(self._dialect.time(at), status)),
+            (self._dialect.array(delivery_ids), owner),
         )
         self._sql.tally.moved(rows, "IN_FLIGHT", status.value)
         return {row[1] for row in rows}
@@ -216,9 +216,11 @@ class Queue(Repository):
 
     def rolled_up(self, delivery_ids: Sequence[str]) -> list[str]:
         """Take these deliveries' roll-up notes; the notifications of those still there."""
-        rows = self._sql.all(
-            "DELETE FROM rollups WHERE delivery_id = ANY(?) RETURNING notification_id",
-            (self._dialect.array(delivery_ids),),
+        rows = self._sql.changed(
+            "DELETE FROM rollups",
+            "delivery_id = ANY(?)",
+            "notification_id",
+            where_params=(self._dialect.array(delivery_ids),),
         )
         return sorted({r[0] for r in rows})
 
@@ -227,11 +229,12 @@ class Queue(Repository):
         their notifications. Notes another transaction is taking are passed over."""
         since = "" if before is None else "recorded_at < ? AND "
         params: tuple[object, ...] = () if before is None else (self._dialect.time(before),)
-        rows = self._sql.all(
-            "DELETE FROM rollups WHERE delivery_id IN (SELECT delivery_id FROM rollups"  # noqa: S608
-            f" WHERE {since}TRUE ORDER BY delivery_id LIMIT ? FOR UPDATE SKIP LOCKED)"
-            " RETURNING notification_id",
-            (*params, limit),
+        rows = self._sql.changed(
+            "DELETE FROM rollups",
+            "delivery_id IN (SELECT delivery_id FROM rollups"  # noqa: S608
+            f" WHERE {since}TRUE ORDER BY delivery_id LIMIT ? FOR UPDATE SKIP LOCKED)",
+            "notification_id",
+            where_params=(*params, limit),
         )
         return sorted({r[0] for r in rows})
 

@@ -8,7 +8,7 @@ hold a tally without the two modules importing each other.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from pushcore.domain.states import NotificationStatus
@@ -84,7 +84,7 @@ class Tally:
         """``n`` deliveries came (-n: went) with this status."""
         self.counts[account_id][_INDEX[DELIVERY_COLUMNS[status]]] += n
 
-    def moved(self, rows: Iterable[tuple[str, ...]], old: str, new: str) -> None:
+    def moved(self, rows: Iterable[Sequence[str]], old: str, new: str) -> None:
         """Deliveries (rows starting with their account id) went from ``old`` to ``new``."""
         for row in rows:
             self.deliveries(row[0], old, -1)

@@ -89,6 +89,8 @@ class SqliteDialect(Dialect):
     id_tail = EXPRESSIONS["sqlite"]["random_hex"].format(10)
     # In process: one prepared statement per row, no round trips.
     executemany_is_bulk = True
+    # The sqlite3 module lets go of the interpreter around each sqlite3_step().
+    steps_per_row = True
 
     def time(self, at: datetime) -> int:
         return to_ms(at)
