@@ -189,7 +189,7 @@ class Queue(Repository):
         reason: str | None,
         at: datetime,
     ) -> set[str]:
-        """DELIVERED or FAILED, those ``owner`` still holds; their ids. One statement."""
+        """DELIVERED or FAILED, those ``owner`` still holds; their ids. One UPDATE."""
         rows = self._sql.changed(
             _SETTLE,
             f"id = ANY(?) {_HELD}",
