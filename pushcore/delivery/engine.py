@@ -106,6 +106,7 @@ class DeliveryEngine:
         self._wakeup: asyncio.Event | None = None
         self._room: asyncio.Event | None = None  # set each time deliveries are recorded
         self._planned: datetime | None = None
+        self._early: datetime | None = None  # the earliest wake-up while not planned
         # Each batch's task and the ids it was started with; ``_held`` are the
         # ids claimed here and not yet recorded or handed back (leases renewed),
         # each with the task of its claim: a deferred delivery may be claimed
@@ -163,11 +164,32 @@ class DeliveryEngine:
 
     def wake(self, at: datetime) -> None:
         """Work is due at ``at``: wake the loop if it planned to sleep past it."""
-        loop, event = self._loop, self._wakeup
-        if loop is None or event is None or loop.is_closed():
+        loop = self._loop
+        if loop is None or self._wakeup is None or loop.is_closed():
             return
-        if self._planned is None or at - self._lead.current < self._planned:
-            loop.call_soon_threadsafe(event.set)
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            # A create on the loop itself (every HTTP request): no self-pipe write.
+            self._wake_here(at)
+        else:
+            loop.call_soon_threadsafe(self._wake_here, at)
+
+    def _wake_here(self, at: datetime) -> None:
+        """:meth:`wake`, on the loop's thread (so it reads ``_planned`` as the loop set it)."""
+        if self._wakeup is None:
+            return
+        if self._planned is None:
+            # Working (a claim): its look at the queue may have been before this work
+            # was stored, so the plan it makes must not sleep past ``at``. Not a wake-up
+            # now: creates due in an hour arriving during each claim would make every
+            # claim start the next one, ~60 claims a second under a stream of creates,
+            # each taking the writers' lock from them (docs/benchmarks.md, "Ingest").
+            self._early = at if self._early is None else min(self._early, at)
+        elif at - self._lead.current < self._planned:
+            self._wakeup.set()
 
     # -- the loop ------------------------------------------------------------
 
@@ -241,6 +263,9 @@ class DeliveryEngine:
             wake = max(next_due - self._lead.current, now + self.config.lead / 2)
             delay = min(delay, max(0.0, (wake - now).total_seconds()))
         self._planned = planned = now + timedelta(seconds=delay)
+        early, self._early = self._early, None
+        if early is not None and early - self._lead.current < planned:
+            self._wakeup.set()  # woken while it worked, for work before this plan
         if delay > 0 and not self._wakeup.is_set():
             # Whichever comes first: the clock's time, or a wake-up for earlier work.
             waits = [self._clock.sleep_until(planned), self._wakeup.wait()]

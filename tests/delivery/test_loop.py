@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 import attrs
 import pytest
@@ -126,6 +127,73 @@ def test_a_wake_not_earlier_than_the_planned_sleep_does_not_wake_it(h: Harness) 
 
     asyncio.run(scenario())
     assert h.clock.now() == T0
+
+
+def counting_claims(engine: DeliveryEngine) -> list[datetime]:
+    """The times of the engine's claims from now on (each claim's ``now``)."""
+    claims: list[datetime] = []
+    claim = engine._ledger.claim
+
+    def counted(now: datetime, *args: Any, **kwargs: Any) -> Any:
+        claims.append(now)
+        return claim(now, *args, **kwargs)
+
+    engine._ledger.claim = counted  # type: ignore[method-assign]
+    return claims
+
+
+def test_a_wake_while_it_works_for_later_work_does_not_start_another_claim(
+    h: Harness,
+) -> None:
+    # Under a stream of creates due in an hour, every claim used to see a wake-up
+    # that came while it ran and start the next claim at once: ~60 write
+    # transactions a second taking the writers' lock from the creates.
+    engine = h.engine(tick=30.0)
+    claims = counting_claims(engine)
+
+    async def scenario() -> None:
+        task = engine.start()
+        engine.wake(T0 + timedelta(hours=1))  # before its first claim has run
+        await until(lambda: planned(engine) is not None)
+        assert planned(engine) == T0 + BACKSTOP
+        await asyncio.sleep(0)
+        assert h.clock.sleepers == [T0 + BACKSTOP]
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert claims == [T0]
+
+
+def test_a_wake_while_it_works_for_work_before_its_plan_is_not_lost(h: Harness) -> None:
+    h.device("tok-a")
+    engine = h.engine(tick=30.0)
+    claims = counting_claims(engine)
+    claim = engine._ledger.claim
+
+    def first_misses_it(now: datetime, *args: Any, **kwargs: Any) -> Any:
+        found = claim(now, *args, **kwargs)
+        if len(claims) == 1:
+            h.notify()  # stored after the first claim looked (on the claim's thread)
+        return found
+
+    engine._ledger.claim = first_misses_it  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        task = engine.start()
+        engine.wake(DUE)  # while it works: before its first claim has run
+        # The first claim found nothing, so its own plan was the 30 s backstop; the
+        # wake-up made it look again, and that claim plans for the due time.
+        await until(lambda: planned(engine) == DUE)
+        h.clock.set(DUE)
+        await until(lambda: len(h.gateway.sent) == 1)
+        await engine.drain()
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert h.gateway.sent[0].at == DUE
+    assert claims[:2] == [T0, T0]
 
 
 def test_creating_a_notification_wakes_the_engine_through_the_hub(h: Harness) -> None:
