@@ -32,8 +32,11 @@ class EngineConfig:
     release_share: float = 0.5
     # And a claim takes at most this many of them: a notification falling due
     # during a release waits for the claim under way, then is claimed in the next
-    # (due work first), so a claim's length is what it may wait, twice over.
-    release_batch: int = 64
+    # (due work first), so a claim's length is what it may wait, twice over. The
+    # engine claims slice after slice while the release's room takes them. 16: 100,000
+    # out in 30-35 s, another account's p99 3-5 ms against 2.5 before (64: 25-29 s,
+    # 6-8.5 ms; 8: 65 s; docs/benchmarks.md, "Quiet hours").
+    release_batch: int = 16
     # Claim work this much before it is due and send each at its due time, so
     # that the claim's transaction is not part of how late a delivery is.
     lead: timedelta = timedelta(0)

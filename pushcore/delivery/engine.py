@@ -320,9 +320,12 @@ class DeliveryEngine:
                 break
             if not claim.dispatches:
                 break
-            self._release.claimed(claim.dispatches)
+            released = self._release.claimed(claim.dispatches)
             self._start(claim.dispatches)
-            if len(claim.dispatches) < room:
+            if len(claim.dispatches) < room and not (release and released >= release):
+                # Short of what it asked: nothing more is due now. A release's slice is
+                # short of it by design: the next slice is claimed at once, not half a
+                # lead later (the release would go at a slice a tick).
                 break
         return next_due
 

@@ -31,6 +31,9 @@ class ReleaseRoom:
         self._flying = {i for i in self._flying if i in in_flight}
         return max(0, min(self._batch, self._cap - len(self._flying)))
 
-    def claimed(self, dispatches: Iterable[Dispatch]) -> None:
-        """Note the released ones (their delivery has a ``heldUntil``) among a claim's."""
-        self._flying.update(d.delivery.id for d in dispatches if d.delivery.held_until is not None)
+    def claimed(self, dispatches: Iterable[Dispatch]) -> int:
+        """Note the released ones (their delivery has a ``heldUntil``) among a claim's;
+        how many there were."""
+        released = [d.delivery.id for d in dispatches if d.delivery.held_until is not None]
+        self._flying.update(released)
+        return len(released)
