@@ -311,6 +311,9 @@ class DeliveryEngine:
                 ),
             )
             self._lead.claimed(len(claim.dispatches), time.perf_counter() - started)
+            # A claim got through: not stuck, though one tick may claim a whole
+            # release's slices, 100,000 deliveries over 30 s (stuck() says 30 s).
+            self.ticked_at = self._clock.now()
             next_due = claim.next_due
             if self._stopping and claim.dispatches:
                 # stop() came while this claim ran: hand it back rather than

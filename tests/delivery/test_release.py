@@ -5,9 +5,13 @@ engine's in-flight room never keeps another account's due notification waiting f
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
+from pushcore.delivery import DeliveryEngine
 from pushcore.domain.model import Platform
+from pushcore.domain.outcomes import Dispatch, Outcome
 from pushcore.domain.states import DeliveryStatus
 from tests.delivery.conftest import ALICE, BOB, Harness, at, until
 from tests.delivery.test_quiet import HALF_PAST, h, held, settle
@@ -71,3 +75,48 @@ def test_a_release_is_claimed_slice_after_slice_without_waiting_between(h: Harne
     asyncio.run(scenario())
     assert sorted(s.title for s in released.sent) == [f"held {i}" for i in range(7)]
     assert [h.delivery_statuses(n) for n in quieted] == [[DeliveryStatus.DELIVERED]] * 7
+
+
+class Watching(ScriptedGateway):
+    """Notes, at each send, whether the engine says it is stuck (what /readyz reports)."""
+
+    def __init__(self, h: Harness) -> None:
+        super().__init__(h.clock)
+        self.engine: DeliveryEngine | None = None
+        self.stuck: list[bool] = []
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        assert self.engine is not None
+        self.stuck.append(self.engine.stuck())
+        return await super().send(dispatches)
+
+
+def test_a_release_longer_than_30_s_is_no_stuck_engine(h: Harness) -> None:
+    # One tick claims the release's slices one after another: 100,000 take about 30 s,
+    # the time after which /readyz calls an engine that got through no claim "stuck".
+    h.device("tok-a")
+    settle(h, ALICE, quietHours={"start": "09:00", "end": "10:30"})
+    for i in range(4):
+        h.notify_in(5, title=f"held {i}")
+    h.step(h.engine("holder"), at(5))
+    h.clock.set(HALF_PAST)
+    gateway = Watching(h)
+    engine = h.engine(gateways=dict.fromkeys(Platform, gateway), release_batch=1, tick=1.0)
+    gateway.engine = engine
+    claim = engine._ledger.claim
+
+    def slow(now: datetime, *args: Any, **kwargs: Any) -> Any:
+        h.clock.advance(11.0)  # each slice's claim takes 11 s of the clock
+        return claim(h.clock.now(), *args, **kwargs)
+
+    engine._ledger.claim = slow  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        task = engine.start()
+        await until(lambda: len(gateway.sent) == 4, timeout=10)
+        await engine.drain()
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert gateway.stuck == [False] * 4
