@@ -84,11 +84,6 @@ def _item_index(error: FieldError) -> int:
     return int(index) if index.isdigit() else -1
 
 
-def _request_errors(now: datetime, request: NewNotification) -> list[FieldError]:
-    """A request's timing and expiry problems (the expiry once its due time is known)."""
-    return _checked_due(now, request)[0]
-
-
 def _checked_due(
     now: datetime, request: NewNotification
 ) -> tuple[list[FieldError], datetime | None]:
@@ -200,7 +195,7 @@ class NotificationService:
     ) -> Callable[[Transaction], Notification]:
         """The write that stores ``request``; ValidationError now for invalid fields."""
         now = self._clock.now()
-        errors = _request_errors(now, request)
+        errors, known = _checked_due(now, request)
         errors += bad_icons
         if errors:
             raise ValidationError(errors)
@@ -210,7 +205,8 @@ class NotificationService:
             if token is not None and tx.devices.find_by_token(account_id, token) is None:
                 raise DeviceNotFound("No device with this targetDeviceToken on this account")
             targets = tx.devices.active_targets(account_id, token)
-            due = request_due(tx, account_id, request, now)
+            # Worked out by the checks unless it needs the owner's zone (read here).
+            due = known if known is not None else request_due(tx, account_id, request, now)
             created = self._add(tx, account_id, request, now, targets, due, supersedes)
             supersede_older(tx, created, now)
             return created
