@@ -134,6 +134,38 @@ def test_times_are_stored_as_utc_milliseconds(store: SqliteStore, path: Path) ->
         assert tx.accounts.get("acc_a") == Account("acc_a", Plan.FREE, T0)
 
 
+def test_unset_fields_are_stored_as_sql_null(store: SqliteStore, path: Path) -> None:
+    # The store binds None and bools through adapters of its own (for speed): still SQL
+    # NULL and the integers 1 and 0, in a batch's rows as in one's, and read back as were.
+    with store.transaction() as tx:
+        tx.accounts.ensure(Account("acc_a", Plan.FREE, T0))
+        tx.notifications.add(make_notification("ntf_1"))
+        tx.notifications.add_many(
+            [make_notification("ntf_2"), make_notification("ntf_3", renotify=False)]
+        )
+    with sqlite3.connect(path) as conn:
+        kinds = conn.execute(
+            "SELECT typeof(sender_name), typeof(custom_delay), typeof(settled_at), count(*)"
+            " FROM notifications GROUP BY 1, 2, 3"
+        ).fetchall()
+        unset = conn.execute("SELECT count(*) FROM notifications WHERE sender_name IS NULL")
+        assert unset.fetchone() == (3,)
+        flags = conn.execute("SELECT id, renotify, typeof(renotify) FROM notifications")
+        assert sorted(flags.fetchall()) == [
+            ("ntf_1", 1, "integer"),
+            ("ntf_2", 1, "integer"),
+            ("ntf_3", 0, "integer"),
+        ]
+    assert kinds == [("null", "null", "null", 3)]
+    with store.read() as tx:
+        stored = tx.notifications.get("acc_a", "ntf_2")
+        quiet = tx.notifications.get("acc_a", "ntf_3")
+    assert stored is not None
+    assert quiet is not None
+    assert (stored.sender_name, stored.custom_delay, stored.settled_at) == (None, None, None)
+    assert (stored.renotify, quiet.renotify) == (True, False)
+
+
 def test_a_naive_time_is_refused(store: SqliteStore) -> None:
     with pytest.raises(ValueError, match="naive"), store.transaction() as tx:
         tx.accounts.ensure(Account("acc_a", Plan.FREE, T0.replace(tzinfo=None)))
