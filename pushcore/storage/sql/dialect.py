@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 from pushcore.domain.errors import Unavailable
+from pushcore.storage.sql.nulls import inline_nulls
 from pushcore.storage.sql.tally import Tally
 
 T = TypeVar("T")
@@ -52,6 +53,10 @@ class Dialect:
     # as one JSON value (20 ms alone; docs/benchmarks.md, "Local-time sends"). Where
     # True, :meth:`Sql.changed` asks for such rows as one JSON value.
     steps_per_row: bool = False
+    # Whether a bound NULL costs the driver more than one written in the statement
+    # (Python's sqlite3): bulk INSERTs then write the columns NULL in every row as NULL
+    # (sql/nulls.py).
+    inlines_nulls: bool = False
     # The statement that tells listeners, at COMMIT, of inbox entries written or
     # changed (PostgreSQL's NOTIFY, its one parameter the payload), or None where
     # readers look by themselves.
@@ -209,6 +214,8 @@ class Sql:
         self.changes += 1
         if self.held is not None:
             self.seen.clear()
+        if self.dialect.inlines_nulls:
+            text, rows = inline_nulls(text, rows)
         self.conn.cursor().executemany(self.dialect.sql(text), rows)
 
     def hold(self, send: Callable[[list[Any]], None], items: Sequence[Any]) -> bool:

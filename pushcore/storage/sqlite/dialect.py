@@ -91,6 +91,7 @@ class SqliteDialect(Dialect):
     executemany_is_bulk = True
     # The sqlite3 module lets go of the interpreter around each sqlite3_step().
     steps_per_row = True
+    inlines_nulls = True
 
     def time(self, at: datetime) -> int:
         return to_ms(at)
