@@ -12,6 +12,9 @@ from pushcore.domain.scheduling import Delay
 from tests.fakes.icons import FakeIconProbe
 from tests.services.conftest import ALICE, BOB, DUE, T0, android, stored
 
+# An item due in a minute with a ttl of 60 s expires a minute after that.
+DUE_PLUS_MINUTE_TTL = T0 + timedelta(minutes=2)
+
 
 def item(title: str = "Deploy finished", **fields: object) -> NewNotification:
     """One batch item."""
@@ -95,6 +98,26 @@ def test_every_invalid_field_of_every_item_is_listed_in_item_order(services: Ser
         "notifications[11].scheduledAt",
     ]
     assert nothing_stored(services)
+
+
+def test_items_of_one_timing_each_get_its_due_time_and_its_errors(services: Services) -> None:
+    # Items that share their timing are checked once: each still gets the due time,
+    # and each invalid one is named, not only the first.
+    far = T0 + timedelta(days=31)
+    batch = [item("a", delay=Delay.M1), item("b", scheduled_at=far), item("c", delay=Delay.M1)]
+    batch += [item("d", scheduled_at=far), item("e", delay=Delay.M1, ttl=60)]
+
+    with pytest.raises(ValidationError) as info:
+        asyncio.run(services.notifications.create_many(ALICE, batch))
+
+    assert [d.field for d in info.value.details] == [
+        "notifications[1].scheduledAt",
+        "notifications[3].scheduledAt",
+    ]
+    valid = [batch[0], batch[2], batch[4], item("f", delay=Delay.M1)]
+    created = asyncio.run(services.notifications.create_many(ALICE, valid))
+    assert [n.scheduled_at - T0 for n in created] == [timedelta(minutes=1)] * 4
+    assert [n.expires_at for n in created] == [None, None, DUE_PLUS_MINUTE_TTL, None]
 
 
 def test_an_unknown_target_token_is_a_validation_error_naming_the_item(
