@@ -44,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import httpx
 
 from benchmarks.ingest import BATCH, ITEM, Load, deployment_for, drive, lua, prepare
+from benchmarks.processes import free_port
 from benchmarks.report import write_run
 
 LEVELS = ("parse", "key", "write", "pushcore")
@@ -219,14 +221,13 @@ class Measured:
 def measure_bare(level: str, seconds: int) -> Measured:
     """Creates, /healthz, batches, of a fresh bare process at ``level``."""
     with tempfile.TemporaryDirectory() as tmp:
-        port = 18_000 + os.getpid() % 1000
+        port = free_port()
         serving = ["-m", "benchmarks.ingest_floor", "--serve", level, tmp, str(port)]
         server = subprocess.Popen([sys.executable, *serving])
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 30
-            probe = ["curl", "-sf", f"{url}/healthz"]
-            while subprocess.run(probe, capture_output=True, check=False).returncode:
+            while not _answers(f"{url}/healthz"):
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError(f"the bare app at {level} did not start")
                 time.sleep(0.1)
@@ -234,6 +235,14 @@ def measure_bare(level: str, seconds: int) -> Measured:
         finally:
             server.terminate()
             server.wait()
+
+
+def _answers(url: str) -> bool:
+    """Whether ``url`` answers 200 now."""
+    try:
+        return httpx.get(url, timeout=0.5).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def loads(url: str, key: str, seconds: int, tmp: Path, batches: bool) -> Measured:
