@@ -192,6 +192,9 @@ def proxied(
         if proxy is not None:
             stop(proxy)
         server.stop()
+        # Shown by pytest only when the test failed: what each side said.
+        print("--- pushctl serve:", server.log.read_text()[-8000:], sep="\n")
+        print("--- proxy:", log.read_text()[-8000:] if log.exists() else "", sep="\n")
 
 
 @pytest.mark.slow
