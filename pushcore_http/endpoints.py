@@ -33,12 +33,12 @@ import attrs
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Match, Route, request_response
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pushcore.services import Services
 from pushcore_http.auth import Declared
-from pushcore_http.layers import Authenticated
+from pushcore_http.layers import Answered, Authenticated
 from pushcore_http.ratelimit import RateLimits
 
 Json = dict[str, Any]
@@ -210,10 +210,9 @@ class PathRoute(Route):
 
 
 def _app(endpoint: Endpoint, services: Services, limits: RateLimits | None) -> ASGIApp:
-    app = request_response(endpoint.handler)
     if endpoint.credential.accepts is None:
-        return app
-    return Authenticated(app, endpoint.credential, services, limits)
+        return Answered(endpoint.handler)
+    return Authenticated(endpoint.handler, endpoint.credential, services, limits)
 
 
 def _fixed_first(path: str) -> list[tuple[bool, str]]:

@@ -8,9 +8,10 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from pushcore.domain import errors as e
+from pushcore_http.rendering import JSONResponse
 
 log = logging.getLogger("pushcore.http")
 

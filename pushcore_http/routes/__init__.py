@@ -6,9 +6,10 @@ import gzip
 from collections.abc import Sequence
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from pushcore.converter import View, to_json
+from pushcore_http.rendering import JSONResponse
 from pushcore_http.state import services_of as services_of  # routes read it from here
 
 

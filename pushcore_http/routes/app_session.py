@@ -27,12 +27,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Message
 
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints, Handler
 from pushcore_http.errors import error_response
+from pushcore_http.rendering import JSONResponse
 from pushcore_http.routes import services_of
 from pushcore_http.routes.oidc import BROWSER_COOKIE
 from pushcore_http.routes.web_app import SECURITY_HEADERS

@@ -9,12 +9,13 @@ import threading
 from concurrent.futures import Future
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from pushcore.ports import Store
 from pushcore_http.answers import Json, answer, ref
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints
+from pushcore_http.rendering import JSONResponse
 
 log = logging.getLogger("pushcore.http")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from pushcore.converter import structure_request
 from pushcore.converter.deliveries import (
@@ -24,6 +24,7 @@ from pushcore_http.answers import RETRY_AFTER, answer, query, refusal, shared
 from pushcore_http.auth import PUBLIC, key, served
 from pushcore_http.body import read_json
 from pushcore_http.endpoints import Endpoints
+from pushcore_http.rendering import JSONResponse
 from pushcore_http.routes import services_of, view_response
 
 routes = Endpoints("Deliveries")

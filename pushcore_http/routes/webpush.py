@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from pushcore_http.answers import answer, ref
 from pushcore_http.auth import PUBLIC
 from pushcore_http.endpoints import Endpoints
+from pushcore_http.rendering import JSONResponse
 from pushcore_http.routes import services_of
 
 _ABOUT = "The VAPID public key: an uncompressed P-256 point, base64url."
