@@ -122,7 +122,6 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     Read once: later calls (the idempotency check reads it before the route)
     get the same bytes, and the limit is applied to them again.
     """
-    too_large = PayloadTooLarge(f"Request body must be at most {max_bytes} bytes")
     declared = request.headers.get("content-length")
     if (
         declared is not None
@@ -130,15 +129,19 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
         and declared.isdigit()
         and (len(declared) > 20 or int(declared) > max_bytes)
     ):
-        raise too_large
+        raise _too_large(max_bytes)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
-            raise too_large
+            raise _too_large(max_bytes)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_large(max_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"Request body must be at most {max_bytes} bytes")
 
 
 def parse_json(raw: bytes) -> Any:

@@ -31,6 +31,12 @@ log = logging.getLogger("pushcore.http")
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 _PENDING = "pushcore.idempotency"
+_HEADER_NAME = HEADER.lower().encode("latin-1")  # as ASGI gives header names
+
+
+def _keyed(scope: Scope) -> bool:
+    """Whether the request sends an Idempotency-Key (:func:`claim_key` claims only then)."""
+    return any(name == _HEADER_NAME for name, _ in scope["headers"])
 
 
 @attrs.define
@@ -67,13 +73,13 @@ async def claim_key(request: Request, services: Services, caller: Principal) -> 
     largest limit of any endpoint; the route applies its own) to hash it, and
     returns the ``receive`` the route reads the body from: the same bytes again.
     """
+    key = request.headers.get(HEADER)
+    if key is None:
+        return request.receive
     pending = request.scope.get(_PENDING)
     if not isinstance(pending, _Pending):
         # Without the middleware a claim would never be settled: a bug, not a request's fault.
         raise RuntimeError("Idempotency-Key claimed outside the IdempotentPosts middleware")
-    key = request.headers.get(HEADER)
-    if key is None:
-        return request.receive
     check_key(key)
     raw = await read_body(request, MAX_BATCH_BODY_BYTES)
     digest = request_hash(request.method, request.url.path, raw)
@@ -106,7 +112,8 @@ class IdempotentPosts:
         self._services = services
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if scope["type"] != "http" or scope["method"] != "POST" or not _keyed(scope):
+            # Nothing to claim, so nothing to settle: no watch on the answer (most POSTs).
             await self.app(scope, receive, send)
             return
         pending = scope[_PENDING] = _Pending()
