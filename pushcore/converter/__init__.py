@@ -19,7 +19,7 @@ from pushcore.converter._base import (
     parse_timestamp,
     structure_request,
 )
-from pushcore.converter._views import DeletedView, View, from_json, to_json
+from pushcore.converter._views import DeletedView, View, from_json, json_of, to_json
 
 if TYPE_CHECKING:
     from pushcore.converter._schema import components, example, json_schema
@@ -210,6 +210,7 @@ __all__ = [
     "example",
     "format_timestamp",
     "from_json",
+    "json_of",
     "json_schema",
     "lookup_json",
     "maybe_timestamp",

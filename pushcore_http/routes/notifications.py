@@ -28,6 +28,7 @@ from pushcore_http.answers import answer, query, ref, refusal, shared
 from pushcore_http.auth import key, served
 from pushcore_http.body import MAX_BATCH_BODY_BYTES, read_json, read_message
 from pushcore_http.endpoints import Endpoints
+from pushcore_http.rendering import JSONResponse
 from pushcore_http.routes import view_response
 
 _READ, _WRITE = key(Scope.NOTIFICATIONS_READ), key(Scope.NOTIFICATIONS_WRITE)
@@ -72,7 +73,7 @@ async def create(request: Request) -> Response:
     # On the event loop, no thread of the pool: the service checks the icon
     # and awaits the group writer's commit.
     created = await services.notifications.create(caller.account_id, new)
-    return view_response(views.NotificationCreatedView.of(created), 201)
+    return JSONResponse(views.json_of(views.NotificationCreatedView, created), 201)
 
 
 @routes.get(
@@ -128,7 +129,7 @@ async def create_batch(request: Request) -> Response:
     services, caller = served(request)
     batch = structure_batch(await read_json(request, MAX_BATCH_BODY_BYTES))
     created = await services.notifications.create_many(caller.account_id, batch)
-    return view_response(views.BatchCreatedView.of(created), 201)
+    return JSONResponse(views.BatchCreatedView.json_of(created), 201)
 
 
 @routes.get(

@@ -16,11 +16,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pushcore.converter import (
+    BatchCreatedView,
+    NotificationCreatedView,
+    View,
     camel,
     format_timestamp,
+    json_of,
     maybe_timestamp,
     parse_timestamp,
     structure_request,
+    to_json,
 )
 from pushcore.converter._base import describe
 from pushcore.domain import validation as v
@@ -28,6 +33,8 @@ from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
 from pushcore.domain.inputs import NewApiKey, NewDevice, device_errors
 from pushcore.domain.model import Platform, WebPushKeys
 from pushcore.domain.scopes import Scope
+from pushcore.domain.states import NotificationStatus
+from tests.gateways.support import notification as gateway_notification
 
 TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 SCOPES_MESSAGE = (
@@ -514,3 +521,39 @@ def test_web_p256dh_must_be_an_uncompressed_point_on_the_curve() -> None:
     assert fields(NewDevice(ENDPOINT, Platform.WEB, keys=compressed_marker)) == {"keys.p256dh"}
     off_curve = WebPushKeys(b64url(b"\x04" + bytes(64)), AUTH)
     assert fields(NewDevice(ENDPOINT, Platform.WEB, keys=off_curve)) == {"keys.p256dh"}
+
+
+@given(
+    st.text(min_size=1, max_size=20),
+    st.text(max_size=40),
+    st.sampled_from(list(NotificationStatus)),
+    st.datetimes(timezones=st.just(UTC)),
+    st.integers(min_value=0, max_value=10_000),
+)
+def test_json_of_is_the_json_of_the_view(
+    title: str, body: str, status: NotificationStatus, due: datetime, targeted: int
+) -> None:
+    # The answer of a create and of a batch, made without the views in between.
+    created = attrs.evolve(
+        gateway_notification(title=title, body=body, scheduled_at=due),
+        status=status,
+        devices_targeted=targeted,
+    )
+    assert json_of(NotificationCreatedView, created) == to_json(NotificationCreatedView.of(created))
+    other = attrs.evolve(created, id="ntf_02")
+    assert BatchCreatedView.json_of([created, other]) == to_json(
+        BatchCreatedView.of([created, other])
+    )
+
+
+def _tupled(names: list[str]) -> tuple[str, ...]:
+    return tuple(names)
+
+
+def test_json_of_refuses_a_view_that_converts_what_it_is_given() -> None:
+    @attrs.frozen
+    class Converting(View):
+        names: tuple[str, ...] = attrs.field(converter=_tupled)
+
+    with pytest.raises(TypeError, match=r"Converting converts \['names'\]"):
+        json_of(Converting, Converting(["a"]))
