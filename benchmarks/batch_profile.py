@@ -40,7 +40,15 @@ STAGES: Sequence[tuple[str, tuple[str, ...]]] = (
     ("writer: the batch's Python (compose, deliveries)", ("_create_many_write.<locals>.write",)),
     ("body: reading, JSON parsing and checks", ("read_json",)),
     ("validation (structure_batch)", ("structure_batch",)),
-    ("answer: views, JSON", ("view_response", "BatchCreatedView.of")),
+    (
+        "answer: views, JSON",
+        (
+            "view_response",
+            "BatchCreatedView.of",
+            "BatchCreatedView.json_of",
+            "JSONResponse.__init__",
+        ),
+    ),
     ("service checks on the event loop", ("NotificationService.create_many",)),
     ("SQLite checkpoint thread", ("SqliteStore._checkpoints",)),
     ("ASGI stack, layers, routing", ("Starlette.__call__",)),
