@@ -1,8 +1,8 @@
 """examples/deploy: the Caddy and nginx set-ups in front of a real `pushctl serve`, tried
 over HTTPS on loopback as docs/deployment.md ("Onto a server") describes them.
 
-Each proxy's tests skip when its binary is not installed (CI's .ci/run installs
-neither); on a machine with `caddy` or `nginx` on PATH they run.
+Each proxy's tests skip when its binary is not installed; CI's .ci/run installs
+both, and on any machine with `caddy` or `nginx` on PATH they run.
 """
 
 from __future__ import annotations
