@@ -73,8 +73,8 @@ class Settings:
     delivery_max_in_flight: int = 4096
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
-    # Off unless set: see pushcore/delivery/lead.py for what it costs.
-    scheduler_burst_lead_seconds: float = 0.0
+    # On (1 s) unless set to 0: see pushcore/delivery/lead.py for what it costs.
+    scheduler_burst_lead_seconds: float = 1.0
     # Settled notifications older than this are deleted; 0 keeps everything.
     retention: timedelta = timedelta(days=30)
     rate_limit: int = 100

@@ -15,12 +15,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, Info
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
+from pushcore.delivery.pace import LAG_BOUNDS, RecordLag
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Deferred, Delivered, Dispatch, Outcome, Retry, TokenInvalid
 from pushcore.domain.retry import RetryPolicy
@@ -214,6 +220,11 @@ class EngineStats(Protocol):
         """Claims of deliveries sent before whose answer was never recorded."""
         ...
 
+    @property
+    def record_lag(self) -> RecordLag:
+        """How long gateway answers waited for their records."""
+        ...
+
 
 class EngineCollector:
     """This process's engine, read at scrape time (zeros until an engine is watched)."""
@@ -227,14 +238,22 @@ class EngineCollector:
 
     def collect(self) -> Iterable[Metric]:
         """The engine's numbers now."""
-        in_flight, redelivered = _engine_families()
+        in_flight, redelivered, lag = _engine_families()
         engine = self.engine
         in_flight.add_metric([], engine.in_flight if engine is not None else 0)
         redelivered.add_metric([], engine.redelivered if engine is not None else 0)
-        return [in_flight, redelivered]
+        waited = engine.record_lag if engine is not None else RecordLag()
+        buckets, running = [], 0
+        for bound, count in zip(
+            (*(f"{b:g}" for b in LAG_BOUNDS), "+Inf"), waited.counts, strict=True
+        ):
+            running += count
+            buckets.append((bound, running))
+        lag.add_metric([], buckets, waited.total)
+        return [in_flight, redelivered, lag]
 
 
-def _engine_families() -> tuple[GaugeMetricFamily, CounterMetricFamily]:
+def _engine_families() -> tuple[GaugeMetricFamily, CounterMetricFamily, HistogramMetricFamily]:
     return (
         GaugeMetricFamily(
             "pushcore_engine_in_flight_deliveries",
@@ -245,6 +264,11 @@ def _engine_families() -> tuple[GaugeMetricFamily, CounterMetricFamily]:
             "pushcore_redeliveries",
             "Deliveries this process claimed again after a lease ran out with no answer"
             " recorded (sent before by a process that died or stalled: may arrive twice).",
+        ),
+        HistogramMetricFamily(
+            "pushcore_engine_record_lag_seconds",
+            "Time from each gateway answer to its record in the database: if this process"
+            " dies, answers not yet recorded are sent again (API.md: within 100 ms).",
         ),
     )
 

@@ -42,12 +42,15 @@ class EngineConfig:
     lead: timedelta = timedelta(0)
     # More falls due at one instant than a lead's claims can take (a local-time
     # send's zone at 09:00: thousands): the lead grows to what claiming them all
-    # takes, never past this (delivery/lead.py). 0, the default: it never grows
-    # (the service's engine takes PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS, off by default).
+    # takes, never past this (delivery/lead.py). 0, the default here: it never grows
+    # (the service's engine takes PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS, 1 s by default).
     burst_lead: timedelta = timedelta(0)
     # What claiming a delivery costs, in seconds, until the engine has measured
     # it on claims of at least CLAIM_SAMPLE deliveries (engine.py).
     claim_cost: float = 0.0003
+    # What recording an answer costs, in seconds, until the engine has measured it
+    # (delivery/pace.py: no more is handed at once than one record stores in time).
+    record_cost: float = 0.000015
     # At a stop, how long the deliveries in flight may take to be answered and
     # recorded; what is left is handed back, sent again by the next claim. A
     # server's stop runs it beside the HTTP drain, within API.md's 5 s.

@@ -32,7 +32,7 @@ from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.event_process import EventProcess
 from pushcore.delivery.lead import Lead
 from pushcore.delivery.ledger import Claim, Ledger
-from pushcore.delivery.pace import RecordPace
+from pushcore.delivery.pace import RecordCost, RecordLag, RecordPace
 from pushcore.delivery.recorder import PARALLEL, GroupRecorder
 from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
@@ -125,8 +125,10 @@ class DeliveryEngine:
         self._sending: dict[str, object] = {}
         # Set when handed ones are recorded (bound to a loop at its first wait).
         self._handed = asyncio.Event()
-        # Sends wait while answers go unrecorded too long (delivery/pace.py).
+        # Sends wait while answers go unrecorded too long, and no more is handed at
+        # once than one record stores in time (delivery/pace.py).
         self._pace = RecordPace()
+        self._record_cost = RecordCost(self.config.record_cost)
         # Outcomes that come within a few ms of each other go in one transaction.
         self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
             self._record_in_thread
@@ -144,6 +146,11 @@ class DeliveryEngine:
         # When the loop last claimed (or found nothing to claim) without failing.
         self.ticked_at: datetime | None = None
         self._started_at: datetime | None = None
+
+    @property
+    def record_lag(self) -> RecordLag:
+        """How long this process's gateway answers waited for their records."""
+        return self._pace.lag
 
     @property
     def redelivered(self) -> int:
@@ -359,6 +366,12 @@ class DeliveryEngine:
         """
         return len(self._sending)
 
+    def _hand_room(self) -> int:
+        """How many more may be handed to gateways now: the in-flight cap, or fewer
+        where the records could not store that many answers in time (pace.py)."""
+        cap = min(self.config.max_in_flight, self._record_cost.keeps())
+        return cap - len(self._sending)
+
     def _claim_room(self) -> int:
         """How many more deliveries a claim may take: those due (handed, or waiting
         for room to be) within ``max_in_flight``, and as many again waiting for
@@ -459,7 +472,7 @@ class DeliveryEngine:
         rest, hands = list(dispatches), []
         try:
             while rest:
-                room = self.config.max_in_flight - len(self._sending)
+                room = self._hand_room()
                 if room <= 0:
                     self._handed.clear()
                     await self._handed.wait()
@@ -496,10 +509,12 @@ class DeliveryEngine:
     async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
         """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
         pause = RECORD_RETRY[0]
+        stored = False
         try:
             while True:
                 try:
                     due = await self._records.submit(pairs)
+                    stored = True
                     break
                 except Exception:
                     if self._stopping:
@@ -512,7 +527,7 @@ class DeliveryEngine:
                     pause = min(pause * 2, RECORD_RETRY[1])
         finally:
             # Recorded, or given up (stopping): no longer what sends wait for.
-            self._pace.recorded(d.delivery.id for d, _ in pairs)
+            self._pace.recorded((d.delivery.id for d, _ in pairs), stored)
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
             self._sending.pop(dispatch.delivery.id, None)
@@ -526,4 +541,13 @@ class DeliveryEngine:
             self._observer.recorded(pairs, self.config.retry)
 
     async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
-        return await self._db(self._recorder, functools.partial(self._ledger.record, pairs))
+        record = functools.partial(_timed, self._ledger.record, pairs)
+        due, seconds = await self._db(self._recorder, record)
+        self._record_cost.took(len(pairs), seconds)
+        return due
+
+
+def _timed(fn: Callable[[T], datetime | None], arg: T) -> tuple[datetime | None, float]:
+    """``fn(arg)`` and the seconds it took (in its thread: the wait for the writer too)."""
+    started = time.perf_counter()
+    return fn(arg), time.perf_counter() - started

@@ -6,25 +6,28 @@ the due time. That suits deliveries that fall due a few at a time. Thousands
 falling due at one instant (a local-time send reaching a zone's 09:00, API.md)
 take longer to claim than that lead, and the last would go out late by the
 claims before them. So, with ``EngineConfig.burst_lead`` set
-(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: off unless set), before it sleeps the
-engine counts what falls due together next, and claims early by as long as
-claiming it takes (twice its measured cost per delivery), up to that lead. The
-price, paid only by those large instants: a PATCH or cancel of them is refused,
-and their inbox entries are there, that much before their due time, as for any
-claimed delivery. And the burst then goes out at the engine's full rate, faster
-than SQLite records its answers: the writer's every transaction (claims, records,
-roll-ups) waits, at each statement, up to a switch interval for the interpreter
-lock the busy event loop holds. A burst's event webhooks came later (p99 0.46-0.74 s
-for 5,000, docs/benchmarks.md, "Event webhooks: beside the engine", 2026-11-28),
-and a kill -9 during 3,000 falling due at one instant repeated answers up to
-0.42 s old (0.06-0.42 s in 18 runs, past 0.25 s in 8; 0.07-0.18 s in 21 without;
-API.md allows 100 ms; docs/benchmarks.md, "Crash repeats"). Since the engine paces
-its requests by its records (delivery/pace.py), that kill (webhooks, whose lanes start
-a request at a time) repeats answers 29-48 ms old with the lead as without it, and the
-events come as soon. But a burst to a batch gateway (FCM, APNs) is handed up to the
-in-flight cap at once, before any answer is late, and a few thousand answers then wait
-up to 0.22 s for their records (0.12 s without the lead; docs/benchmarks.md,
-"Local-time sends", 2026-11-28 afternoon). So it stays off by default.
+(PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS: 1 s unless set to 0), before it sleeps
+the engine counts what falls due together next, and claims early by as long as
+claiming it takes (twice its measured cost per delivery), up to that lead.
+
+The price, paid only by those large instants: a PATCH or cancel of them is
+refused, and their inbox entries are there, that much before their due time, as
+for any claimed delivery. And the burst then goes out at once, so its answers
+all wait for their records together: API.md's crash rule (an answer recorded
+within 100 ms) holds only if the records keep up. Three things make them:
+- the engine paces its requests by its records (delivery/pace.py,
+  :class:`~pushcore.delivery.pace.RecordPace`): a webhook burst's lanes start
+  no request while an answer is 50 ms unrecorded;
+- a batch gateway (FCM, APNs) is handed a burst whole, before any answer is
+  late; so no more is handed at once than one record stores in 60 ms, at the
+  cost measured on large records (:class:`~pushcore.delivery.pace.RecordCost`):
+  4,000-6,000 on a 2-core machine, fewer on a slower or busier one, where the
+  last of an instant then go later instead of their records;
+- a local-time send stores its deliveries in due order (storage/sql/localtime.py),
+  so a zone's lie together and its records write a few pages, not the whole table.
+Before the last two, a burst's answers waited up to 0.22 s for their records on a
+slower machine, which kept this off by default (docs/benchmarks.md, "Local-time
+sends"); since, 43-98 ms at most, beside two busy processes too.
 """
 
 from __future__ import annotations

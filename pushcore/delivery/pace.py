@@ -19,8 +19,10 @@ before, and the in-flight cap still bounds what a crash can repeat.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 # An answer this old and unrecorded stops requests from starting. Half of API.md's
 # 100 ms: what is being recorded then still takes its own transaction (20-60 ms at
@@ -28,6 +30,42 @@ from collections.abc import Iterable
 LATE = 0.05
 # The longest one request waits for the records (see the module's docstring).
 LONGEST_WAIT = 1.0
+# How long one group's record may take, so that its answers, which may also wait for
+# the group before theirs, are stored within API.md's 100 ms: the engine hands at
+# once (the in-flight cap, ``EngineConfig.max_in_flight``) no more than it can record
+# in this long, at the measured cost of a record (:class:`RecordCost`).
+RECORD_BUDGET = 0.06
+# Records of fewer answers say more about a transaction's fixed cost than an answer's:
+# beside a busy engine, groups of 256 (a claim's) took 3-12 ms, 12-47 us an answer,
+# where groups of 1,000-2,800 took 9-17 us an answer (docs/benchmarks.md, "Local-time
+# sends"). Only bursts make groups this large, and only bursts need the bound.
+RECORD_SAMPLE = 512
+# The share of each new measurement in the running estimate.
+RECORD_WEIGHT = 0.3
+# Never fewer in flight than a claim's batch: the bound is for bursts, not a trickle.
+LEAST_IN_FLIGHT = 256
+# The upper bounds (seconds) of the record lag's buckets: API.md's 100 ms among them.
+LAG_BOUNDS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+@dataclass
+class RecordLag:
+    """How long answers waited for their records: counts by :data:`LAG_BOUNDS` (the
+    last count is past the last bound), their sum and the longest, in seconds."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * (len(LAG_BOUNDS) + 1))
+    total: float = 0.0
+    longest: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        """One answer recorded ``seconds`` after it came."""
+        self.counts[bisect.bisect_left(LAG_BOUNDS, seconds)] += 1
+        self.total += seconds
+        self.longest = max(self.longest, seconds)
+
+    def past(self, seconds: float) -> int:
+        """How many waited longer than ``seconds`` (one of :data:`LAG_BOUNDS`)."""
+        return sum(self.counts[LAG_BOUNDS.index(seconds) + 1 :])
 
 
 class RecordPace:
@@ -39,15 +77,21 @@ class RecordPace:
         # Each answer's key with the loop time it came (insertion order: oldest first).
         self._waiting: dict[str, float] = {}
         self._caught_up: asyncio.Event | None = None  # made on the loop, at a first wait
+        # Each recorded answer's wait, for the metrics (API.md's 100 ms: what a crash repeats).
+        self.lag = RecordLag()
 
     def answered(self, key: str) -> None:
         """An answer came for ``key`` (a delivery's id); it waits to be recorded."""
         self._waiting.setdefault(key, asyncio.get_running_loop().time())
 
-    def recorded(self, keys: Iterable[str]) -> None:
-        """These answers are recorded (or given up: the engine stopping)."""
+    def recorded(self, keys: Iterable[str], stored: bool = True) -> None:
+        """These answers are recorded (``stored``), or given up (the engine stopping:
+        not counted in :attr:`lag`)."""
+        now = asyncio.get_running_loop().time()
         for key in keys:
-            self._waiting.pop(key, None)
+            came = self._waiting.pop(key, None)
+            if stored and came is not None:
+                self.lag.add(now - came)
         if self._caught_up is not None and not self.behind():
             self._caught_up.set()
 
@@ -69,3 +113,30 @@ class RecordPace:
                 while self.behind():
                     await self._caught_up.wait()
                     self._caught_up.clear()
+
+
+class RecordCost:
+    """What recording one answer costs, measured (each group's wall time: its wait for
+    the writer, and for the interpreter beside the busy loop, included; ``cost`` until
+    then), and so how many answers may be outstanding at once.
+
+    The pace (:class:`RecordPace`) holds requests once an answer is late; but a batch
+    gateway's burst (a local-time send's zone at 09:00: thousands due at one instant,
+    claimed ahead by the burst lead) is handed whole, up to the in-flight cap, before
+    any answer is late, and its answers then all wait for one record. On a machine
+    where that record takes longer than the budget, this bounds the hand instead.
+    """
+
+    def __init__(self, cost: float, budget: float = RECORD_BUDGET) -> None:
+        self.cost = cost
+        self._budget = budget
+
+    def took(self, count: int, seconds: float) -> None:
+        """A record of ``count`` answers took ``seconds``."""
+        if count >= RECORD_SAMPLE:
+            self.cost += RECORD_WEIGHT * (seconds / count - self.cost)
+
+    def keeps(self) -> int:
+        """How many answers one record stores within the budget (at least
+        :data:`LEAST_IN_FLIGHT`)."""
+        return max(LEAST_IN_FLIGHT, int(self._budget / self.cost))

@@ -92,7 +92,7 @@ async def _send_each(
         ended = True
         if pace is not None and answered:
             # Noted and never passed on (stopping): not what the next sends wait for.
-            pace.recorded(d.delivery.id for d, _ in answered)
+            pace.recorded((d.delivery.id for d, _ in answered), stored=False)
         for answer in answers:
             answer.cancel()  # stopping: nothing left to wait for (no-op when done)
 

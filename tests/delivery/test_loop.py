@@ -10,6 +10,7 @@ and the clock is never moved that far.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from pushcore.bootstrap import build_engine
 from pushcore.config import load_settings
 from pushcore.delivery import DeliveryEngine
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Retry
+from pushcore.domain.outcomes import Delivered, Dispatch, Outcome, Retry
 from pushcore.domain.states import DeliveryStatus, NotificationStatus
 from pushcore.ports import Gateway
 from tests.delivery.conftest import (
@@ -372,6 +373,64 @@ def test_batches_finishing_together_are_recorded_in_one_transaction(h: Harness) 
     assert [h.status(n) for n in notes] == [N.DELIVERED] * 3
 
 
+class InFlightGateway:
+    """Answers at once; notes, at each send, how many the engine has in flight."""
+
+    def __init__(self) -> None:
+        self.engine: DeliveryEngine | None = None
+        self.in_flight: list[int] = []
+        self.sent = 0
+
+    async def send(self, dispatches: Sequence[Dispatch]) -> Sequence[Outcome]:
+        assert self.engine is not None
+        self.in_flight.append(self.engine.in_flight)
+        self.sent += len(dispatches)
+        return [Delivered() for _ in dispatches]
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("record_cost", "bounded"), [(0.001, True), (1e-7, False)])
+def test_a_burst_is_handed_no_faster_than_its_answers_can_be_recorded_in_time(
+    h: Harness, record_cost: float, bounded: bool
+) -> None:
+    # 600 due at one instant, claimed ahead by the burst lead. Where one answer's record
+    # costs 1 ms, a record of 60 ms (pace.py's budget) holds few: the engine hands at
+    # most 256 at a time (each hand once the one before is recorded), not the in-flight
+    # cap's 4,096, so no answer waits long for its record. Where records are cheap, the
+    # whole instant goes at once.
+    notes = []
+    for account in (f"acc-{a}" for a in range(6)):  # 100 devices each: the free plan's most
+        for i in range(100):
+            h.device(f"{account}-{i:03}", account=account)
+        notes.append(h.notify(account))
+    gateway = InFlightGateway()
+    engine = h.engine(
+        tick=30.0, lead=LEAD, burst_lead=timedelta(seconds=1), claim_cost=0.01,
+        record_cost=record_cost, gateway=gateway,
+    )  # fmt: skip
+    gateway.engine = engine
+
+    async def scenario() -> None:
+        task = engine.start()
+        await until(lambda: planned(engine) == DUE - timedelta(seconds=1))
+        h.clock.set(DUE - timedelta(seconds=1))
+        claimed = DeliveryStatus.IN_FLIGHT
+        await until(lambda: all(d.status is claimed for n in notes for d in h.deliveries(n)))
+        await until(lambda: DUE in h.clock.sleepers)
+        assert gateway.sent == 0
+        h.clock.set(DUE)
+        await until(lambda: gateway.sent == 600)
+        await engine.drain()
+        await engine.stop()
+        await task
+
+    asyncio.run(scenario())
+    assert (max(gateway.in_flight) <= 256) is bounded
+    assert {h.status(n, n.account_id) for n in notes} == {N.DELIVERED}
+
+
 @pytest.mark.parametrize(
     ("claim_cost", "lead"),
     [(0.001, timedelta(milliseconds=400)), (0.01, timedelta(seconds=1))],
@@ -408,27 +467,25 @@ def test_many_due_at_one_instant_are_claimed_as_far_ahead_as_claiming_them_takes
     assert [h.status(n, n.account_id) for n in notes] == [N.DELIVERED, N.DELIVERED]
 
 
-def test_the_service_claims_an_instant_of_many_ahead_when_set(h: Harness) -> None:
-    # Off unless set (delivery/lead.py says why). With PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS=1,
-    # 200 deliveries due together take longer to claim than the 20 ms lead, so the
-    # service's engine claims them earlier than that (twice its estimate of 0.3 ms each:
-    # 120 ms) and sends them at DUE.
+def test_the_service_claims_an_instant_of_many_ahead_unless_turned_off(h: Harness) -> None:
+    # On by default (1 s; delivery/lead.py says what it costs), off with
+    # PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS=0. 200 deliveries due together take longer
+    # to claim than the 20 ms lead, so the service's engine claims them earlier than
+    # that (twice its estimate of 0.3 ms each: 120 ms) and sends them at DUE.
     notes = []
     for account in ("acc-a", "acc-b"):
         for i in range(100):
             h.device(f"{account}-{i:03}", account=account)
         notes.append(h.notify(account))
     gateways: dict[Platform, Gateway] = dict.fromkeys(Platform, h.gateway)
-    default = build_engine(h.services, gateways=gateways, owner="off")
-    assert default.config.burst_lead == timedelta(0)
     settings = load_settings(
-        env={"PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS": "1"},
+        env={"PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS": "0"},
         data_dir=h.services.settings.data_dir,
         database_url=h.services.settings.database_url,
     )
-    assert settings.scheduler_burst_lead_seconds == 1
-    services = attrs.evolve(h.services, settings=settings)
-    engine = build_engine(services, gateways=gateways, owner="test")
+    off = build_engine(attrs.evolve(h.services, settings=settings), gateways=gateways, owner="0")
+    assert off.config.burst_lead == timedelta(0)
+    engine = build_engine(h.services, gateways=gateways, owner="test")
     h.engines.append(engine)
     assert engine.config.burst_lead == timedelta(seconds=1)
     engine.config = attrs.evolve(engine.config, tick=30.0)

@@ -110,8 +110,10 @@ def test_timing_wraps_a_shared_gateway_once(h: Harness) -> None:
     assert set(timed) == set(Platform)
 
 
-def engine_sample(metrics: Metrics, name: str) -> float | None:
-    return metrics.registry.get_sample_value(name)
+def engine_sample(
+    metrics: Metrics, name: str, labels: dict[str, str] | None = None
+) -> float | None:
+    return metrics.registry.get_sample_value(name, labels)
 
 
 def test_deliveries_in_flight_and_redeliveries_after_a_crash_are_reported(h: Harness) -> None:
@@ -141,6 +143,24 @@ def test_deliveries_in_flight_and_redeliveries_after_a_crash_are_reported(h: Har
     assert len(h.gateway.sent) == 3
     assert engine_sample(metrics, "pushcore_redeliveries_total") == 3.0
     assert engine_sample(metrics, "pushcore_engine_in_flight_deliveries") == 0.0
+
+
+def test_each_answer_s_wait_for_its_record_is_a_histogram(h: Harness) -> None:
+    for token in ("tok-a", "tok-b"):
+        h.device(token)
+    h.notify()
+    metrics = build_metrics(h.services)
+    engine = observed_engine(h, metrics)
+    metrics.watch_engine(engine)
+    assert engine_sample(metrics, "pushcore_engine_record_lag_seconds_count") == 0.0
+
+    h.step(engine, DUE)
+
+    assert len(h.gateway.sent) == 2
+    assert engine_sample(metrics, "pushcore_engine_record_lag_seconds_count") == 2.0
+    inf = engine_sample(metrics, "pushcore_engine_record_lag_seconds_bucket", {"le": "+Inf"})
+    assert inf == 2.0
+    assert (engine_sample(metrics, "pushcore_engine_record_lag_seconds_sum") or 0.0) > 0.0
 
 
 def test_a_recorded_retry_is_not_a_redelivery(h: Harness) -> None:

@@ -111,3 +111,23 @@ def test_a_send_given_up_leaves_nothing_for_later_requests_to_wait_for() -> None
         return pace.behind(), settled
 
     assert asyncio.run(go()) == (False, [])
+
+
+def test_each_recorded_answer_s_wait_is_counted_and_a_given_up_one_is_not() -> None:
+    # The record lag (pushcore_engine_record_lag_seconds): what a crash would repeat.
+    async def go() -> tuple[list[int], float, int, int]:
+        pace = RecordPace(late=10.0)
+        pace.answered("dlv_old")
+        await asyncio.sleep(0.12)
+        pace.answered("dlv_new")
+        pace.answered("dlv_dropped")
+        pace.recorded(["dlv_old", "dlv_new", "dlv_unknown"])
+        pace.recorded(["dlv_dropped"], stored=False)
+        lag = pace.lag
+        return lag.counts, lag.total, lag.past(0.1), lag.past(0.01)
+
+    counts, total, past_100ms, past_10ms = asyncio.run(go())
+    assert sum(counts) == 2  # the unknown and the given-up one are not counted
+    assert past_100ms == 1  # the old one: 0.12 s and more
+    assert past_10ms == 1  # the new one was recorded at once
+    assert 0.12 <= total < 3.0
