@@ -527,7 +527,8 @@ class DeliveryEngine:
                     pause = min(pause * 2, RECORD_RETRY[1])
         finally:
             # Recorded, or given up (stopping): no longer what sends wait for.
-            self._pace.recorded((d.delivery.id for d, _ in pairs), stored)
+            waited = self._pace.recorded((d.delivery.id for d, _ in pairs), stored)
+            self._record_cost.waited(waited, asyncio.get_running_loop().time())
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
             self._sending.pop(dispatch.delivery.id, None)

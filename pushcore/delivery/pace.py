@@ -42,6 +42,8 @@ RECORD_BUDGET = 0.06
 RECORD_SAMPLE = 512
 # The share of each new measurement in the running estimate.
 RECORD_WEIGHT = 0.3
+# How long records must keep in time before hands that were too large grow back.
+RECORD_RELAX = 10.0
 # Never fewer in flight than a claim's batch: the bound is for bursts, not a trickle.
 LEAST_IN_FLIGHT = 256
 # The upper bounds (seconds) of the record lag's buckets: API.md's 100 ms among them.
@@ -84,16 +86,18 @@ class RecordPace:
         """An answer came for ``key`` (a delivery's id); it waits to be recorded."""
         self._waiting.setdefault(key, asyncio.get_running_loop().time())
 
-    def recorded(self, keys: Iterable[str], stored: bool = True) -> None:
+    def recorded(self, keys: Iterable[str], stored: bool = True) -> float:
         """These answers are recorded (``stored``), or given up (the engine stopping:
-        not counted in :attr:`lag`)."""
-        now = asyncio.get_running_loop().time()
+        not counted in :attr:`lag`); the longest any of them waited, in seconds."""
+        now, longest = asyncio.get_running_loop().time(), 0.0
         for key in keys:
             came = self._waiting.pop(key, None)
             if stored and came is not None:
                 self.lag.add(now - came)
+                longest = max(longest, now - came)
         if self._caught_up is not None and not self.behind():
             self._caught_up.set()
+        return longest
 
     def behind(self) -> bool:
         """Whether the oldest answer waiting is older than the limit."""
@@ -116,9 +120,9 @@ class RecordPace:
 
 
 class RecordCost:
-    """What recording one answer costs, measured (each group's wall time: its wait for
-    the writer, and for the interpreter beside the busy loop, included; ``cost`` until
-    then), and so how many answers may be outstanding at once.
+    """What recording one answer costs, measured (each large group's wall time: its wait
+    for the writer, and for the interpreter beside the busy loop, included; ``cost``
+    until then), and so how many answers may be outstanding at once.
 
     The pace (:class:`RecordPace`) holds requests once an answer is late; but a batch
     gateway's burst (a local-time send's zone at 09:00: thousands due at one instant,
@@ -128,15 +132,39 @@ class RecordCost:
     """
 
     def __init__(self, cost: float, budget: float = RECORD_BUDGET) -> None:
-        self.cost = cost
+        self.measured = cost
+        # Over 1 while records came late at the measured cost (a busy machine, the
+        # writer's other work): back to 1 as they come in time again.
+        self.penalty = 1.0
+        self._since = 0.0  # when the penalty last changed (the loop's time)
         self._budget = budget
+
+    @property
+    def cost(self) -> float:
+        """Seconds to record one answer, as the bound counts it."""
+        return self.measured * self.penalty
 
     def took(self, count: int, seconds: float) -> None:
         """A record of ``count`` answers took ``seconds``."""
         if count >= RECORD_SAMPLE:
-            self.cost += RECORD_WEIGHT * (seconds / count - self.cost)
+            self.measured += RECORD_WEIGHT * (seconds / count - self.measured)
+
+    def waited(self, seconds: float, now: float) -> None:
+        """A record's oldest answer waited ``seconds`` for it (``now``: the loop's
+        time). Past the budget, the hands were too large for the records: they
+        shrink by as much (at most by half at a time). Once records have come in time
+        for :data:`RECORD_RELAX` since, they grow back by half towards the measured
+        cost's, never past it: the bound never sticks low after a slow moment, and
+        a burst's many quick records do not undo it within the burst (in which the
+        hands grew back too soon and its answers waited up to 128 ms)."""
+        if seconds > self._budget:
+            self.penalty *= min(2.0, seconds / self._budget)
+            self._since = now
+        elif self.penalty > 1.0 and now - self._since >= RECORD_RELAX:
+            self.penalty = max(1.0, self.penalty / 2)
+            self._since = now
 
     def keeps(self) -> int:
         """How many answers one record stores within the budget (at least
         :data:`LEAST_IN_FLIGHT`)."""
-        return max(LEAST_IN_FLIGHT, int(self._budget / self.cost))
+        return max(LEAST_IN_FLIGHT, round(self._budget / self.cost))

@@ -9,7 +9,7 @@ import contextlib
 import time
 from collections.abc import Sequence
 
-from pushcore.delivery.pace import RecordPace
+from pushcore.delivery.pace import LEAST_IN_FLIGHT, RECORD_RELAX, RecordCost, RecordPace
 from pushcore.delivery.sending import send
 from pushcore.domain.model import Platform
 from pushcore.domain.outcomes import Delivered, Dispatch, Outcome
@@ -131,3 +131,33 @@ def test_each_recorded_answer_s_wait_is_counted_and_a_given_up_one_is_not() -> N
     assert past_100ms == 1  # the old one: 0.12 s and more
     assert past_10ms == 1  # the new one was recorded at once
     assert 0.12 <= total < 3.0
+
+
+def test_the_record_cost_is_measured_on_large_records_and_bounds_what_is_handed() -> None:
+    cost = RecordCost(0.000015, budget=0.06)
+    assert cost.keeps() == 4000  # 60 ms at 15 us an answer
+    cost.took(256, 0.012)  # a claim's group: mostly a transaction's fixed cost, ignored
+    assert cost.keeps() == 4000
+    for _ in range(30):
+        cost.took(3000, 0.09)  # 30 us an answer: a slower machine
+    assert 1900 <= cost.keeps() <= 2100
+    for _ in range(30):
+        cost.took(3000, 1.5)  # a database in trouble: never fewer than a claim's batch
+    assert cost.keeps() == LEAST_IN_FLIGHT
+
+
+def test_a_record_that_waited_past_the_budget_makes_the_next_hands_smaller_for_a_while() -> None:
+    cost = RecordCost(0.00001, budget=0.06)
+    cost.waited(0.05, now=0.0)  # within the budget: nothing learnt
+    assert cost.keeps() == 6000
+    cost.waited(0.09, now=1.0)  # 1.5 times the budget
+    assert cost.keeps() == 4000
+    cost.waited(5.0, now=2.0)  # at most half at a time
+    assert cost.keeps() == 2000
+    cost.waited(0.01, now=2.0 + RECORD_RELAX / 2)  # in time, but not for long enough yet
+    assert cost.keeps() == 2000
+    cost.waited(0.01, now=2.0 + RECORD_RELAX)  # in time since: half way back
+    assert cost.keeps() == 4000
+    cost.waited(0.01, now=2.0 + 2 * RECORD_RELAX)
+    cost.waited(0.01, now=2.0 + 3 * RECORD_RELAX)  # back to what was measured, no further
+    assert cost.keeps() == 6000
