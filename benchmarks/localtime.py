@@ -299,7 +299,7 @@ def main() -> None:
         "--burst-lead",
         type=float,
         default=None,
-        help="PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS (default 0: off)",
+        help="PUSHCORE_SCHEDULER_BURST_LEAD_SECONDS (default 1; 0: off)",
     )
     parser.add_argument("--load", default="", help="what else ran on the machine, for the report")
     parser.add_argument(
