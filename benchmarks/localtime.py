@@ -46,12 +46,12 @@ from benchmarks.report import write_run
 from pushcore import build_services
 from pushcore.bootstrap import build_engine
 from pushcore.delivery.pace import RecordLag
-from pushcore.runtime.heap import settle_heap
 from pushcore.domain.inputs import NewStream, StreamSend
 from pushcore.domain.localtime import DeliverAt
 from pushcore.domain.model import Account, Device, Plan, Platform, Subscription
 from pushcore.domain.outcomes import Delivered, Dispatch, Outcome
 from pushcore.domain.recipient import RecipientSettings
+from pushcore.runtime.heap import settle_heap
 from pushcore.runtime.system import UlidGenerator
 
 # 40 zones from UTC-10 to UTC+13, whole and half hours, with and without daylight saving.
