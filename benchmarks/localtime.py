@@ -298,7 +298,7 @@ def main() -> None:
         "--lead", type=float, default=None, help="PUSHCORE_SCHEDULER_LEAD_SECONDS (default 0.02)"
     )
     parser.add_argument(
-        "--in-flight", type=int, default=None, help="PUSHCORE_DELIVERY_MAX_IN_FLIGHT (default 4096)"
+        "--in-flight", type=int, default=None, help="PUSHCORE_DELIVERY_MAX_IN_FLIGHT (default 8192)"
     )
     parser.add_argument(
         "--burst-lead",

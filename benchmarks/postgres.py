@@ -172,7 +172,7 @@ def run_fanout(
     hint = (
         " (every device here is a webhook on one host, 127.0.0.1, and each process sends at"
         " most PUSHCORE_WEBHOOK_HOST_CONCURRENCY = 16 requests to one host at once; one"
-        " worker may also claim up to PUSHCORE_DELIVERY_MAX_IN_FLIGHT = 4,096 deliveries"
+        " worker may also claim up to PUSHCORE_DELIVERY_MAX_IN_FLIGHT = 8,192 deliveries"
         " before the other wakes)"
     )
     return table, verdict("Fan-out", rates, cores, hint)

@@ -70,7 +70,7 @@ class Settings:
     events_process: bool = True
     delivery_lease_seconds: int = 30
     delivery_batch_size: int = 256
-    delivery_max_in_flight: int = 4096
+    delivery_max_in_flight: int = 8192
     scheduler_tick_seconds: float = 1.0
     scheduler_lead_seconds: float = 0.02
     # On (1 s) unless set to 0: see pushcore/delivery/lead.py for what it costs.

@@ -25,7 +25,7 @@ class EngineConfig:
     heartbeat: timedelta = timedelta(seconds=2)
     # The backstop for work another process added while this one sleeps.
     tick: float = 1.0
-    max_in_flight: int = 4096
+    max_in_flight: int = 8192
     # The part of max_in_flight that deliveries released at the end of quiet hours
     # may fill (a release of 100,000 goes in slices): the rest stays free for the
     # work falling due meanwhile, which would otherwise wait for a slice to finish.

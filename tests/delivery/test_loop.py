@@ -398,7 +398,7 @@ def test_a_burst_is_handed_no_faster_than_its_answers_can_be_recorded_in_time(
     # 600 due at one instant, claimed ahead by the burst lead. Where one answer's record
     # costs 1 ms, a record of 60 ms (pace.py's budget) holds few: the engine hands at
     # most 256 at a time (each hand once the one before is recorded), not the in-flight
-    # cap's 4,096, so no answer waits long for its record. Where records are cheap, the
+    # cap's 8,192, so no answer waits long for its record. Where records are cheap, the
     # whole instant goes at once.
     notes = []
     for account in (f"acc-{a}" for a in range(6)):  # 100 devices each: the free plan's most

@@ -102,8 +102,8 @@ def test_a_receiver_that_never_answers_delays_no_other_account(
             alice, bob = server.key("alice"), server.key("bob")
             server.webhook(alice, hole.url())
             server.webhook(bob, receiver.url("/bob"))
-            # More due at once than the engine holds in flight (4,096), all to a host that hangs.
-            create_many(server, alice, 5000, delay="custom", customDelay=1)
+            # More due at once than the engine holds in flight (8,192), all to a host that hangs.
+            create_many(server, alice, 9000, delay="custom", customDelay=1)
             start = datetime.now(UTC) + timedelta(seconds=4)
             due = [start + timedelta(seconds=i) for i in range(10)]
             for at in due:
