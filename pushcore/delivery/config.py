@@ -25,6 +25,9 @@ class EngineConfig:
     heartbeat: timedelta = timedelta(seconds=2)
     # The backstop for work another process added while this one sleeps.
     tick: float = 1.0
+    # Handed to gateways and not yet recorded: what a crash can send again. 8,192 lets
+    # two local-time zones that share their 09:00 (5,000 at one instant) go at once;
+    # the answers' records are bounded apart from it (delivery/pace.py).
     max_in_flight: int = 8192
     # The part of max_in_flight that deliveries released at the end of quiet hours
     # may fill (a release of 100,000 goes in slices): the rest stays free for the

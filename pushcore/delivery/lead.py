@@ -27,7 +27,7 @@ within 100 ms) holds only if the records keep up. Three things make them:
   so a zone's lie together and its records write a few pages, not the whole table.
 Before the last two, a burst's answers waited up to 0.22 s for their records on a
 slower machine, which kept this off by default (docs/benchmarks.md, "Local-time
-sends"); since, 43-98 ms at most, beside two busy processes too.
+sends"); since, at most 45-74 ms in each run, and 76-91 ms beside two busy processes.
 """
 
 from __future__ import annotations
