@@ -28,7 +28,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from pushcore.client._call import json_body
-from pushcore.converter import NotificationCreatedView, from_json, structure_request, to_json
+from pushcore.converter import (
+    NotificationCreatedView,
+    from_json,
+    notification_created_json,
+    structure_request,
+)
 from pushcore.domain.errors import PushcoreError
 from pushcore.domain.inputs import NewNotification
 
@@ -56,7 +61,7 @@ def create(api: Api, title: str, options: dict[str, Any]) -> NotificationCreated
     except PushcoreError:
         # Refused, so nothing was stored: the app refuses it again, in its own words.
         return api.client.notifications.create(title, **options)
-    answer = json.loads(json.dumps(to_json(NotificationCreatedView.of(created))))
+    answer = json.loads(json.dumps(notification_created_json(created)))
     return from_json(answer, NotificationCreatedView)
 
 

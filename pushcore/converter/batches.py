@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import attrs
 
 from pushcore.converter._base import structure_request
-from pushcore.converter._views import View, json_of
-from pushcore.converter.notifications import NotificationCreatedView
+from pushcore.converter._views import View
+from pushcore.converter.notifications import NotificationCreatedView, notification_created_json
 from pushcore.domain import validation as v
 from pushcore.domain.errors import FieldError, InvalidJson, ValidationError
 from pushcore.domain.inputs import NewNotification
@@ -83,4 +83,4 @@ class BatchCreatedView(View):
     @staticmethod
     def json_of(created: Sequence[Notification]) -> dict[str, Any]:
         """``to_json(BatchCreatedView.of(created))``, without the 500 views (json_of)."""
-        return {"items": [json_of(NotificationCreatedView, n) for n in created]}
+        return {"items": [notification_created_json(n) for n in created]}

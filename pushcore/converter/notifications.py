@@ -18,6 +18,7 @@ from pushcore.converter._views import (
     copy_fields,
     count,
     ident,
+    json_of,
     to_json,
 )
 from pushcore.converter.paging import Cursor, PageView
@@ -257,8 +258,9 @@ class StatsView(View):
 
 
 def notification_created_json(n: Notification) -> dict[str, Any]:
-    """The JSON of :class:`NotificationCreatedView` (kept for the CLI's ``--json``)."""
-    return to_json(NotificationCreatedView.of(n))
+    """What a create answers: the JSON of :class:`NotificationCreatedView`, written
+    straight from the notification (:func:`~pushcore.converter.json_of`)."""
+    return json_of(NotificationCreatedView, n)
 
 
 def notification_json(n: Notification, counts: DeliveryCounts | None = None) -> dict[str, Any]:

@@ -73,7 +73,7 @@ async def create(request: Request) -> Response:
     # On the event loop, no thread of the pool: the service checks the icon
     # and awaits the group writer's commit.
     created = await services.notifications.create(caller.account_id, new)
-    return JSONResponse(views.json_of(views.NotificationCreatedView, created), 201)
+    return JSONResponse(views.notification_created_json(created), 201)
 
 
 @routes.get(
