@@ -3,9 +3,9 @@
 One loop per process: it sleeps until the earliest due time the database
 knows of (a new earlier notification wakes it at once; a slow tick is only
 a backstop for work added by other processes), claims what is due in
-batches under a lease, hands each batch to the gateways concurrently, and
-records each outcome as it comes (those that come within a few ms of each
-other in one transaction, delivery/recorder.py).
+batches under a lease, and has each batch handed to the gateways
+concurrently when it is due, each outcome recorded as it comes (those that
+come within a few ms of each other in one transaction: delivery/hands.py).
 
 Nothing per pending notification lives in memory: the database is the
 queue, so the cost of sleeping does not grow with the backlog. A heartbeat
@@ -30,27 +30,25 @@ from typing import Any, TypeVar
 
 from pushcore.delivery.config import EngineConfig, new_owner
 from pushcore.delivery.event_process import EventProcess
+from pushcore.delivery.hands import Hands, Pairs
 from pushcore.delivery.lead import Lead
 from pushcore.delivery.ledger import Claim, Ledger
-from pushcore.delivery.pace import RecordCost, RecordLag, RecordPace
-from pushcore.delivery.recorder import PARALLEL, GroupRecorder
+from pushcore.delivery.pace import RecordLag
+from pushcore.delivery.recorder import PARALLEL
 from pushcore.delivery.recurring import Materialiser
 from pushcore.delivery.release import ReleaseRoom
 from pushcore.delivery.retention import Retention
 from pushcore.delivery.rollup import Rollups
-from pushcore.delivery.sending import send
 from pushcore.delivery.webhooks import EventSender
 from pushcore.domain.errors import Unavailable
 from pushcore.domain.model import Platform
-from pushcore.domain.outcomes import Dispatch, Outcome
+from pushcore.domain.outcomes import Dispatch
 from pushcore.ports import Clock, DeliveryObserver, Gateway, InboxSignal, Store
 
 log = logging.getLogger("pushcore.delivery")
 T = TypeVar("T")
 # A running loop that has not got through a claim for this long is stuck.
 STUCK_AFTER = timedelta(seconds=30)
-# Waits between tries to record outcomes while the database cannot take them.
-RECORD_RETRY = (0.5, 30.0)
 
 
 async def _first(*waits: Coroutine[Any, Any, object]) -> None:
@@ -120,18 +118,10 @@ class DeliveryEngine:
         # claim lead can take a whole instant's deliveries ahead (API.md's local-time
         # sends: thousands due at one zone's 09:00) while the crash bound stays.
         self._ahead = 0
-        # Each handed id with the hand that sent it: a deferred delivery may be claimed
-        # and handed again while the hand it was deferred from still sends the rest.
-        self._sending: dict[str, object] = {}
-        # Set when handed ones are recorded (bound to a loop at its first wait).
-        self._handed = asyncio.Event()
-        # Sends wait while answers go unrecorded too long, and no more is handed at
-        # once than one record stores in time (delivery/pace.py).
-        self._pace = RecordPace()
-        self._record_cost = RecordCost(self.config.record_cost)
-        # Outcomes that come within a few ms of each other go in one transaction.
-        self._records: GroupRecorder[tuple[Dispatch, Outcome], datetime | None] = GroupRecorder(
-            self._record_in_thread
+        # What is due goes to the gateways, and their answers to the database, there
+        # (delivery/hands.py): as many at once as the cap and the records allow.
+        self._hands = Hands(
+            self._ledger, clock, gateways, self.config, self._recorder, self._recorded
         )
         # Notifications follow their recorded deliveries (delivery/rollup.py).
         self._rollups = Rollups(self._ledger)
@@ -150,7 +140,7 @@ class DeliveryEngine:
     @property
     def record_lag(self) -> RecordLag:
         """How long this process's gateway answers waited for their records."""
-        return self._pace.lag
+        return self._hands.record_lag
 
     @property
     def redelivered(self) -> int:
@@ -364,13 +354,7 @@ class DeliveryEngine:
         What a crash of this process can make arrive twice: never more than
         ``config.max_in_flight``.
         """
-        return len(self._sending)
-
-    def _hand_room(self) -> int:
-        """How many more may be handed to gateways now: the in-flight cap, or fewer
-        where the records could not store that many answers in time (pace.py)."""
-        cap = min(self.config.max_in_flight, self._record_cost.keeps())
-        return cap - len(self._sending)
+        return self._hands.in_flight
 
     def _claim_room(self) -> int:
         """How many more deliveries a claim may take: those due (handed, or waiting
@@ -417,6 +401,7 @@ class DeliveryEngine:
 
     async def _stop(self) -> None:
         self._stopping = True
+        self._hands.stopping = True
         if self._wakeup is not None:
             self._wakeup.set()
         for beside in (self._sweeper, self._poster, self._maker):
@@ -468,87 +453,17 @@ class DeliveryEngine:
                 await self._clock.sleep_until(not_before)
             finally:
                 self._ahead -= len(dispatches)
-        # Handed as the cap allows: more may come due at one instant than it holds.
-        rest, hands = list(dispatches), []
-        try:
-            while rest:
-                room = self._hand_room()
-                if room <= 0:
-                    self._handed.clear()
-                    await self._handed.wait()
-                    continue
-                hand, rest = rest[:room], rest[room:]
-                token = object()
-                self._sending.update((d.delivery.id, token) for d in hand)
-                hands.append(asyncio.ensure_future(self._hand(hand, token)))
-            await asyncio.gather(*hands)
-        except asyncio.CancelledError:
-            for task in hands:
-                task.cancel()  # stopping: what was handed goes back with the rest
-            raise
+        await self._hands.send(dispatches)
 
-    async def _hand(self, dispatches: Sequence[Dispatch], token: object) -> None:
-        by_platform: dict[Platform, list[Dispatch]] = defaultdict(list)
-        for dispatch in dispatches:
-            by_platform[dispatch.device.platform].append(dispatch)
-        try:
-            await asyncio.gather(
-                *(
-                    send(self._gateways.get(platform), platform, group, self._settle, self._pace)
-                    for platform, group in by_platform.items()
-                )
-            )
-        finally:
-            # Recorded (each as it was, in _settle), or failed or cancelled: no longer
-            # the gateway's, unless handed again since.
-            for dispatch in dispatches:
-                if self._sending.get(dispatch.delivery.id) is token:
-                    del self._sending[dispatch.delivery.id]
-            self._handed.set()
-
-    async def _settle(self, pairs: list[tuple[Dispatch, Outcome]]) -> None:
-        """Record ``pairs``; until the database takes them, they stay held (and renewed)."""
-        pause = RECORD_RETRY[0]
-        stored = False
-        try:
-            while True:
-                try:
-                    due = await self._records.submit(pairs)
-                    stored = True
-                    break
-                except Exception:
-                    if self._stopping:
-                        raise
-                    # Forgetting them would send them again once their leases ran out.
-                    log.warning(
-                        "recording %d outcomes failed; trying again", len(pairs), exc_info=True
-                    )
-                    await self._clock.sleep_until(self._clock.now() + timedelta(seconds=pause))
-                    pause = min(pause * 2, RECORD_RETRY[1])
-        finally:
-            # Recorded, or given up (stopping): no longer what sends wait for.
-            waited = self._pace.recorded((d.delivery.id for d, _ in pairs), stored)
-            self._record_cost.waited(waited, asyncio.get_running_loop().time())
+    def _recorded(self, pairs: Pairs, due: datetime | None) -> None:
+        """``pairs``' answers are stored (delivery/hands.py): no longer held, their
+        notifications rolled up, room for the next claim, a retry's time planned."""
         for dispatch, _ in pairs:
             self._held.pop(dispatch.delivery.id, None)
-            self._sending.pop(dispatch.delivery.id, None)
         self._rollups.start(pairs)
         if self._room is not None:
             self._room.set()
-        self._handed.set()
         if due is not None:
             self.wake(due)
         if self._observer is not None:
             self._observer.recorded(pairs, self.config.retry)
-
-    async def _record_in_thread(self, pairs: list[tuple[Dispatch, Outcome]]) -> datetime | None:
-        record = functools.partial(_timed, self._ledger.record, pairs)
-        due, seconds = await self._db(self._recorder, record)
-        self._record_cost.took(len(pairs), seconds)
-        return due
-
-
-def _timed(fn: Callable[[T], datetime | None], arg: T) -> tuple[datetime | None, float]:
-    """``fn(arg)`` and the seconds it took (in its thread: the wait for the writer too)."""
-    started = time.perf_counter()
-    return fn(arg), time.perf_counter() - started
