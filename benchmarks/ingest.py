@@ -201,7 +201,10 @@ def measured(
 ) -> Load:
     """``load()``, with the cores the API processes and PostgreSQL used meanwhile."""
     extra = {"postgres": postgres_pids} if postgres_pids is not None else {}
-    window = CpuWindow({**deployment.pids(), **extra})
+    pids = deployment.pids()
+    # The API processes' event loops apart: a create's cores are the loop's and the
+    # group writer's, and one interpreter lock lets one of them run Python at a time.
+    window = CpuWindow({**pids, **extra}, main_threads=[n for n in pids if n.startswith("serve")])
     done = load()
     cores = {k: v for k, v in window.stop().items() if not k.startswith("worker-")}
     return attrs.evolve(done, cores=cores)
@@ -350,8 +353,9 @@ def method(seconds: int, rounds: int, connections: Sequence[int], batch_connecti
         f" request. {rounds} round(s), deployments alternating, each run on a fresh service"
         " (rate limiting off); medians, lowest-highest in brackets. wrk runs on the same"
         " two cores as the service. Cores: CPU time / wall time of each API process (and of"
-        " PostgreSQL's server processes) while creating, from /proc, and the machine's busy"
-        " cores, whoever used them (wrk, other users)."
+        " PostgreSQL's server processes) while creating, from /proc; `serve-1 loop`: its main"
+        " thread's alone (the event loop; the rest is the group writer's thread, mostly);"
+        " and the machine's busy cores, whoever used them (wrk, other users)."
     )
 
 

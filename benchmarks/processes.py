@@ -27,7 +27,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -61,6 +61,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def main_thread_seconds(pid: int) -> float:
+    """User + system CPU time of a process's main thread alone (where uvicorn runs the
+    event loop), from /proc."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def children(pid: int) -> list[int]:
     """The direct children of a process (of its main thread), from /proc."""
     try:
@@ -83,25 +90,33 @@ class CpuWindow:
     go); a process that ended meanwhile counts for nothing. ``machine`` is how
     many of the machine's cores were busy, whoever used them (another user's
     work included): near ``os.cpu_count()``, the cores were the bound.
+
+    ``main_threads`` names groups whose main threads are counted apart too, as
+    ``"<name> loop"``: in an API process that is the event loop, and the rest of
+    the group's cores are its other threads (the group writer's, mostly).
     """
 
-    def __init__(self, groups: Mapping[str, Any]) -> None:
+    def __init__(self, groups: Mapping[str, Any], main_threads: Sequence[str] = ()) -> None:
         # Values: a callable returning pids (read at both ends) or a list of pids.
         self._groups = dict(groups)
+        self._main_threads = [name for name in main_threads if name in self._groups]
         self._started = time.monotonic()
         self._machine = machine_jiffies()
         self._before = {name: self._cpu(name) for name in self._groups}
+        self._before_main = {
+            name: self._cpu(name, main_thread_seconds) for name in self._main_threads
+        }
 
     def _pids(self, name: str) -> list[int]:
         source = self._groups[name]
         pids: list[int] = source() if callable(source) else list(source)
         return pids
 
-    def _cpu(self, name: str) -> dict[int, float]:
+    def _cpu(self, name: str, seconds: Callable[[int], float] = cpu_seconds) -> dict[int, float]:
         found = {}
         for pid in self._pids(name):
             with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-                found[pid] = cpu_seconds(pid)
+                found[pid] = seconds(pid)
         return found
 
     def stop(self) -> dict[str, float]:
@@ -113,6 +128,9 @@ class CpuWindow:
             after = self._cpu(name)
             before = self._before[name]
             used[name] = sum(t - before.get(pid, 0.0) for pid, t in after.items()) / wall
+        for name in self._main_threads:
+            after, before = self._cpu(name, main_thread_seconds), self._before_main[name]
+            used[f"{name} loop"] = sum(t - before.get(p, 0.0) for p, t in after.items()) / wall
         cores = os.cpu_count() or 1
         used["machine"] = (busy - self._machine[0]) / max(1, total - self._machine[1]) * cores
         return used
