@@ -12,14 +12,12 @@ from pushcore.domain.errors import (
     DeviceNotFound,
     FieldError,
     NotCancellable,
-    NotEditable,
     NotFound,
-    RevisionMismatch,
     ValidationError,
 )
 from pushcore.domain.expiry import expires_at_of, expiry_errors
+from pushcore.domain.given import kept_as_given
 from pushcore.domain.inputs import NewNotification
-from pushcore.domain.localtime import due_by_zone, earliest, latest
 from pushcore.domain.model import (
     Delivery,
     DeliveryCounts,
@@ -28,7 +26,6 @@ from pushcore.domain.model import (
     NotificationStats,
 )
 from pushcore.domain.paging import Page, check_limit, cut
-from pushcore.domain.revisions import NOT_EDITABLE_HINT
 from pushcore.domain.scheduling import DEFAULT_DELAY, MAX_BATCH, resolve_due_time, schedule_errors
 from pushcore.domain.states import NotificationEvent, NotificationStatus, next_notification_status
 from pushcore.domain.timefmt import in_milliseconds
@@ -43,15 +40,10 @@ from pushcore.ports import (
     Writes,
 )
 from pushcore.services.collapse import supersede_in_batch, supersede_older
+from pushcore.services.edits import edit_in, lock_edited
 from pushcore.services.icons import probe_icons
 from pushcore.services.localtime import request_due, timing_errors
 
-# The request fields a notification keeps as given, by name (title, body, sound,
-# sender name, ...): a new optional field reaches the stored notification by its
-# two declarations alone, with no line here.
-KEPT_AS_GIVEN = tuple(
-    name for name in attrs.fields_dict(NewNotification) if name in attrs.fields_dict(Notification)
-)
 STATS_WINDOW = timedelta(hours=24)
 
 
@@ -129,11 +121,6 @@ class WakeRelay:
         """Pass ``at`` on to the engine, if any."""
         if self.engine is not None:
             self.engine.wake(at)
-
-
-def lock_edited(tx: Transaction, notification_ids: Sequence[str]) -> None:
-    """The group writer's one read for a group's edits (see ``Together``)."""
-    tx.notifications.lock_for_edit(notification_ids)
 
 
 def cancel_in(
@@ -353,7 +340,7 @@ class NotificationService:
             due = in_milliseconds(
                 resolve_due_time(now, request.delay, request.custom_delay, request.scheduled_at)
             )
-        given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
+        given = kept_as_given(request)
         return Notification(
             **{
                 **given,
@@ -431,7 +418,9 @@ class NotificationService:
             raise ValidationError(list(icons))
 
         def write(tx: Transaction) -> NotificationDetail:
-            edited, counts = self._edit(tx, account_id, notification_id, if_revision, apply)
+            edited, counts = edit_in(
+                tx, self._clock, self._ids, account_id, notification_id, if_revision, apply
+            )
             if counts is None:
                 counts = tx.progress.counts(notification_id)
             return NotificationDetail(edited, counts)
@@ -441,96 +430,6 @@ class NotificationService:
         detail = await self._writes.submit_async(write, Together(lock_edited, notification_id))
         self._waker.wake(detail.notification.scheduled_at)
         return detail
-
-    def _edit(
-        self,
-        tx: Transaction,
-        account_id: str,
-        notification_id: str,
-        if_revision: int | None,
-        apply: Callable[[Notification], NewNotification],
-    ) -> tuple[Notification, DeliveryCounts | None]:
-        """The edited notification, and its delivery counts when the edit left them as
-        they were (None: read them again, its targets changed)."""
-        found, counts = tx.notifications.editable(account_id, notification_id)
-        if found is None:
-            raise NotFound("Notification not found")
-        if if_revision is not None and found.revision != if_revision:
-            raise RevisionMismatch(
-                f"Notification is at revision {found.revision}, not {if_revision}"
-            )
-        hint = NOT_EDITABLE_HINT.format(notification_id)
-        if found.status not in (NotificationStatus.QUEUED, NotificationStatus.SCHEDULED):
-            raise NotEditable(f"Notification is {found.status.value}: {hint}")
-        if counts.handed:
-            raise NotEditable(f"Notification is being delivered; {hint}")
-        request = apply(found)
-        now = self._clock.now()
-        errors = timing_errors(request, now) or schedule_errors(
-            now, request.delay, request.custom_delay, request.scheduled_at
-        )
-        if errors:
-            raise ValidationError(errors)
-        local = request.deliver_at
-        timed = request.delay is not None or request.scheduled_at is not None or local is not None
-        if timed and local is None and found.stream is not None:
-            raise ValidationError([FieldError("body", "a stream send is timed by deliverAt alone")])
-        due = found.scheduled_at
-        dues: dict[str, datetime] = {}
-        if local is not None and found.stream is not None:
-            dues = due_by_zone(local, tx.local_times.unsent_zones(notification_id), now)
-            due = earliest(dues, now)
-        elif timed:
-            due = request_due(tx, account_id, request, now)
-        ttl_from = latest(dues, now) if dues else due
-        errors = expiry_errors(due, request.ttl, request.expires_at)
-        if errors:
-            raise ValidationError(errors)
-        given = {name: getattr(request, name) for name in KEPT_AS_GIVEN}
-        edited = attrs.evolve(
-            found,
-            **{
-                **given,
-                "delay": (request.delay or DEFAULT_DELAY.value) if timed else found.delay,
-                "custom_delay": request.custom_delay if timed else found.custom_delay,
-                "metadata": dict(request.metadata or {}),
-                "scheduled_at": due,
-                "expires_at": expires_at_of(ttl_from, request.ttl, request.expires_at),
-                "deliver_at": local if timed else found.deliver_at,
-            },
-            # A notification with no delivery yet is looked at again at its due time.
-            wake_at=due if found.wake_at == found.scheduled_at else found.wake_at,
-            revision=found.revision + 1,
-        )
-        token = request.target_device_token
-        if token != found.target_device_token and not dues:
-            edited = self._retarget(tx, edited, token)
-            tx.notifications.edit(edited)
-            return edited, None
-        if dues:
-            tx.local_times.reschedule_unsent(notification_id, dues)
-        elif timed:  # an edit of its content alone leaves its deliveries as they are
-            tx.schedule.reschedule_unsent(notification_id, due)
-        tx.notifications.edit(edited)
-        return edited, counts
-
-    def _retarget(self, tx: Transaction, edited: Notification, token: str | None) -> Notification:
-        """The edited notification for its new target set, whose deliveries replace the old."""
-        if edited.stream is not None:
-            raise ValidationError(
-                [FieldError("targetDeviceToken", "a stream send goes to its subscribers")]
-            )
-        if token is not None and tx.devices.find_by_token(edited.account_id, token) is None:
-            raise DeviceNotFound("No device with this targetDeviceToken on this account")
-        targets = tx.devices.active_targets(edited.account_id, token)
-        # The old target set's deliveries, none handed yet, are not made.
-        tx.schedule.cancel_unsent(edited.id, "retargeted")
-        tx.schedule.add_many(new_deliveries(self._ids, edited, targets, edited.scheduled_at))
-        due = edited.scheduled_at
-        waiting = edited.status is NotificationStatus.QUEUED and not targets
-        return attrs.evolve(
-            edited, devices_targeted=len(targets), wake_at=due if waiting else edited.wake_at
-        )
 
     def stats(self, account_id: str) -> NotificationStats:
         """Counts by status and delivery, and the last 24 hours."""
