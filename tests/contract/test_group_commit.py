@@ -240,6 +240,41 @@ def test_a_work_whose_insert_fails_with_the_groups_is_undone_alone(
         assert tx.notifications.stats("acc_a", T0).created_24h == 3
 
 
+def test_the_groups_held_inserts_take_no_savepoint_of_their_own(
+    watched: Watched, writer: GroupWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On PostgreSQL a savepoint around an insert is two more round trips (SAVEPOINT,
+    # RELEASE) for each kind of row in every group. The held inserts need none: when
+    # they fail, the group runs again, each work in a savepoint of the writer's and
+    # inserting alone, and there a taken id is the KeyError of its own work.
+    with watched.store.read() as tx:
+        dialect = type(tx._sql.dialect)  # type: ignore[attr-defined]
+    keys: list[str] = []
+    original = dialect.duplicate_as_key_error
+
+    def counted(self: Any, conn: Any, key: str) -> Any:
+        keys.append(key)
+        return original(self, conn, key)
+
+    monkeypatch.setattr(dialect, "duplicate_as_key_error", counted)
+    futures = _group_around(watched, writer, add("ntf_3"))
+    assert [f.result(5) for f in futures] == ["ntf_1", "ntf_2", "ntf_3"]
+    assert keys == []
+    watched.hold = threading.Event()
+    # Again around a work whose id is taken (ntf_1): the group runs again, savepoints.
+    watched.at_commit.clear()
+    blocker = writer.submit(add("ntf_4"))
+    assert watched.at_commit.wait(5)
+    futures = [writer.submit(add("ntf_5")), writer.submit(add("ntf_1"))]
+    watched.hold.set()
+    blocker.result(5)
+    assert futures[0].result(5) == "ntf_5"
+    with pytest.raises(KeyError):
+        futures[1].result(5)
+    assert keys == []
+    assert stored_ids(watched.store) == {f"ntf_{i}" for i in range(6)}
+
+
 def test_a_groups_new_notifications_go_in_with_one_statement(
     watched: Watched, writer: GroupWriter
 ) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -187,6 +187,8 @@ class Sql:
         # by the function that sends them, and what the works read of devices.
         self.held: dict[Callable[[list[Any]], None], list[Any]] | None = None
         self.seen: dict[tuple[str | None, ...], Any] = {}
+        # True while the held inserts are sent (send_held).
+        self.sending_held = False
 
     def run(self, text: str, params: Params = ()) -> Any:
         """Execute ``text``; the cursor."""
@@ -233,6 +235,7 @@ class Sql:
         # Counted when held: sending them is no new change of the work that runs now,
         # unless it fails (the group then runs again).
         changes = self.changes
+        self.sending_held = True
         try:
             for send, items in (held or {}).items():
                 send(items)
@@ -240,7 +243,7 @@ class Sql:
             changes += 1
             raise
         finally:
-            self.held, self.changes = {}, changes
+            self.held, self.changes, self.sending_held = {}, changes, False
 
     def remember(self, key: tuple[str | None, ...], read: Callable[[], T]) -> T:
         """``read()``, once per group commit while no statement of it wrote."""
@@ -321,5 +324,15 @@ class Sql:
             raise KeyError(key)
 
     def duplicate_as_key_error(self, key: str) -> AbstractContextManager[None]:
-        """See :meth:`Dialect.duplicate_as_key_error`."""
+        """See :meth:`Dialect.duplicate_as_key_error`; nothing while the held inserts
+        are sent.
+
+        A group commit whose held inserts fail runs again with a savepoint per work
+        and nothing held (storage/group.py), where each work hears its own KeyError.
+        So the held send needs no savepoint of its own, which on PostgreSQL was two
+        round trips (SAVEPOINT, RELEASE) per kind of row in every group; its error
+        goes up as the driver raised it, for no work to take as its own KeyError.
+        """
+        if self.sending_held:
+            return nullcontext()
         return self.dialect.duplicate_as_key_error(self.conn, key)
