@@ -198,9 +198,9 @@ class Events(Repository):
         extra = "".join(f", {value}" for _, value in fixed)
         dialect = self._dialect
         if not dialect.executemany_is_bulk:
-            # PostgreSQL: one array per column, unnested (one query text, parsed and
-            # planned once; a VALUES list's text grows with its rows, and psycopg
-            # parses a long one again every time).
+            # PostgreSQL: the rows as one parameter (Dialect.table: one query text,
+            # parsed and planned once; a VALUES list's text grows with its rows, and
+            # psycopg parses a long one again every time).
             self._sql.run(
                 f"INSERT INTO {table} ({columns}) SELECT *{extra} FROM {dialect.table(kinds)}",  # noqa: S608
                 dialect.table_params(rows),
